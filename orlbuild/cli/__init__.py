@@ -1,0 +1,1 @@
+"""The ``orlbuild`` command line (Typer). Entry point: :func:`orlbuild.cli.main.run`."""

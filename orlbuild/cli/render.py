@@ -1,0 +1,95 @@
+"""One renderer for every command's output: ``table``, ``csv`` or ``json``.
+
+JSON goes to standard output as a single document and nothing else; tables
+are drawn with rich; CSV is written by pandas. NaN becomes ``null`` in JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+
+class OutputFormat(str, Enum):
+    """Output formats accepted by ``--format``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+def jsonable(value: Any) -> Any:
+    """Convert numpy scalars, NaN/inf and nested containers into plain JSON values."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def print_json(payload: Any) -> None:
+    """Write ``payload`` as one JSON document on standard output."""
+    sys.stdout.write(json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n")
+
+
+def print_table(frame: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> None:
+    """Draw ``frame`` as a rich table on standard output (index shown if named)."""
+    console = Console(file=sys.stdout, soft_wrap=True)
+    table = Table(title=title, show_lines=False)
+    shown = frame.reset_index() if frame.index.name is not None else frame
+    for column in shown.columns:
+        numeric = pd.api.types.is_numeric_dtype(shown[column])
+        table.add_column(str(column), justify="right" if numeric else "left")
+    for row in shown.itertuples(index=False):
+        table.add_row(*(_cell(v, digits) for v in row))
+    console.print(table)
+
+
+def _cell(value: Any, digits: int) -> str:
+    """Format one table cell."""
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def emit(
+    fmt: OutputFormat,
+    *,
+    frame: pd.DataFrame,
+    payload: Any = None,
+    title: str | None = None,
+) -> None:
+    """Render a command's result.
+
+    Parameters
+    ----------
+    fmt
+        The requested output format.
+    frame
+        Tabular view of the result, used for ``table`` and ``csv``.
+    payload
+        The JSON document for ``json``; defaults to the frame's records.
+    title
+        Optional title above a table.
+    """
+    if fmt is OutputFormat.json:
+        print_json(payload if payload is not None else frame.to_dict(orient="records"))
+    elif fmt is OutputFormat.csv:
+        shown = frame.reset_index() if frame.index.name is not None else frame
+        shown.to_csv(sys.stdout, index=False, float_format="%.6g")
+    else:
+        print_table(frame, title=title)
