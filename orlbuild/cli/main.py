@@ -85,3 +85,6 @@ def run() -> None:
 
 
 # --- sub-command registry (one line per module) ---------------------------------------
+from orlbuild.cli import db as _db  # noqa: E402
+
+_db.register(app)

@@ -1,0 +1,58 @@
+"""``orlbuild db upgrade|downgrade|current``: schema migrations of the store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orlbuild.cli.state import get_state
+from orlbuild.store.engine import create_store_engine
+from orlbuild.store.schema import current_revision, downgrade, head_revision, upgrade
+
+db_app = typer.Typer(help="Create and migrate the database schema.", no_args_is_help=True)
+
+
+@db_app.command("upgrade")
+def upgrade_command(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
+) -> None:
+    """Migrate the database up to REVISION (default: the newest); creates it if needed."""
+    url = get_state(ctx).db_url
+    upgrade(url, revision)
+    typer.echo(f"database at revision {_current(url) or 'base'}", err=True)
+
+
+@db_app.command("downgrade")
+def downgrade_command(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision; 'base' drops everything.")],
+) -> None:
+    """Migrate the database down to REVISION."""
+    url = get_state(ctx).db_url
+    downgrade(url, revision)
+    typer.echo(f"database at revision {_current(url) or 'base'}", err=True)
+
+
+@db_app.command("current")
+def current_command(ctx: typer.Context) -> None:
+    """Print the database's revision and whether it is the newest."""
+    current = _current(get_state(ctx).db_url)
+    head = head_revision()
+    state = "head" if current == head else "needs `orlbuild db upgrade`"
+    typer.echo(f"{current or 'base'} ({state}; newest is {head})")
+
+
+def _current(url: str) -> str | None:
+    """The revision of the database at ``url``."""
+    engine = create_store_engine(url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``db`` sub-commands to the root application."""
+    app.add_typer(db_app, name="db")

@@ -1,0 +1,231 @@
+"""The relational schema of the judgment store (SQLAlchemy 2 declarative models).
+
+The Alembic migrations under ``migrations/`` are the source of the schema that
+databases actually get; these models describe the same schema for queries and
+for ``alembic revision --autogenerate``. A test compares the two and fails
+when they disagree.
+
+Every judgment row points at the :class:`IngestBatch` (one input file) it came
+from, so that a build can record exactly which batches it read and a batch can
+be deleted as a whole. Names (queries, items, annotators, systems) are unique
+within a :class:`Collection`; facts refer to them by integer id.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "BATCH_KINDS",
+    "NAME_LENGTH",
+    "Annotator",
+    "Base",
+    "Collection",
+    "GradedJudgment",
+    "IngestBatch",
+    "Item",
+    "ListwiseJudgment",
+    "PairwiseJudgment",
+    "Query",
+    "RunEntry",
+    "System",
+]
+
+#: Longest identifier (query, item, annotator, system, collection) the store accepts.
+NAME_LENGTH = 512
+
+#: The kinds of ingest batch, one per input format family.
+BATCH_KINDS = ("listwise", "pairwise", "graded", "run")
+
+# Deterministic constraint names, so that migrations can refer to them on every dialect.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every orlbuild table (shared by later issues' models)."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Collection(Base):
+    """A namespace of queries, items, annotators and systems (default ``default``)."""
+
+    __tablename__ = "collections"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, unique=True)
+
+
+class Query(Base):
+    """A query (topic) of a collection."""
+
+    __tablename__ = "queries"
+    __table_args__ = (UniqueConstraint("collection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class Item(Base):
+    """A judged or retrieved item (document, passage, product...) of a collection."""
+
+    __tablename__ = "items"
+    __table_args__ = (UniqueConstraint("collection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class Annotator(Base):
+    """A person or process that produced judgments (``_`` when the file names none)."""
+
+    __tablename__ = "annotators"
+    __table_args__ = (UniqueConstraint("collection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class System(Base):
+    """A ranking system whose runs are scored against ORLs."""
+
+    __tablename__ = "systems"
+    __table_args__ = (UniqueConstraint("collection_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class IngestBatch(Base):
+    """One ingested file: its kind, name, content hash and size, who and when.
+
+    Identical content (same ``sha256``) of the same kind is stored only once
+    per collection; ingesting it again is a no-op.
+    """
+
+    __tablename__ = "ingest_batches"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "kind", "sha256"),
+        CheckConstraint("kind IN ('listwise', 'pairwise', 'graded', 'run')", name="kind"),
+        CheckConstraint("row_count >= 0", name="row_count"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    file_name: Mapped[str] = mapped_column(String(1024), nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    row_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    system_id: Mapped[int | None] = mapped_column(
+        ForeignKey("systems.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+
+
+def _batch_fk() -> Mapped[int]:
+    """A non-null reference to the batch a fact came from (deleted with it)."""
+    return mapped_column(
+        ForeignKey("ingest_batches.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+
+
+def _ref(table: str, *, index: bool = False) -> Mapped[int]:
+    """A non-null reference to a name table."""
+    return mapped_column(ForeignKey(f"{table}.id"), nullable=False, index=index)
+
+
+class ListwiseJudgment(Base):
+    """An annotator's tier (1 = best) for one item of one query."""
+
+    __tablename__ = "listwise_judgments"
+    __table_args__ = (CheckConstraint("rank >= 1", name="rank"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _batch_fk()
+    query_id: Mapped[int] = _ref("queries", index=True)
+    annotator_id: Mapped[int] = _ref("annotators")
+    item_id: Mapped[int] = _ref("items")
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class PairwiseJudgment(Base):
+    """A preference ``winner > loser`` for one query, or a tie when ``tie`` is true."""
+
+    __tablename__ = "pairwise_judgments"
+    __table_args__ = (CheckConstraint("winner_id <> loser_id", name="distinct_items"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _batch_fk()
+    query_id: Mapped[int] = _ref("queries", index=True)
+    annotator_id: Mapped[int] = _ref("annotators")
+    winner_id: Mapped[int] = _ref("items")
+    loser_id: Mapped[int] = _ref("items")
+    tie: Mapped[bool] = mapped_column(Boolean, nullable=False)
+
+
+class GradedJudgment(Base):
+    """A graded relevance label (0 = judged not relevant)."""
+
+    __tablename__ = "graded_judgments"
+    __table_args__ = (CheckConstraint("grade >= 0", name="grade"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _batch_fk()
+    query_id: Mapped[int] = _ref("queries", index=True)
+    annotator_id: Mapped[int] = _ref("annotators")
+    item_id: Mapped[int] = _ref("items")
+    grade: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class RunEntry(Base):
+    """One retrieved item of a system's run: its rank and (optional) score."""
+
+    __tablename__ = "run_entries"
+    __table_args__ = (
+        UniqueConstraint("system_id", "query_id", "item_id"),
+        CheckConstraint("rank >= 1", name="rank"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _batch_fk()
+    system_id: Mapped[int] = mapped_column(
+        ForeignKey("systems.id", ondelete="CASCADE"), nullable=False
+    )
+    query_id: Mapped[int] = _ref("queries", index=True)
+    item_id: Mapped[int] = _ref("items")
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)

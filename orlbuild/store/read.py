@@ -1,0 +1,348 @@
+"""The read API: judgments, runs and batches as pandas DataFrames with string ids.
+
+ORL builders and scorers call these functions and never build SQL
+themselves. Every ``load_*`` function takes an engine, a connection or an ORM
+session, a collection name, and optionally the query names to restrict to;
+its result is sorted and has a fixed set of columns even when empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+import pandas as pd
+from sqlalchemy import Connection, Select, func, select
+from sqlalchemy.orm import aliased
+
+from orlbuild.errors import StoreError
+from orlbuild.store.engine import Bind, connect
+from orlbuild.store.models import (
+    Annotator,
+    Collection,
+    GradedJudgment,
+    IngestBatch,
+    Item,
+    ListwiseJudgment,
+    PairwiseJudgment,
+    Query,
+    RunEntry,
+    System,
+)
+
+__all__ = [
+    "BATCH_COLUMNS",
+    "DEFAULT_COLLECTION",
+    "BatchInfo",
+    "batch_fingerprints",
+    "collection_id",
+    "list_batches",
+    "list_collections",
+    "list_systems",
+    "load_graded",
+    "load_listwise",
+    "load_pairwise",
+    "load_run",
+]
+
+#: The collection used when none is named.
+DEFAULT_COLLECTION = "default"
+
+#: Ids per ``IN (...)`` list: far below SQLite's 32766 bound parameters.
+IN_LIST_CHUNK = 5_000
+
+BATCH_COLUMNS = [
+    "id",
+    "collection",
+    "kind",
+    "file_name",
+    "sha256",
+    "row_count",
+    "created_at",
+    "created_by",
+    "system",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What a build records about a batch it read."""
+
+    id: int
+    kind: str
+    file_name: str
+    sha256: str
+    row_count: int
+    created_at: datetime
+
+
+def _chunks(values: Sequence[T], size: int = IN_LIST_CHUNK) -> Iterator[Sequence[T]]:
+    """Consecutive slices of at most ``size`` values."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def collection_id(connection: Connection, collection: str) -> int:
+    """The id of ``collection``; :class:`StoreError` naming the known ones if absent."""
+    found = connection.scalar(select(Collection.id).where(Collection.name == collection))
+    if found is None:
+        known = list_collections(connection)
+        raise StoreError(
+            f"no collection {collection!r} in the store (known: {', '.join(known) or 'none'}); "
+            "ingest data first or pass --collection"
+        )
+    return int(found)
+
+
+def list_collections(bind: Bind) -> list[str]:
+    """Names of all collections, sorted."""
+    with connect(bind) as connection:
+        return list(connection.scalars(select(Collection.name).order_by(Collection.name)))
+
+
+def list_systems(bind: Bind, collection: str = DEFAULT_COLLECTION) -> list[str]:
+    """Names of the systems with a run in ``collection``, sorted."""
+    with connect(bind) as connection:
+        cid = collection_id(connection, collection)
+        stmt = select(System.name).where(System.collection_id == cid).order_by(System.name)
+        return list(connection.scalars(stmt))
+
+
+def _query_ids(connection: Connection, cid: int, queries: Iterable[str]) -> list[int]:
+    """Ids of the named queries (unknown names are simply absent)."""
+    names = sorted({str(q) for q in queries})
+    ids: list[int] = []
+    for part in _chunks(names):
+        stmt = select(Query.id).where(Query.collection_id == cid, Query.name.in_(part))
+        ids.extend(connection.scalars(stmt))
+    return sorted(ids)
+
+
+def _frame(
+    bind: Bind,
+    collection: str,
+    queries: Iterable[str] | None,
+    build: Any,
+    columns: list[str],
+    query_column: Any,
+) -> pd.DataFrame:
+    """Run ``build(cid)`` (a select) per chunk of query ids and collect the rows."""
+    with connect(bind) as connection:
+        cid = collection_id(connection, collection)
+        statements: list[Select]
+        if queries is None:
+            statements = [build(cid)]
+        else:
+            ids = _query_ids(connection, cid, queries)
+            statements = [build(cid).where(query_column.in_(part)) for part in _chunks(ids)]
+        rows: list[Any] = []
+        for stmt in statements:
+            rows.extend(connection.execute(stmt).all())
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def load_pairwise(
+    bind: Bind, collection: str = DEFAULT_COLLECTION, queries: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Pairwise preferences of a collection.
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    collection
+        Collection name.
+    queries
+        Restrict to these query names (``None``: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query, annotator, winner, loser`` (str), ``tie`` (bool; when
+        true neither item is preferred) and ``batch_id`` (int), one row per
+        stored judgment, sorted by query, annotator and ingestion order.
+    """
+    winner, loser = aliased(Item), aliased(Item)
+    j = PairwiseJudgment
+
+    def build(cid: int) -> Select:
+        return (
+            select(Query.name, Annotator.name, winner.name, loser.name, j.tie, j.batch_id)
+            .join(Query, Query.id == j.query_id)
+            .join(Annotator, Annotator.id == j.annotator_id)
+            .join(winner, winner.id == j.winner_id)
+            .join(loser, loser.id == j.loser_id)
+            .where(Query.collection_id == cid)
+            .order_by(Query.name, Annotator.name, j.id)
+        )
+
+    columns = ["query", "annotator", "winner", "loser", "tie", "batch_id"]
+    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    return frame.astype({"tie": bool, "batch_id": "int64"})
+
+
+def load_listwise(
+    bind: Bind, collection: str = DEFAULT_COLLECTION, queries: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Listwise judgments (tiers) of a collection.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query, annotator, item`` (str), ``rank`` (int, 1 = best
+        tier; equal ranks are ties) and ``batch_id`` (int), sorted by query,
+        annotator, rank and item.
+    """
+    j = ListwiseJudgment
+
+    def build(cid: int) -> Select:
+        return (
+            select(Query.name, Annotator.name, Item.name, j.rank, j.batch_id)
+            .join(Query, Query.id == j.query_id)
+            .join(Annotator, Annotator.id == j.annotator_id)
+            .join(Item, Item.id == j.item_id)
+            .where(Query.collection_id == cid)
+            .order_by(Query.name, Annotator.name, j.batch_id, j.rank, Item.name)
+        )
+
+    columns = ["query", "annotator", "item", "rank", "batch_id"]
+    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    return frame.astype({"rank": "int64", "batch_id": "int64"})
+
+
+def load_graded(
+    bind: Bind, collection: str = DEFAULT_COLLECTION, queries: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """Graded labels of a collection (grade 0 = judged not relevant).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query, annotator, item`` (str), ``grade`` (int >= 0) and
+        ``batch_id`` (int), sorted by query, annotator and item.
+    """
+    j = GradedJudgment
+
+    def build(cid: int) -> Select:
+        return (
+            select(Query.name, Annotator.name, Item.name, j.grade, j.batch_id)
+            .join(Query, Query.id == j.query_id)
+            .join(Annotator, Annotator.id == j.annotator_id)
+            .join(Item, Item.id == j.item_id)
+            .where(Query.collection_id == cid)
+            .order_by(Query.name, Annotator.name, Item.name, j.batch_id)
+        )
+
+    columns = ["query", "annotator", "item", "grade", "batch_id"]
+    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    return frame.astype({"grade": "int64", "batch_id": "int64"})
+
+
+def load_run(
+    bind: Bind, collection: str, system: str, queries: Iterable[str] | None = None
+) -> pd.DataFrame:
+    """The stored run of one system.
+
+    The rows are returned as stored; ordering them for evaluation (score
+    descending, ties by item id descending, or by rank) is the scorer's job
+    (RDQ.md section 8).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query, item`` (str), ``rank`` (int, as in the file) and
+        ``score`` (float64, NaN when the file had no scores), sorted by query
+        and rank.
+    """
+    with connect(bind) as connection:
+        cid = collection_id(connection, collection)
+        sid = connection.scalar(
+            select(System.id).where(System.collection_id == cid, System.name == system)
+        )
+    if sid is None:
+        known = list_systems(bind, collection)
+        raise StoreError(
+            f"no system {system!r} in collection {collection!r} "
+            f"(known: {', '.join(known) or 'none'}); ingest its run with `orlbuild ingest run`"
+        )
+    r = RunEntry
+
+    def build(_cid: int) -> Select:
+        return (
+            select(Query.name, Item.name, r.rank, r.score)
+            .join(Query, Query.id == r.query_id)
+            .join(Item, Item.id == r.item_id)
+            .where(r.system_id == sid)
+            .order_by(Query.name, r.rank, Item.name)
+        )
+
+    columns = ["query", "item", "rank", "score"]
+    frame = _frame(bind, collection, queries, build, columns, r.query_id)
+    return frame.astype({"rank": "int64", "score": "float64"})
+
+
+def list_batches(bind: Bind, collection: str | None = None) -> pd.DataFrame:
+    """All ingest batches (of one collection, or of all), oldest first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`BATCH_COLUMNS`; ``system`` is empty except for runs.
+    """
+    stmt = (
+        select(
+            IngestBatch.id,
+            Collection.name,
+            IngestBatch.kind,
+            IngestBatch.file_name,
+            IngestBatch.sha256,
+            IngestBatch.row_count,
+            IngestBatch.created_at,
+            IngestBatch.created_by,
+            func.coalesce(System.name, ""),
+        )
+        .join(Collection, Collection.id == IngestBatch.collection_id)
+        .outerjoin(System, System.id == IngestBatch.system_id)
+        .order_by(IngestBatch.id)
+    )
+    if collection is not None:
+        stmt = stmt.where(Collection.name == collection)
+    with connect(bind) as connection:
+        rows = connection.execute(stmt).all()
+    frame = pd.DataFrame.from_records(rows, columns=BATCH_COLUMNS)
+    return frame.astype({"id": "int64", "row_count": "int64"})
+
+
+def batch_fingerprints(bind: Bind, batch_ids: Iterable[int]) -> dict[int, BatchInfo]:
+    """Provenance of the given batches, for a build to record what it read.
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    batch_ids
+        Ids as found in the ``batch_id`` column of the ``load_*`` frames.
+
+    Returns
+    -------
+    dict of int to BatchInfo
+        Keyed by batch id; :class:`StoreError` if one of them does not exist.
+    """
+    wanted = sorted({int(b) for b in batch_ids})
+    found: dict[int, BatchInfo] = {}
+    b = IngestBatch
+    with connect(bind) as connection:
+        for part in _chunks(wanted):
+            stmt = select(b.id, b.kind, b.file_name, b.sha256, b.row_count, b.created_at).where(
+                b.id.in_(part)
+            )
+            for row in connection.execute(stmt):
+                found[int(row.id)] = BatchInfo(*row)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise StoreError(f"no ingest batch with id {missing[0]}; see `orlbuild batches list`")
+    return found

@@ -1,0 +1,127 @@
+"""Schema versions: Alembic upgrade/downgrade/current and the "at head" check.
+
+The migrations are the only source of the schema. They live in the
+top-level ``migrations/`` directory of the source tree; a wheel ships the
+same directory as ``orlbuild/_migrations`` (see ``pyproject.toml``), so the
+installed console script finds them without the source tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import Connection, Engine, inspect
+
+from orlbuild.errors import SchemaOutOfDateError, StoreError
+from orlbuild.store.engine import create_store_engine, normalize_url
+
+__all__ = [
+    "alembic_config",
+    "current_revision",
+    "downgrade",
+    "head_revision",
+    "migrations_dir",
+    "require_head",
+    "upgrade",
+]
+
+UPGRADE_HINT = "run `orlbuild db upgrade`"
+
+
+def migrations_dir() -> Path:
+    """Locate the Alembic script directory (installed copy first, then the source tree)."""
+    package_root = Path(__file__).resolve().parent.parent
+    for candidate in (package_root / "_migrations", package_root.parent / "migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise StoreError(
+        f"cannot find the orlbuild migrations next to {package_root}; reinstall orlbuild"
+    )
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """Build the Alembic configuration programmatically (no ``alembic.ini`` needed).
+
+    Parameters
+    ----------
+    url
+        Database URL the migrations run against when no connection is passed
+        through ``config.attributes["connection"]``.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    if url is not None:
+        # ConfigParser interpolation: a literal '%' (URL-encoded passwords) must be doubled.
+        config.set_main_option("sqlalchemy.url", normalize_url(url).replace("%", "%%"))
+    return config
+
+
+def head_revision() -> str:
+    """The newest revision of the migration scripts."""
+    heads = ScriptDirectory.from_config(alembic_config()).get_heads()
+    if len(heads) != 1:
+        raise StoreError(f"the migrations have {len(heads)} heads {heads}; merge them")
+    return heads[0]
+
+
+def _run(url: str, action: str, revision: str) -> None:
+    """Run one Alembic command on ``url`` inside one transaction."""
+    engine = create_store_engine(url)
+    try:
+        with engine.begin() as connection:
+            config = alembic_config(url)
+            config.attributes["connection"] = connection
+            try:
+                getattr(command, action)(config, revision)
+            except CommandError as exc:
+                raise StoreError(f"cannot {action} to {revision!r}: {exc}") from exc
+    finally:
+        engine.dispose()
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    """Migrate the database at ``url`` up to ``revision`` (default: the newest)."""
+    _run(url, "upgrade", revision)
+
+
+def downgrade(url: str, revision: str) -> None:
+    """Migrate the database at ``url`` down to ``revision`` (``base`` empties it)."""
+    _run(url, "downgrade", revision)
+
+
+def current_revision(bind: Engine | Connection) -> str | None:
+    """The revision the database is at, or ``None`` when it was never migrated."""
+    if isinstance(bind, Engine):
+        with bind.connect() as connection:
+            return current_revision(connection)
+    heads = MigrationContext.configure(bind).get_current_heads()
+    return heads[0] if heads else None
+
+
+def require_head(bind: Engine | Connection) -> None:
+    """Raise :class:`SchemaOutOfDateError` unless the database is at the newest revision."""
+    current = current_revision(bind)
+    head = head_revision()
+    if current == head:
+        return
+    if current is None:
+        engine = bind if isinstance(bind, Engine) else bind.engine
+        tables = set(inspect(bind).get_table_names())
+        what = "is empty" if not tables else "has no orlbuild schema version"
+        raise SchemaOutOfDateError(
+            f"the database {engine.url.render_as_string(hide_password=True)} {what}; {UPGRADE_HINT}"
+        )
+    known = {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if current not in known:
+        raise SchemaOutOfDateError(
+            f"the database is at revision {current!r}, which this orlbuild does not know "
+            "(it was migrated by a newer version); upgrade orlbuild"
+        )
+    raise SchemaOutOfDateError(
+        f"the database is at revision {current!r} but orlbuild needs {head!r}; {UPGRADE_HINT}"
+    )

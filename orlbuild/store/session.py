@@ -1,0 +1,63 @@
+"""Opening the store: an engine that is checked to be at the newest schema revision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, inspect
+from sqlalchemy.orm import Session
+
+from orlbuild.store.engine import create_store_engine
+from orlbuild.store.schema import require_head, upgrade
+
+__all__ = ["open_store", "store_session"]
+
+
+def open_store(url: str, *, upgrade_if_empty: bool = False) -> Engine:
+    """Open the store at ``url``, refusing a database that is not at the newest revision.
+
+    Parameters
+    ----------
+    url
+        SQLite or PostgreSQL URL.
+    upgrade_if_empty
+        Migrate a database that has no tables at all (e.g. a new SQLite file
+        the caller creates itself) to the newest revision first. A database
+        with an older schema is never upgraded implicitly.
+
+    Returns
+    -------
+    Engine
+        Ready for the read API (``load_*``) and for ingestion. Dispose of it
+        when done.
+
+    Raises
+    ------
+    SchemaOutOfDateError
+        The database is empty or behind; the message says to run
+        ``orlbuild db upgrade``.
+    """
+    engine = create_store_engine(url)
+    try:
+        if upgrade_if_empty:
+            with engine.connect() as connection:
+                empty = not inspect(connection).get_table_names()
+            if empty:
+                upgrade(url)
+        require_head(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+@contextmanager
+def store_session(url: str) -> Iterator[Session]:
+    """An ORM session on a checked store; commits on success, rolls back on error."""
+    engine = open_store(url)
+    try:
+        with Session(engine) as session, session.begin():
+            yield session
+    finally:
+        engine.dispose()

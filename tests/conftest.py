@@ -1,0 +1,80 @@
+"""Shared pytest fixtures: fresh databases on SQLite and (optionally) PostgreSQL.
+
+Every store test takes ``db_url`` or ``migrated_db_url`` and so runs once per
+backend. The PostgreSQL variant runs only when ``ORLBUILD_TEST_PG_URL`` names a
+server (``.ci/run`` sets it when ``pg_isready -h 127.0.0.1`` succeeds), e.g.
+``postgresql+psycopg://postgres@127.0.0.1:5432/test``; otherwise it is
+reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from orlbuild.store.schema import upgrade
+
+PG_ENV_VAR = "ORLBUILD_TEST_PG_URL"
+
+
+def _fresh_postgres_database(server_url: str) -> Iterator[str]:
+    """Create a uniquely named database on the server, yield its URL, drop it afterwards."""
+    url = make_url(server_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    name = f"orlbuild_test_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("postgresql", marks=pytest.mark.postgres),
+    ]
+)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a fresh, EMPTY database (no tables), once per backend.
+
+    * ``sqlite``: a new file ``tmp_path/orlbuild.db`` (``sqlite:///...``).
+    * ``postgresql``: a new database ``orlbuild_test_<random>`` created on the
+      server named by ``$ORLBUILD_TEST_PG_URL`` and dropped (``WITH (FORCE)``)
+      after the test; skipped with a reason when the variable is unset.
+
+    Use it for migration tests and anything that must see an unmigrated
+    database; most tests want :func:`migrated_db_url`. Dispose of engines you
+    create before the test ends.
+    """
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'orlbuild.db'}"
+        return
+    server = os.environ.get(PG_ENV_VAR)
+    if not server:
+        pytest.skip(f"PostgreSQL tests need {PG_ENV_VAR} (e.g. postgresql+psycopg://...)")
+    yield from _fresh_postgres_database(server)
+
+
+@pytest.fixture
+def migrated_db_url(db_url: str) -> str:
+    """URL of a fresh database already upgraded to the newest migration (``head``).
+
+    Parametrized like :func:`db_url` (SQLite always; PostgreSQL when
+    ``$ORLBUILD_TEST_PG_URL`` is set), so a test using it runs on both
+    backends. Pass it to ``orlbuild --db URL ...`` or
+    :func:`orlbuild.store.open_store`.
+    """
+    upgrade(db_url)
+    return db_url
