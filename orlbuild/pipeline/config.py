@@ -1,0 +1,636 @@
+"""The pipeline configuration file: a TOML schema validated into frozen dataclasses.
+
+One file lists the inputs to ingest, the ORL builds to make, the measures, the
+systems to score and compare, an optional power analysis and the report. Every
+problem in the file is reported at once, as one :class:`~orlbuild.errors.ConfigError`
+naming the key (``inputs[2].kind``) and what is allowed, before anything is
+stored. Relative paths are resolved against the directory of the config file.
+
+Example (``sample_data/pipeline.toml`` is a complete one)::
+
+    collection = "sample"
+    measures = ["RDQm2-a1@10", "nDCG@10"]
+
+    [[inputs]]
+    kind = "pairwise"
+    path = "pairwise.tsv"
+
+    [[inputs]]
+    kind = "run"
+    path = "runs/bm25.trec"
+    system = "bm25"
+
+    [[builds]]
+    name = "pairwise-bt"
+    source = "pairwise"
+    method = "bt"
+
+    [scoring]
+    build = "pairwise-bt"
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar, cast, get_args
+
+from orlbuild.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "BUILD_METHODS",
+    "INPUT_FORMATS",
+    "BuildSpec",
+    "CompareSpec",
+    "InputSpec",
+    "PipelineConfig",
+    "PowerSpec",
+    "ReportSpec",
+    "ScoringSpec",
+    "load_config",
+    "parse_config",
+]
+
+InputKind = Literal["listwise", "pairwise", "graded", "run"]
+Source = Literal["listwise", "pairwise", "graded"]
+Missing = Literal["zero", "skip"]
+Test = Literal["randomization", "t"]
+Correction = Literal["holm", "bonferroni", "none"]
+
+INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "listwise": ("tsv", "csv", "jsonl"),
+        "pairwise": ("tsv", "csv", "jsonl"),
+        "graded": ("qrels", "tsv", "csv", "jsonl"),
+        "run": ("trec", "tsv", "csv", "jsonl"),
+    }
+)
+"""Allowed ``format`` values per input kind (FORMATS.md); omitted = from the extension."""
+
+BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "graded": ("graded",),
+        "listwise": ("direct", "bt", "plackett-luce", "borda"),
+        "pairwise": ("bt", "rank-centrality"),
+    }
+)
+"""Allowed ``method`` values per build source (ORL.md, "Routes"); omitted: builder's default."""
+
+_CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "uncertainty": ("fisher", "bootstrap"),
+        "grade_agg": ("median", "mean", "max", "majority"),
+        "disconnected": ("fail", "tiers"),
+        "on_error": ("stop", "skip"),
+        "cluster": ("none", "annotators"),
+        "resample": ("comparisons", "annotators"),
+        "solver": ("ilsr", "opt", "mm"),
+    }
+)
+_NUMBER_PARAMETERS = ("sig", "reg")
+_INTEGER_PARAMETERS = ("bootstrap", "seed")
+_PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "graded": frozenset({"grade_agg", "on_error"}),
+        "listwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
+        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS},
+        "pairwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
+        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS},
+    }
+)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One file to ingest (``[[inputs]]``).
+
+    Attributes
+    ----------
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    path
+        Absolute path of the file (given relative to the config file).
+    collection
+        Collection the rows go to.
+    system
+        System name; required for runs, forbidden otherwise.
+    format
+        Explicit input format, or ``None`` to detect it from the extension.
+    """
+
+    kind: InputKind
+    path: Path
+    collection: str
+    system: str | None = None
+    format: str | None = None
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One ORL build (``[[builds]]``): source, method and builder parameters."""
+
+    name: str
+    source: Source
+    method: str | None
+    collection: str
+    parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class ScoringSpec:
+    """Which build the systems are scored against (``[scoring]``)."""
+
+    build: str
+    systems: tuple[str, ...]
+    missing: Missing = "zero"
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """Pairwise significance tests between the scored systems (``[compare]``)."""
+
+    test: Test = "randomization"
+    permutations: int = 1000
+    correction: Correction = "holm"
+    alpha: float = 0.05
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class PowerSpec:
+    """Optional power and stability analysis (``[power]``)."""
+
+    budgets: tuple[int, ...]
+    subsamples: int = 300
+    permutations: int = 1000
+    alpha: float = 0.05
+    seed: int = 0
+    measures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """Where the HTML report goes (``[report]``)."""
+
+    path: Path
+    title: str = "orlbuild report"
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """A validated pipeline configuration (see :func:`load_config`)."""
+
+    source: Path
+    database_url: str
+    inputs: tuple[InputSpec, ...]
+    builds: tuple[BuildSpec, ...]
+    measures: tuple[str, ...]
+    scoring: ScoringSpec
+    compare: CompareSpec
+    power: PowerSpec | None = None
+    report: ReportSpec | None = None
+    collection: str = "default"
+
+    @property
+    def database_is_sqlite_file(self) -> bool:
+        """Whether the database is an SQLite file (the pipeline may create and migrate it)."""
+        return self.database_url.startswith("sqlite:///")
+
+    def build(self, name: str) -> BuildSpec:
+        """Return the build called ``name``."""
+        return next(b for b in self.builds if b.name == name)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+T = TypeVar("T")
+_MISSING: Any = object()
+
+
+class _Problems:
+    """Collects every problem in a config file so they are reported together."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.items: list[str] = []
+
+    def add(self, key: str, message: str) -> None:
+        self.items.append(f"{key}: {message}")
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        count = len(self.items)
+        head = f"{self.file}: {count} problem{'s' if count > 1 else ''} in the pipeline config: "
+        raise ConfigError(head + "; ".join(self.items))
+
+
+class _Table:
+    """One TOML table being read: typed look-ups that record problems under the key's path."""
+
+    def __init__(self, data: object, where: str, problems: _Problems) -> None:
+        self.where = where
+        self.problems = problems
+        self.used: set[str] = set()
+        if isinstance(data, dict):
+            self.data: dict[str, Any] = data
+        else:
+            self.data = {}
+            problems.add(where, f"must be a table (got {_type_name(data)})")
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def get(
+        self,
+        name: str,
+        kind: type[T] | tuple[type, ...],
+        default: Any = _MISSING,
+        *,
+        choices: Sequence[Any] | None = None,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> T:
+        """Return ``data[name]`` if well-typed (and passing ``check``), else ``default``."""
+        self.used.add(name)
+        if name not in self.data:
+            if default is _MISSING:
+                self.problems.add(self.key(name), _required(kind, choices))
+                return cast(T, None)
+            return cast(T, default)
+        value = self.data[name]
+        if not _is_instance(value, kind):
+            self.problems.add(self.key(name), f"{_expected(kind, choices)} (got {value!r})")
+            return cast(T, default if default is not _MISSING else None)
+        if choices is not None and value not in choices:
+            allowed = ", ".join(str(c) for c in choices)
+            self.problems.add(self.key(name), f"must be one of {allowed} (got {value!r})")
+            return cast(T, default if default is not _MISSING else None)
+        if check is not None and (reason := check(value)) is not None:
+            self.problems.add(self.key(name), f"{reason} (got {value!r})")
+            return cast(T, default if default is not _MISSING else None)
+        return cast(T, value)
+
+    def strings(self, name: str, *, required: bool = False) -> tuple[str, ...]:
+        """A list of distinct non-empty strings (empty tuple when absent or invalid)."""
+        values = self.get(name, list, _MISSING if required else None)
+        if not isinstance(values, list):
+            return ()
+        bad = [v for v in values if not isinstance(v, str) or not v.strip()]
+        if bad:
+            self.problems.add(
+                self.key(name), f"must be a list of non-empty strings (got {bad[0]!r})"
+            )
+            return ()
+        stripped = tuple(v.strip() for v in values)
+        duplicates = [v for v in stripped if stripped.count(v) > 1]
+        if duplicates:
+            self.problems.add(self.key(name), f"lists {duplicates[0]!r} twice")
+        return tuple(dict.fromkeys(stripped))
+
+    def table(self, name: str) -> _Table | None:
+        """A sub-table, or ``None`` when absent."""
+        self.used.add(name)
+        if name not in self.data:
+            return None
+        return _Table(self.data[name], self.key(name), self.problems)
+
+    def tables(self, name: str) -> list[_Table]:
+        """An array of tables (``[[name]]``)."""
+        self.used.add(name)
+        value = self.data.get(name, [])
+        if not isinstance(value, list):
+            self.problems.add(self.key(name), f"must be an array of tables [[{name}]]")
+            return []
+        return [_Table(v, f"{self.key(name)}[{i}]", self.problems) for i, v in enumerate(value)]
+
+    def finish(self, allowed: Sequence[str] | None = None) -> None:
+        """Report keys that are not part of the schema (typos), listing the allowed ones."""
+        known = sorted(self.used if allowed is None else set(allowed))
+        for name in self.data:
+            if name not in known:
+                self.problems.add(self.key(name), f"unknown key; allowed here: {', '.join(known)}")
+
+
+def _is_instance(value: object, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        return False  # TOML true/false is not a number
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, kinds)
+
+
+def _type_name(value: object) -> str:
+    return {dict: "a table", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _expected(kind: type | tuple[type, ...], choices: Sequence[Any] | None) -> str:
+    if choices is not None:
+        return "must be one of " + ", ".join(str(c) for c in choices)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        list: "an array",
+    }
+    return "must be " + " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _required(kind: type | tuple[type, ...], choices: Sequence[Any] | None) -> str:
+    return "is required and " + _expected(kind, choices)
+
+
+def _non_empty(value: str) -> str | None:
+    return None if value.strip() else "must not be empty"
+
+
+def _positive(value: int) -> str | None:
+    return None if value >= 1 else "must be >= 1"
+
+
+def _probability(value: float) -> str | None:
+    return None if 0.0 < value < 1.0 else "must be between 0 and 1 (exclusive)"
+
+
+# --- the schema -------------------------------------------------------------------------
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    """Read and validate a pipeline config file.
+
+    Parameters
+    ----------
+    path
+        The TOML file. Relative paths inside it are resolved against its directory.
+
+    Returns
+    -------
+    PipelineConfig
+        The validated configuration.
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, is not valid TOML, or breaks the schema; the message
+        names every offending key and what is allowed there.
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: cannot read the config file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    return parse_config(data, source=source)
+
+
+def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConfig:
+    """Validate an already parsed TOML document (see :func:`load_config`).
+
+    Parameters
+    ----------
+    data
+        The parsed document.
+    source
+        The config file's path; relative paths are resolved against its directory.
+    """
+    source = Path(source).resolve()
+    base = source.parent
+    problems = _Problems(source)
+    root = _Table(dict(data), "", problems)
+
+    collection = root.get("collection", str, "default", check=_non_empty).strip()
+    measures = root.strings("measures", required=True)
+    if not measures and isinstance(root.data.get("measures"), list):
+        problems.add("measures", "must list at least one measure, e.g. ['RDQm2-a1@10', 'nDCG@10']")
+    database_url = _database(root.table("database"), base)
+    inputs = tuple(_input(t, base, collection) for t in root.tables("inputs"))
+    if not root.data.get("inputs"):
+        problems.add("inputs", "at least one [[inputs]] table is required")
+    builds = tuple(_build(t, collection) for t in root.tables("builds"))
+    if not root.data.get("builds"):
+        problems.add("builds", "at least one [[builds]] table is required")
+    scoring_table = root.table("scoring")
+    if scoring_table is None:
+        problems.add("scoring", "a [scoring] table is required (build = NAME of one of [[builds]])")
+        scoring_table = _Table({}, "scoring", problems)
+    scoring = _scoring(scoring_table, builds, inputs)
+    compare = _compare(root.table("compare") or _Table({}, "compare", problems))
+    power_table = root.table("power")
+    power = None if power_table is None else _power(power_table, measures)
+    report_table = root.table("report")
+    report = None if report_table is None else _report(report_table, base)
+    root.finish()
+    _cross_checks(problems, inputs, builds)
+    problems.raise_if_any()
+    return PipelineConfig(
+        source=source,
+        database_url=database_url,
+        inputs=inputs,
+        builds=builds,
+        measures=measures,
+        scoring=scoring,
+        compare=compare,
+        power=power,
+        report=report,
+        collection=collection,
+    )
+
+
+def _database(table: _Table | None, base: Path) -> str:
+    if table is None:
+        return f"sqlite:///{base / 'orlbuild.db'}"
+    url = table.get("url", str, None, check=_non_empty)
+    path = table.get("path", str, None, check=_non_empty)
+    table.finish(("url", "path"))
+    if url is not None and path is not None:
+        table.problems.add("database", "give either url or path, not both")
+    if url is not None:
+        return url.strip()
+    return f"sqlite:///{(base / (path or 'orlbuild.db')).resolve()}"
+
+
+def _input(table: _Table, base: Path, collection: str) -> InputSpec:
+    kind = table.get("kind", str, choices=tuple(INPUT_FORMATS))
+    raw_path = table.get("path", str, check=_non_empty)
+    path = (base / raw_path).resolve() if raw_path else base
+    if raw_path and not path.is_file():
+        table.problems.add(table.key("path"), f"file not found: {path}")
+    formats = INPUT_FORMATS.get(kind or "", ())
+    fmt = table.get("format", str, None, choices=formats or None)
+    system = table.get("system", str, None, check=_non_empty)
+    if kind == "run" and system is None and "system" not in table.data:
+        table.problems.add(table.key("system"), "is required for kind = 'run' (the system's name)")
+    if kind is not None and kind != "run" and system is not None:
+        table.problems.add(table.key("system"), f"only allowed for kind = 'run' (this is {kind!r})")
+    coll = table.get("collection", str, collection, check=_non_empty).strip()
+    table.finish(("kind", "path", "format", "system", "collection"))
+    return InputSpec(
+        kind=cast(InputKind, kind),
+        path=path,
+        collection=coll,
+        system=None if system is None else system.strip(),
+        format=fmt,
+    )
+
+
+def _build(table: _Table, collection: str) -> BuildSpec:
+    name = table.get("name", str, check=_non_empty)
+    source = table.get("source", str, choices=tuple(BUILD_METHODS))
+    methods = BUILD_METHODS.get(source or "", ())
+    method = table.get("method", str, None, choices=methods or None)
+    coll = table.get("collection", str, collection, check=_non_empty).strip()
+    params_table = table.table("parameters") or _Table({}, table.key("parameters"), table.problems)
+    parameters = _parameters(params_table, source)
+    table.finish(("name", "source", "method", "collection", "parameters"))
+    return BuildSpec(
+        name=(name or "").strip(),
+        source=cast(Source, source),
+        method=method,
+        collection=coll,
+        parameters=MappingProxyType(parameters),
+    )
+
+
+def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
+    allowed = sorted(_PARAMETERS_BY_SOURCE.get(source or "", frozenset()))
+    values: dict[str, Any] = {}
+    for name in allowed:
+        if name not in table.data:
+            continue
+        if name in _CHOICE_PARAMETERS:
+            values[name] = table.get(name, str, None, choices=_CHOICE_PARAMETERS[name])
+        elif name == "sig":
+            values[name] = table.get(name, float, None, check=_significance)
+        elif name == "reg":
+            values[name] = table.get(name, float, None, check=_non_negative)
+        elif name == "bootstrap":
+            values[name] = table.get(name, int, None, check=_positive)
+        else:
+            values[name] = table.get(name, int, None)
+    table.finish(allowed)
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _significance(value: float) -> str | None:
+    return None if 0.0 <= value < 1.0 else "must be in [0, 1) (0 disables ties)"
+
+
+def _non_negative(value: float) -> str | None:
+    return None if value >= 0.0 else "must be >= 0"
+
+
+def _scoring(
+    table: _Table, builds: Sequence[BuildSpec], inputs: Sequence[InputSpec]
+) -> ScoringSpec:
+    names = tuple(b.name for b in builds if b.name)
+    build = table.get("build", str, choices=names or None)
+    run_systems = tuple(dict.fromkeys(i.system for i in inputs if i.kind == "run" and i.system))
+    systems = table.strings("systems") or run_systems
+    unknown = [s for s in systems if s not in run_systems]
+    if unknown:
+        allowed = ", ".join(run_systems) or "none (add [[inputs]] with kind = 'run')"
+        table.problems.add(
+            table.key("systems"), f"{unknown[0]!r} is not a run input; allowed: {allowed}"
+        )
+    elif not systems:
+        table.problems.add(
+            table.key("systems"), "no systems to score: add [[inputs]] with kind = 'run'"
+        )
+    missing = table.get("missing", str, "zero", choices=get_args(Missing))
+    table.finish(("build", "systems", "missing"))
+    return ScoringSpec(build=build or "", systems=systems, missing=cast(Missing, missing))
+
+
+def _compare(table: _Table) -> CompareSpec:
+    spec = CompareSpec(
+        test=cast(Test, table.get("test", str, "randomization", choices=get_args(Test))),
+        permutations=table.get("permutations", int, 1000, check=_positive),
+        correction=cast(
+            Correction, table.get("correction", str, "holm", choices=get_args(Correction))
+        ),
+        alpha=table.get("alpha", float, 0.05, check=_probability),
+        seed=table.get("seed", int, 0),
+    )
+    table.finish()
+    return spec
+
+
+def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
+    budgets = table.get("budgets", list)
+    clean: tuple[int, ...] = ()
+    if isinstance(budgets, list):
+        if not budgets or not all(
+            isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in budgets
+        ):
+            table.problems.add(
+                table.key("budgets"), f"must be a non-empty list of integers >= 1 (got {budgets!r})"
+            )
+        else:
+            clean = tuple(sorted(set(budgets)))
+    chosen = table.strings("measures")
+    unknown = [m for m in chosen if m not in measures]
+    if unknown:
+        table.problems.add(
+            table.key("measures"), f"{unknown[0]!r} is not in the top-level measures list"
+        )
+    spec = PowerSpec(
+        budgets=clean,
+        subsamples=table.get("subsamples", int, 300, check=_positive),
+        permutations=table.get("permutations", int, 1000, check=_positive),
+        alpha=table.get("alpha", float, 0.05, check=_probability),
+        seed=table.get("seed", int, 0),
+        measures=chosen or tuple(measures),
+    )
+    table.finish()
+    return spec
+
+
+def _report(table: _Table, base: Path) -> ReportSpec:
+    path = table.get("path", str, "report.html", check=_non_empty)
+    title = table.get("title", str, "orlbuild report", check=_non_empty)
+    table.finish()
+    return ReportSpec(path=(base / path).resolve(), title=title)
+
+
+def _cross_checks(
+    problems: _Problems, inputs: Sequence[InputSpec], builds: Sequence[BuildSpec]
+) -> None:
+    seen: set[str] = set()
+    for index, build in enumerate(builds):
+        if build.name in seen:
+            problems.add(f"builds[{index}].name", f"{build.name!r} is used by another build")
+        seen.add(build.name)
+        have = {(i.kind, i.collection) for i in inputs}
+        if build.source and (build.source, build.collection) not in have:
+            problems.add(
+                f"builds[{index}].source",
+                f"no [[inputs]] of kind {build.source!r} in collection {build.collection!r}",
+            )
+    systems: dict[tuple[str, str], int] = {}
+    for index, spec in enumerate(inputs):
+        if spec.kind != "run" or spec.system is None:
+            continue
+        key = (spec.collection, spec.system)
+        if key in systems:
+            problems.add(
+                f"inputs[{index}].system",
+                f"{spec.system!r} already has a run in inputs[{systems[key]}] (one run per system)",
+            )
+        systems[key] = index
