@@ -1,0 +1,153 @@
+"""Evaluating a run over many queries (RDQ.md section 8).
+
+:func:`evaluate` is the batch entry point: it parses all measure names at
+once, aligns the run with the ORLs, lays both out as matrices once
+(:func:`scoring.batch.prepare_batch`) and lets every measure reduce them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from scoring.batch import FlatRun, flatten_rankings, prepare_batch
+from scoring.errors import ScoringError
+from scoring.measures import Measure, parse_measures
+from scoring.orl import ORL
+from scoring.run import Duplicates, OrderBy, flat_run_from_frame
+
+__all__ = ["Missing", "conventions", "evaluate"]
+
+Missing = Literal["zero", "skip"]
+
+TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
+
+
+def conventions(missing: Missing, order_by: str = "score") -> dict[str, str]:
+    """The conventions an evaluation used, for machine-readable output."""
+    return {
+        "missing": (
+            "zero: ORL queries absent from the run score 0 (trec_eval -c); "
+            "rank correlations are undefined (NaN) there"
+            if missing == "zero"
+            else "skip: averages over queries present in both the ORLs and the run"
+        ),
+        "run_order": TIE_BREAK if order_by == "score" else "rank column ascending",
+        "duplicates": "only the first occurrence of an item earns credit",
+        "relevance": "an item is relevant iff it is in the ORL",
+        "undefined": "Kendall tau / Spearman rho are NaN when undefined and left out of means",
+    }
+
+
+def _as_orl(query: str, value: Any) -> ORL:
+    if isinstance(value, ORL):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return ORL(value)
+        except ScoringError as exc:
+            raise ScoringError(f"query {query!r}: {exc}") from None
+    raise ScoringError(f"query {query!r}: expected an ORL or an item -> rank mapping")
+
+
+def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
+    """Reorder a flat run to follow ``queries`` (empty lists where absent), truncated."""
+    index = {q: j for j, q in enumerate(run.queries)}
+    pieces, lengths = [], np.zeros(len(queries), dtype=np.int64)
+    for row, query in enumerate(queries):
+        j = index.get(query)
+        if j is not None:
+            lo = run.offsets[j]
+            piece = run.items[lo : min(run.offsets[j + 1], lo + depth)]
+            pieces.append(piece)
+            lengths[row] = len(piece)
+    offsets = np.zeros(len(queries) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    items = np.concatenate(pieces) if pieces else np.empty(0, dtype=object)
+    qarr = np.empty(len(queries), dtype=object)
+    qarr[:] = list(queries)
+    return FlatRun(qarr, offsets, items)
+
+
+def evaluate(
+    orls: Mapping[str, ORL | Mapping[str, int]],
+    run: Mapping[str, Sequence[str]] | pd.DataFrame,
+    measures: Iterable[str | Measure],
+    *,
+    missing: Missing = "zero",
+    order_by: OrderBy | None = None,
+    duplicates: Duplicates = "error",
+) -> pd.DataFrame:
+    """Score a run against ORLs: one row per ORL query, one column per measure.
+
+    Parameters
+    ----------
+    orls
+        Query -> :class:`~scoring.ORL` (or a plain item -> rank mapping).
+    run
+        Query -> candidate list best first, or a DataFrame with columns
+        ``query, item, score`` or ``query, item, rank`` ordered by the rules
+        of RDQ.md section 8 (score descending, ties by item id descending).
+    measures
+        Measure names (``"RDQm2-a1@10"``, ``"nDCG@10"``, ...) or
+        :class:`~scoring.measures.Measure` objects; all bad names are reported
+        together.
+    missing
+        ``"zero"``: ORL queries absent from the run score 0 (rank correlations
+        NaN); ``"skip"``: such queries are dropped.
+    order_by, duplicates
+        For a DataFrame run: order by ``"score"`` (default when present) or
+        ``"rank"``; a repeated (query, item) is an ``"error"`` (default) or
+        ``"keep-first"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``query`` (ORL order), one float column per measure, named by the
+        strings passed in. ``frame.attrs`` holds ``conventions``,
+        ``queries_without_orl`` (run queries ignored) and ``missing_queries``.
+
+    Examples
+    --------
+    >>> from scoring import ORL, evaluate
+    >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
+    >>> evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"]
+    1.0
+    """
+    if missing not in ("zero", "skip"):
+        raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    names = list(measures)
+    parsed = parse_measures(names)
+    labels = [n if isinstance(n, str) else str(n) for n in names]
+    if len(set(labels)) != len(labels):
+        raise ScoringError(f"a measure is listed twice: {labels}")
+    queries = [str(q) for q in orls]
+    orl_list = [_as_orl(q, orls[q]) for q in orls]
+
+    if isinstance(run, pd.DataFrame):
+        flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates)
+    else:
+        flat = flatten_rankings(run)
+    present = set(flat.queries.tolist())
+    without_orl = len(present - set(queries))
+    missing_queries = [q for q in queries if q not in present]
+    if missing == "skip":
+        keep = [i for i, q in enumerate(queries) if q in present]
+        queries, orl_list = [queries[i] for i in keep], [orl_list[i] for i in keep]
+
+    longest = int(np.diff(flat.offsets).max(initial=0))
+    largest = max((len(o) for o in orl_list), default=0)
+    depth = max((m.depth(longest, largest) for m in parsed), default=1)
+    data = prepare_batch(orl_list, queries, _aligned(flat, queries, depth), depth)
+    frame = pd.DataFrame(
+        {label: m.batch(data) for label, m in zip(labels, parsed, strict=True)},
+        index=pd.Index(queries, name="query", dtype=object),
+        columns=labels,
+    )
+    frame.attrs["conventions"] = conventions(missing, order_by or "score")
+    frame.attrs["queries_without_orl"] = without_orl
+    frame.attrs["missing_queries"] = missing_queries
+    return frame

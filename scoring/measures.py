@@ -1,0 +1,560 @@
+"""Measure definitions, their registry, and the one parser for measure names.
+
+A measure is a frozen dataclass holding its validated parameters (the
+*definition*); it computes a query with the readable per-query functions of
+:mod:`scoring.rdq` / :mod:`scoring.baselines` and many queries with a
+vectorised ``batch`` kernel over :class:`scoring.batch.BatchData` (the
+*computation*). Names follow ir_measures' style: ``nDCG@10``,
+``RBP(p=0.8)@10``, ``RDQ(penalty=m2,alpha=2)@10``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from scoring import baselines
+from scoring.batch import BatchData
+from scoring.errors import ScoringError, UnknownMeasureError
+from scoring.orl import ORL
+from scoring.penalties import PENALTIES, get_penalty
+from scoring.rdq import rdq
+from scoring.weights import WEIGHT_PRESETS, Weights, resolve_weights
+
+__all__ = [
+    "AP",
+    "CMP",
+    "MEASURES",
+    "RBP",
+    "RDQ",
+    "RR",
+    "KendallTau",
+    "Measure",
+    "P",
+    "SpearmanRho",
+    "nDCG",
+    "parse_measure",
+    "parse_measures",
+]
+
+
+def _fmt(value: Any) -> str:
+    """Format a parameter value for a canonical name."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Base class of every measure: a cutoff plus the measure's own parameters.
+
+    Calling a measure evaluates one query: ``measure(orl, ranking) -> float``.
+    ``str(measure)`` is its canonical name, which :func:`parse_measure` reads
+    back to an equal measure.
+    """
+
+    cutoff: int | None = None
+
+    #: Registry name (the part before parameters and ``@k``).
+    NAME: ClassVar[str] = ""
+    #: One-line description for ``orlbuild measures``.
+    DESCRIPTION: ClassVar[str] = ""
+    #: Parameter name -> converter from the string form in a measure name.
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {}
+    #: Whether the measure needs ``@k``.
+    NEEDS_CUTOFF: ClassVar[bool] = False
+    #: Value range, for documentation and property tests.
+    RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.cutoff is None:
+            if self.NEEDS_CUTOFF:
+                raise ScoringError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@10")
+        elif isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
+            raise ScoringError(
+                f"cutoff of {self.NAME} must be an integer >= 1, got {self.cutoff!r}"
+            )
+
+    # --- evaluation -------------------------------------------------------------------
+    def __call__(self, orl: ORL, ranking: Sequence[str]) -> float:
+        """Evaluate one query (the readable reference path)."""
+        return self.compute(orl, list(ranking))
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        """Per-query value; implemented by each measure."""
+        raise NotImplementedError
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        """Values for every row of ``data``; implemented by each measure."""
+        raise NotImplementedError
+
+    def depth(self, longest_run: int, largest_orl: int) -> int:
+        """Positions the batch kernel needs laid out."""
+        return self.cutoff if self.cutoff is not None else max(longest_run, 1)
+
+    def _k(self, data: BatchData) -> int:
+        """The cutoff in effect for a batch."""
+        return self.cutoff if self.cutoff is not None else data.depth
+
+    # --- naming -----------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """Parameters that differ from their defaults, in declaration order."""
+        out = {}
+        for f in fields(self):
+            if f.name == "cutoff":
+                continue
+            value = getattr(self, f.name)
+            if value != f.default:
+                out[f.name] = value
+        return out
+
+    def __str__(self) -> str:
+        params = self.params()
+        body = self.NAME
+        if params:
+            body += "(" + ",".join(f"{k}={_fmt(v)}" for k, v in params.items()) + ")"
+        return body + (f"@{self.cutoff}" if self.cutoff is not None else "")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise ValueError(f"must lie in (0, 1), got {text!r}")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}, got {text!r}")
+        return text
+
+    return convert
+
+
+def _weights(text: str) -> str:
+    if text in WEIGHT_PRESETS:
+        return text
+    try:
+        values = tuple(float(v) for v in text.split(";"))
+    except ValueError:
+        raise ValueError(
+            f"must be a preset ({', '.join(WEIGHT_PRESETS)}) or w1;w2;..., got {text!r}"
+        ) from None
+    return str(Weights(values))
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(f"must be true or false, got {text!r}")
+
+
+# --- RDQ -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RDQ(Measure):
+    """Rank-Deviation Quality (RDQ.md section 4) with a penalty, weights, alpha, lam."""
+
+    penalty: str = "m2"
+    alpha: float = 1.0
+    lam: float = 0.2
+    weights: str = "vertical"
+
+    NAME: ClassVar[str] = "RDQ"
+    DESCRIPTION: ClassVar[str] = "Rank-Deviation Quality against the tiered ORL (needs @k)"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {
+        "penalty": str,
+        "alpha": _positive_float,
+        "lam": _positive_float,
+        "weights": _weights,
+    }
+    NEEDS_CUTOFF: ClassVar[bool] = True
+    ALIASES: ClassVar[dict[str, dict[str, Any]]] = {
+        "RDQm1": {"penalty": "m1"},
+        "RDQm2-a1": {"penalty": "m2", "alpha": 1.0},
+        "RDQm2-a4": {"penalty": "m2", "alpha": 4.0},
+    }
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        penalty = get_penalty(self.penalty)
+        if not penalty.uses_alpha_lam and (self.alpha != 1.0 or self.lam != 0.2):
+            raise ScoringError(f"alpha and lam apply to penalty m2 only, not {self.penalty!r}")
+        if not (self.alpha > 0 and self.lam > 0):
+            raise ScoringError(f"alpha and lam must be > 0, got {self.alpha!r}, {self.lam!r}")
+        object.__setattr__(self, "weights", str(resolve_weights(self._weight_spec())))
+
+    def _weight_spec(self) -> str | tuple[float, ...]:
+        if self.weights in WEIGHT_PRESETS:
+            return self.weights
+        return tuple(float(v) for v in self.weights.split(";"))
+
+    def __str__(self) -> str:
+        for alias, params in self.ALIASES.items():
+            if (
+                self.weights == "vertical"
+                and self.lam == 0.2
+                and all(getattr(self, k) == v for k, v in params.items())
+                and (self.penalty != "m1" or self.alpha == 1.0)
+            ):
+                return f"{alias}@{self.cutoff}"
+        return super().__str__()
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        assert self.cutoff is not None
+        return rdq(
+            orl,
+            ranking,
+            self.cutoff,
+            penalty=self.penalty,
+            alpha=self.alpha,
+            lam=self.lam,
+            weights=self._weight_spec(),
+        )
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        mu = resolve_weights(self._weight_spec()).array(k)
+        g = data.ranks[:, :k]
+        hit = g > 0
+        rows, cols = np.nonzero(hit)
+        factors = np.zeros(g.shape)
+        if rows.size:
+            factors[rows, cols] = get_penalty(self.penalty)(
+                cols + 1,
+                data.ideal_ranks[rows, cols],
+                g[rows, cols],
+                data.n_ref[rows],
+                alpha=self.alpha,
+                lam=self.lam,
+            )
+        denominator = np.cumsum(mu)[np.minimum(k, data.n_ref) - 1]
+        return (factors @ mu) / denominator
+
+
+# --- nDCG ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class nDCG(Measure):
+    """Normalised DCG with ORL-derived (bi, ic, lc) or native grades, exp or linear gain."""
+
+    grade: str = "bi"
+    gain: str = "exp"
+
+    NAME: ClassVar[str] = "nDCG"
+    DESCRIPTION: ClassVar[str] = "normalised DCG; grade=bi|ic|lc|native, gain=exp|linear"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {
+        "grade": _choice("bi", "ic", "lc", "native"),
+        "gain": _choice("exp", "linear"),
+    }
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        k = self.cutoff if self.cutoff is not None else max(len(ranking), orl.n_items)
+        return baselines.ndcg(orl, ranking, k, grade=self.grade, gain=self.gain)  # type: ignore[arg-type]
+
+    def depth(self, longest_run: int, largest_orl: int) -> int:
+        return self.cutoff if self.cutoff is not None else max(longest_run, largest_orl, 1)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        g = data.ranks[:, :k].astype(np.float64)
+        g_star = data.ideal_ranks[:, :k].astype(np.float64)
+        ideal_mask = data.positions[None, :k] <= data.n_ref[:, None]
+        top = (data.n_tiers + 1)[:, None].astype(np.float64)
+        if self.grade == "bi":
+            grades, ideal = (g > 0).astype(np.float64), ideal_mask.astype(np.float64)
+        elif self.grade == "ic":
+            grades = np.divide(1.0, g, out=np.zeros_like(g), where=g > 0)
+            ideal = np.where(ideal_mask, 1.0 / g_star, 0.0)
+        elif self.grade == "lc":
+            grades = np.where(g > 0, top - g, 0.0)
+            ideal = np.where(ideal_mask, top - g_star, 0.0)
+        else:
+            if data.grades is None or data.ideal_native is None:
+                raise ScoringError(
+                    "nDCG(grade=native) needs ORLs built from graded labels for every query"
+                )
+            grades, ideal = data.grades[:, :k], data.ideal_native[:, :k]
+        if self.gain == "exp":
+            grades, ideal = np.exp2(grades) - 1.0, np.exp2(ideal) - 1.0
+        discount = 1.0 / np.log2(data.positions[:k] + 1.0)
+        idcg = ideal @ discount
+        return np.divide(grades @ discount, idcg, out=np.zeros(len(idcg)), where=idcg > 0)
+
+
+# --- binary baselines ------------------------------------------------------------------
+def _relevance(data: BatchData, k: int) -> np.ndarray:
+    return (data.ranks[:, :k] > 0).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class AP(Measure):
+    """Average precision with trec_eval's denominator ``|R|``."""
+
+    NAME: ClassVar[str] = "AP"
+    DESCRIPTION: ClassVar[str] = "average precision (divided by |R|, as trec_eval's map_cut)"
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return baselines.average_precision(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        rel = _relevance(data, self._k(data))
+        precision_at = np.cumsum(rel, axis=1) / data.positions[None, : rel.shape[1]]
+        return (precision_at * rel).sum(axis=1) / data.n_ref
+
+
+@dataclass(frozen=True)
+class RBP(Measure):
+    """Rank-biased precision; ``residual=true`` reports the residual ``p^k`` instead."""
+
+    p: float = 0.8
+    residual: bool = False
+
+    NAME: ClassVar[str] = "RBP"
+    DESCRIPTION: ClassVar[str] = "rank-biased precision, persistence p (residual=true: p^k)"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {"p": _probability, "residual": _boolean}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 < self.p < 1:
+            raise ScoringError(f"RBP persistence p must lie in (0, 1), got {self.p!r}")
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        if self.residual:
+            return baselines.rbp_residual(self.cutoff or len(ranking), p=self.p)
+        return baselines.rank_biased_precision(orl, ranking, self.cutoff, p=self.p)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        if self.residual:
+            if self.cutoff is None:
+                return np.power(self.p, data.filled.sum(axis=1).astype(np.float64))
+            return np.full(len(data.queries), self.p**k)
+        decay = (1.0 - self.p) * np.power(self.p, np.arange(k))
+        return _relevance(data, k) @ decay
+
+
+@dataclass(frozen=True)
+class CMP(Measure):
+    """Compatibility-style overlap with the tier-respecting ideal (RDQ.md section 6)."""
+
+    p: float = 0.95
+
+    NAME: ClassVar[str] = "CMP"
+    DESCRIPTION: ClassVar[str] = "overlap with the ideal ordering, persistence p (needs @k)"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {"p": _probability}
+    NEEDS_CUTOFF: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 < self.p < 1:
+            raise ScoringError(f"CMP persistence p must lie in (0, 1), got {self.p!r}")
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return baselines.compatibility(orl, ranking, self.cutoff, p=self.p)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        n_q = len(data.queries)
+        entry = np.minimum(data.cmp_entry[:, :k], k + 1) - 1
+        flat = (np.arange(n_q)[:, None] * (k + 1) + entry).ravel()
+        counts = np.bincount(flat, minlength=n_q * (k + 1)).reshape(n_q, k + 1)[:, :k]
+        overlap = np.cumsum(counts, axis=1)
+        depth = data.positions[:k]
+        decay = np.power(self.p, depth - 1.0)
+        best = np.minimum(depth[None, :], data.n_ref[:, None]) / depth[None, :]
+        return ((overlap / depth[None, :]) @ decay) / (best @ decay)
+
+
+@dataclass(frozen=True)
+class RR(Measure):
+    """Reciprocal rank of the first ORL item."""
+
+    NAME: ClassVar[str] = "RR"
+    DESCRIPTION: ClassVar[str] = "reciprocal rank of the first reference item"
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return baselines.reciprocal_rank(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        rel = _relevance(data, self._k(data)) > 0
+        first = rel.argmax(axis=1)
+        return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class P(Measure):
+    """Precision at k (ORL items are the relevant ones)."""
+
+    NAME: ClassVar[str] = "P"
+    DESCRIPTION: ClassVar[str] = "precision at k (needs @k)"
+    NEEDS_CUTOFF: ClassVar[bool] = True
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return baselines.precision(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        return _relevance(data, k).sum(axis=1) / k
+
+
+# --- rank correlations -----------------------------------------------------------------
+@dataclass(frozen=True)
+class _Correlation(Measure):
+    """Shared batch path of the rank correlations: only defined rows are computed."""
+
+    RANGE: ClassVar[tuple[float, float]] = (-1.0, 1.0)
+    METHOD: ClassVar[str] = "kendall"
+
+    def correlation(self, orl: ORL, ranking: list[str]) -> baselines.RankCorrelation:
+        """Value and, when undefined, the reason."""
+        return baselines.rank_correlation(orl, ranking, self.cutoff, method=self.METHOD)  # type: ignore[arg-type]
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return self.correlation(orl, ranking).value
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        credited = (data.ranks[:, :k] > 0).sum(axis=1)
+        only_orl = ~(data.filled[:, :k] & ~data.in_orl[:, :k]).any(axis=1)
+        defined = (credited == data.n_ref) & only_orl & (data.n_tiers > 1)
+        out = np.full(len(data.queries), np.nan)
+        for row in np.flatnonzero(defined).tolist():
+            out[row] = self.compute(data.orls[row], data.ranking_of(row))
+        return out
+
+
+@dataclass(frozen=True)
+class KendallTau(_Correlation):
+    """Kendall's tau-b between candidate positions and ORL ranks (NaN when undefined)."""
+
+    NAME: ClassVar[str] = "KendallTau"
+    DESCRIPTION: ClassVar[str] = "Kendall tau-b vs the ORL; NaN unless same item set, >1 tier"
+
+
+@dataclass(frozen=True)
+class SpearmanRho(_Correlation):
+    """Spearman's rho between candidate positions and ORL ranks (NaN when undefined)."""
+
+    NAME: ClassVar[str] = "SpearmanRho"
+    DESCRIPTION: ClassVar[str] = "Spearman rho vs the ORL; NaN unless same item set, >1 tier"
+    METHOD: ClassVar[str] = "spearman"
+
+
+#: Registry: measure name -> definition class.
+MEASURES: dict[str, type[Measure]] = {
+    cls.NAME: cls for cls in (RDQ, nDCG, AP, RBP, CMP, RR, P, KendallTau, SpearmanRho)
+}
+
+_NAME_RE = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]*))?$"
+)
+
+
+def valid_names() -> str:
+    """Human-readable list of valid measure names (used in error messages)."""
+    names = [*RDQ.ALIASES, *MEASURES]
+    return (
+        ", ".join(names)
+        + " - with optional (param=value,...) and @k; e.g. RDQm2-a1@10, nDCG(grade=lc)@10, "
+        "RBP(p=0.8)@10; penalties: "
+        + ", ".join(PENALTIES)
+        + "; weight presets: "
+        + ", ".join(WEIGHT_PRESETS)
+    )
+
+
+def _parse_one(name: str) -> Measure:
+    """Parse one measure name or raise ``ValueError`` with the reason."""
+    match = _NAME_RE.match(name.strip())
+    if not match:
+        raise ValueError("not of the form NAME(param=value,...)@k")
+    base, raw_params, raw_cutoff = match["name"], match["params"], match["cutoff"]
+    preset: dict[str, Any] = {}
+    cls: type[Measure]
+    if base in RDQ.ALIASES:
+        preset, cls = dict(RDQ.ALIASES[base]), RDQ
+    elif base in MEASURES:
+        cls = MEASURES[base]
+    else:
+        close = difflib.get_close_matches(base, [*RDQ.ALIASES, *MEASURES], n=1, cutoff=0.5)
+        raise ValueError("unknown measure" + (f" (did you mean {close[0]}?)" if close else ""))
+    kwargs: dict[str, Any] = dict(preset)
+    for part in filter(None, (raw_params or "").split(",")):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        if not sep:
+            raise ValueError(f"parameter {part!r} is not key=value")
+        if key not in cls.PARAMS:
+            allowed = ", ".join(cls.PARAMS) or "none"
+            raise ValueError(f"{cls.NAME} has no parameter {key!r} (allowed: {allowed})")
+        if key in preset:
+            raise ValueError(f"{base} fixes {key}; use RDQ(...) to set it")
+        try:
+            kwargs[key] = cls.PARAMS[key](value)
+        except ValueError as exc:
+            raise ValueError(f"parameter {key}: {exc}") from None
+    if raw_cutoff is not None:
+        if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
+            raise ValueError(f"cutoff must be an integer >= 1, got {raw_cutoff!r}")
+        kwargs["cutoff"] = int(raw_cutoff)
+    try:
+        return cls(**kwargs)
+    except ScoringError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:
+    """Parse several measure names, reporting every bad one at once.
+
+    Raises
+    ------
+    UnknownMeasureError
+        Listing each bad name with its reason, and the valid names.
+    """
+    parsed: list[Measure] = []
+    problems: list[str] = []
+    for name in names:
+        if isinstance(name, Measure):
+            parsed.append(name)
+            continue
+        try:
+            parsed.append(_parse_one(name))
+        except ValueError as exc:
+            problems.append(f"bad measure {name!r}: {exc}")
+    if problems:
+        raise UnknownMeasureError(problems, valid_names())
+    return parsed
+
+
+def parse_measure(name: str | Measure) -> Measure:
+    """Parse a measure name such as ``RDQm2-a1@10`` or ``nDCG(grade=lc,gain=linear)@5``.
+
+    The result is callable on one query, ``measure(orl, ranking) -> float``,
+    and ``str(measure)`` is its canonical name.
+
+    Raises
+    ------
+    UnknownMeasureError
+        With the reason and the list of valid names.
+    """
+    return parse_measures([name])[0]
+
+
+def with_cutoff(measure: Measure, cutoff: int | None) -> Measure:
+    """A copy of ``measure`` with another cutoff."""
+    return replace(measure, cutoff=cutoff)

@@ -1,0 +1,214 @@
+"""The ordered reference list (ORL) of one query (RDQ.md section 1).
+
+An ORL maps each reference item to an integer rank; smaller is better and
+items sharing a rank form a tier. Ranks start at 1 and are consecutive, so an
+ORL with ``T`` tiers uses exactly the ranks ``1..T``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
+
+import numpy as np
+
+from scoring.errors import ScoringError
+
+__all__ = ["ORL"]
+
+
+def _check_rank(item: Hashable, rank: object) -> int:
+    """Return ``rank`` as an ``int`` or raise naming the item."""
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
+        raise ScoringError(f"ORL rank of item {item!r} must be an integer, got {rank!r}")
+    return int(rank)
+
+
+class ORL(Mapping[str, int]):
+    """Ordered reference list of one query: item -> tier rank (1 is best).
+
+    Parameters
+    ----------
+    mapping
+        Item -> integer rank. Ranks must be ``1..T`` with no gaps.
+    grades
+        Optional native graded labels of the items (kept when the ORL was
+        built from graded judgments, used by ``nDCG(grade=native)``).
+    normalize
+        Compress arbitrary integer ranks to ``1..T`` (dense ranking) instead
+        of rejecting gaps.
+
+    Raises
+    ------
+    ScoringError
+        (a ``ValueError``) for an empty ORL, a non-integer rank, a rank below
+        1, or a gap in the ranks, naming the offending item and rank.
+
+    Examples
+    --------
+    >>> orl = ORL({"d1": 1, "d3": 1, "d2": 2})
+    >>> orl.tiers
+    [['d1', 'd3'], ['d2']]
+    """
+
+    __slots__ = ("_grades", "_ranks", "_sorted_ranks")
+
+    def __init__(
+        self,
+        mapping: Mapping[str, int],
+        *,
+        grades: Mapping[str, float] | None = None,
+        normalize: bool = False,
+    ) -> None:
+        if len(mapping) == 0:
+            raise ScoringError("an ORL must hold at least one item")
+        ranks = {item: _check_rank(item, rank) for item, rank in mapping.items()}
+        if normalize:
+            levels = {r: i for i, r in enumerate(sorted(set(ranks.values())), start=1)}
+            ranks = {item: levels[r] for item, r in ranks.items()}
+        n_tiers = len(set(ranks.values()))
+        for item, rank in ranks.items():
+            if rank < 1 or rank > n_tiers:
+                raise ScoringError(
+                    f"ORL ranks must be consecutive integers from 1 with no gaps "
+                    f"(this ORL has {n_tiers} tiers, so ranks 1..{n_tiers}); "
+                    f"item {item!r} has rank {rank}"
+                )
+        self._ranks: dict[str, int] = ranks
+        self._sorted_ranks = np.sort(np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks)))
+        self._grades: dict[str, float] | None = None
+        if grades is not None:
+            missing = [item for item in ranks if item not in grades]
+            if missing:
+                raise ScoringError(f"native grades are missing for ORL item {missing[0]!r}")
+            self._grades = {item: float(grades[item]) for item in ranks}
+
+    # --- constructors -----------------------------------------------------------------
+    @classmethod
+    def from_ranked_list(cls, items: Sequence[str]) -> ORL:
+        """Build a strict ORL (no ties) from items listed best first.
+
+        Raises
+        ------
+        ScoringError
+            When an item is repeated.
+        """
+        ranks: dict[str, int] = {}
+        for position, item in enumerate(items, start=1):
+            if item in ranks:
+                raise ScoringError(
+                    f"item {item!r} appears twice in the ranked list "
+                    f"(positions {ranks[item]} and {position})"
+                )
+            ranks[item] = position
+        return cls(ranks)
+
+    @classmethod
+    def from_tiers(cls, tiers: Iterable[Iterable[str]]) -> ORL:
+        """Build an ORL from tiers listed best first, e.g. ``[["d1", "d3"], ["d2"]]``."""
+        ranks: dict[str, int] = {}
+        for rank, tier in enumerate(tiers, start=1):
+            members = list(tier) if not isinstance(tier, str) else [tier]
+            if not members:
+                raise ScoringError(f"tier {rank} of the ORL is empty")
+            for item in members:
+                if item in ranks:
+                    raise ScoringError(
+                        f"item {item!r} appears in tier {ranks[item]} and tier {rank}"
+                    )
+                ranks[item] = rank
+        return cls(ranks)
+
+    @classmethod
+    def from_grades(cls, grades: Mapping[str, float]) -> ORL:
+        """Build an ORL from graded labels (ORL.md, graded route).
+
+        Each distinct positive grade becomes a tier, highest grade first
+        (grades {3, 1, 2} give 3 -> rank 1, 2 -> rank 2, 1 -> rank 3). Grade 0
+        items are dropped; the native grades are kept for ``nDCG(grade=native)``.
+
+        Raises
+        ------
+        ScoringError
+            For a negative or non-finite grade, or when no grade is positive.
+        """
+        for item, grade in grades.items():
+            if not np.isfinite(grade) or grade < 0:
+                raise ScoringError(f"grade of item {item!r} must be >= 0, got {grade!r}")
+        positive = {item: float(g) for item, g in grades.items() if g > 0}
+        if not positive:
+            raise ScoringError("no item has a positive grade, so there is no ORL")
+        levels = {g: r for r, g in enumerate(sorted(set(positive.values()), reverse=True), 1)}
+        return cls({item: levels[g] for item, g in positive.items()}, grades=positive)
+
+    @classmethod
+    def from_scores(cls, scores: Mapping[str, float], *, higher_is_better: bool = True) -> ORL:
+        """Build an ORL from item scores; equal scores share a tier (dense ranking)."""
+        sign = -1.0 if higher_is_better else 1.0
+        levels = {s: r for r, s in enumerate(sorted({sign * float(v) for v in scores.values()}), 1)}
+        return cls({item: levels[sign * float(v)] for item, v in scores.items()})
+
+    # --- mapping protocol -------------------------------------------------------------
+    def __getitem__(self, item: str) -> int:
+        return self._ranks[item]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ranks)
+
+    def __len__(self) -> int:
+        return len(self._ranks)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._ranks
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ORL):
+            return self._ranks == other._ranks and self._grades == other._grades
+        if isinstance(other, Mapping):
+            return self._ranks == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ORL.from_tiers({self.tiers!r})"
+
+    # --- properties -------------------------------------------------------------------
+    @property
+    def ranks(self) -> Mapping[str, int]:
+        """Read-only item -> rank mapping."""
+        return MappingProxyType(self._ranks)
+
+    @property
+    def grades(self) -> Mapping[str, float] | None:
+        """Native graded labels, or ``None`` when the ORL was not built from grades."""
+        return None if self._grades is None else MappingProxyType(self._grades)
+
+    @property
+    def n_items(self) -> int:
+        """``|R|``, the number of reference items."""
+        return len(self._ranks)
+
+    @property
+    def n_tiers(self) -> int:
+        """``T``, the number of tiers (the largest rank)."""
+        return int(self._sorted_ranks[-1])
+
+    @property
+    def tiers(self) -> list[list[str]]:
+        """Items grouped by tier, best tier first (insertion order inside a tier)."""
+        grouped: list[list[str]] = [[] for _ in range(self.n_tiers)]
+        for item, rank in self._ranks.items():
+            grouped[rank - 1].append(item)
+        return grouped
+
+    def ideal_ranks(self, k: int) -> np.ndarray:
+        """``g*_1..g*_k`` (RDQ.md section 3): sorted ranks, then ``T+1, T+2, ...``."""
+        n = min(k, self.n_items)
+        tail = self.n_tiers + np.arange(1, k - n + 1, dtype=np.int64)
+        return np.concatenate([self._sorted_ranks[:n], tail])
+
+    def to_dict(self) -> dict[str, int]:
+        """A plain ``{item: rank}`` copy."""
+        return dict(self._ranks)
