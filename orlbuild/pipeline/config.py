@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast, get_args
 
 from orlbuild.errors import ConfigError
+from scoring import UnknownMeasureError, parse_measures
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -419,6 +420,10 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     measures = root.strings("measures", required=True)
     if not measures and isinstance(root.data.get("measures"), list):
         problems.add("measures", "must list at least one measure, e.g. ['RDQm2-a1@10', 'nDCG@10']")
+    try:
+        parse_measures(measures)
+    except UnknownMeasureError as exc:
+        problems.add("measures", str(exc))
     database_url = _database(root.table("database"), base)
     inputs = tuple(_input(t, base, collection) for t in root.tables("inputs"))
     if not root.data.get("inputs"):

@@ -150,11 +150,18 @@ def test_collection_default_and_override(workdir: Path) -> None:
             "measures: must list at least one measure",
         ),
         (('measures = ["RDQm2-a1@10"]', "measures = 5"), "measures: must be an array (got 5)"),
-        (('measures = ["RDQm2-a1@10"]', 'measures = ["a", "a"]'), "measures: lists 'a' twice"),
+        (
+            ('measures = ["RDQm2-a1@10"]', 'measures = ["P@5", "P@5"]'),
+            "measures: lists 'P@5' twice",
+        ),
+        (
+            ('measures = ["RDQm2-a1@10"]', 'measures = ["nDCG@10", "RDQm3@10"]'),
+            "measures: bad measure 'RDQm3@10': unknown measure",
+        ),
         (('measures = ["RDQm2-a1@10"]', ""), "measures: is required"),
         (('[scoring]\nbuild = "main"', ""), "scoring: a [scoring] table is required"),
         (
-            ('measures = ["RDQm2-a1@10"]', 'measures = ["x"]\nmesures = 1'),
+            ('measures = ["RDQm2-a1@10"]', 'measures = ["P@5"]\nmesures = 1'),
             "mesures: unknown key; allowed here:",
         ),
         (
