@@ -1,13 +1,14 @@
 """Schema versions: Alembic upgrade/downgrade/current and the "at head" check.
 
 The migrations are the only source of the schema. They live in the
-top-level ``migrations/`` directory of the source tree; a wheel ships the
-same directory as ``orlbuild/_migrations`` (see ``pyproject.toml``), so the
-installed console script finds them without the source tree.
+top-level ``migrations/`` directory of the source tree; a wheel ships them
+as data files (see ``pyproject.toml``), so the installed console script finds
+them without the source tree.
 """
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 from alembic import command
@@ -31,16 +32,30 @@ __all__ = [
 ]
 
 UPGRADE_HINT = "run `orlbuild db upgrade`"
+MIGRATIONS_ENV = "migrations/env.py"
 
 
 def migrations_dir() -> Path:
-    """Locate the Alembic script directory (installed copy first, then the source tree)."""
-    package_root = Path(__file__).resolve().parent.parent
-    for candidate in (package_root / "_migrations", package_root.parent / "migrations"):
-        if (candidate / "env.py").is_file():
-            return candidate
+    """Locate the Alembic script directory.
+
+    In a source checkout (``pyproject.toml`` next to the package) that is the
+    top-level ``migrations/``; an installed wheel carries the same files as
+    data files under ``<prefix>/share/orlbuild/migrations``, found through the
+    distribution's file list so that every install scheme works.
+    """
+    source_root = Path(__file__).resolve().parents[2]
+    if (source_root / "pyproject.toml").is_file() and (source_root / MIGRATIONS_ENV).is_file():
+        return source_root / "migrations"
+    try:
+        files = metadata.files("orlbuild") or []
+    except metadata.PackageNotFoundError:
+        files = []
+    for entry in files:
+        if entry.as_posix().endswith("share/orlbuild/" + MIGRATIONS_ENV):
+            return Path(str(entry.locate())).resolve().parent
     raise StoreError(
-        f"cannot find the orlbuild migrations next to {package_root}; reinstall orlbuild"
+        f"cannot find the orlbuild migrations (looked in {source_root} and the installed "
+        "package files); reinstall orlbuild"
     )
 
 
