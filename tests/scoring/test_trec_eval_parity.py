@@ -1,0 +1,64 @@
+"""Parity with trec_eval through pytrec_eval on generated graded qrels and tied-score runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scoring import ORL, evaluate
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+CUTOFFS = (1, 3, 5, 10, 20)
+
+
+def _generate(seed: int, n_queries: int = 60) -> tuple[dict, dict]:
+    """Graded qrels (grades 0-3, some zeros) and runs with many tied scores."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        query = f"q{q}"
+        pool = [
+            f"doc{j:03d}" for j in rng.choice(300, size=int(rng.integers(5, 60)), replace=False)
+        ]
+        judged = pool[: int(rng.integers(1, len(pool)))]
+        grades = rng.integers(0, 4, size=len(judged))
+        grades[int(rng.integers(len(judged)))] = int(rng.integers(1, 4))  # >= 1 relevant
+        qrels[query] = {d: int(g) for d, g in zip(judged, grades, strict=True)}
+        retrieved = rng.permutation(pool)[: int(rng.integers(1, len(pool) + 1))]
+        # Few distinct score values -> many ties, broken by docid descending.
+        scores = rng.integers(0, 5, size=len(retrieved)).astype(float) / 2.0
+        run[query] = {d: float(s) for d, s in zip(retrieved, scores, strict=True)}
+    run.pop("q0")  # a query missing from the run
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_per_query_parity_with_trec_eval(seed: int) -> None:
+    qrels, run = _generate(seed)
+    trec_measures = {f"P_{k}" for k in CUTOFFS} | {f"map_cut_{k}" for k in CUTOFFS}
+    trec_measures |= {f"ndcg_cut_{k}" for k in CUTOFFS} | {"recip_rank", "map"}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, trec_measures).evaluate(run)
+
+    orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
+    frame = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["query", "item", "score"],
+    )
+    ours: dict[str, str] = {"RR": "recip_rank", "AP": "map"}
+    for k in CUTOFFS:
+        ours |= {
+            f"P@{k}": f"P_{k}",
+            f"AP@{k}": f"map_cut_{k}",
+            f"nDCG(grade=native,gain=linear)@{k}": f"ndcg_cut_{k}",
+        }
+    got = evaluate(orls, frame, list(ours), missing="skip")
+    assert set(got.index) == set(expected)
+    for query, values in expected.items():
+        for name, trec_name in ours.items():
+            assert got.loc[query, name] == pytest.approx(values[trec_name], abs=1e-6), (
+                query,
+                name,
+            )
