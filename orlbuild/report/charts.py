@@ -1,0 +1,104 @@
+"""Figures of the report, drawn with matplotlib (Agg canvas) and inlined as SVG."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Colormap, to_hex
+from matplotlib.figure import Figure
+
+__all__ = ["HEATMAP_COLORMAP", "cell_colours", "figure_to_svg", "interval_figure"]
+
+HEATMAP_COLORMAP = "YlGnBu"
+_SVG_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+_SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+
+
+def figure_to_svg(figure: Figure) -> str:
+    """Serialise ``figure`` as an inline ``<svg>`` element (text kept as text, no metadata).
+
+    The output is deterministic (fixed hash salt, no date), so the same figure
+    always gives the same bytes.
+    """
+    buffer = io.StringIO()
+    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "orlbuild-report"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    svg = _SVG_PROLOGUE.sub("", buffer.getvalue(), count=1)
+    svg = _SVG_METADATA.sub("", svg, count=1)  # RDF boilerplate, useless inline
+    return svg.replace("<svg ", '<svg role="img" ', 1)
+
+
+def interval_figure(
+    intervals: pd.DataFrame, systems: Sequence[str], measures: Sequence[str]
+) -> Figure:
+    """Mean score with its confidence interval, one panel per measure (a forest plot).
+
+    Parameters
+    ----------
+    intervals
+        Output of :func:`orlbuild.report.intervals.mean_intervals`.
+    systems
+        Systems top to bottom.
+    measures
+        One panel per measure, left to right.
+    """
+    width = min(3.2 * len(measures), 13.0)
+    height = 0.9 + 0.38 * len(systems)
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(measures), sharey=True, squeeze=False)[0]
+    indexed = intervals.set_index(["system", "measure"])
+    positions = np.arange(len(systems))[::-1]
+    for ax, measure in zip(axes, measures, strict=True):
+        rows = indexed.loc[[(s, measure) for s in systems]]
+        means = rows["mean"].to_numpy(dtype=float)
+        errors = np.vstack(
+            [means - rows["low"].to_numpy(float), rows["high"].to_numpy(float) - means]
+        )
+        ax.errorbar(
+            means, positions, xerr=errors, fmt="o", color="#1f4e79", ecolor="#6b8fb5", capsize=3
+        )
+        ax.set_title(measure, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(labelsize=9)
+        low = np.nanmin(rows["low"].to_numpy(float)) if np.isfinite(rows["low"]).any() else 0.0
+        high = np.nanmax(rows["high"].to_numpy(float)) if np.isfinite(rows["high"]).any() else 1.0
+        pad = max(0.02, 0.08 * (high - low))
+        ax.set_xlim(low - pad, high + pad)
+    axes[0].set_yticks(positions, list(systems))
+    axes[0].set_ylim(-0.6, len(systems) - 0.4)
+    return figure
+
+
+def cell_colours(
+    values: np.ndarray, cmap: str | Colormap = HEATMAP_COLORMAP
+) -> list[tuple[str, str]]:
+    """Background and text colour of heatmap cells for values in [0, 1] (NaN: grey).
+
+    Returns
+    -------
+    list of (str, str)
+        ``(background, text)`` hex colours; the text is white on dark cells.
+    """
+    colormap = mpl.colormaps[cmap] if isinstance(cmap, str) else cmap
+    out = []
+    for value in np.asarray(values, dtype=float):
+        if np.isnan(value):
+            out.append(("#eeeeee", "#777777"))
+            continue
+        red, green, blue, _ = colormap(float(np.clip(value, 0.0, 1.0)))
+        luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+        out.append((to_hex((red, green, blue)), "#ffffff" if luminance < 0.5 else "#1b1b1b"))
+    return out
+
+
+def colour_scale(cmap: str = HEATMAP_COLORMAP, stops: int = 6) -> str:
+    """A CSS ``linear-gradient`` showing the heatmap's colour scale from 0 to 1."""
+    colours = [cell_colours(np.array([v]), cmap)[0][0] for v in np.linspace(0.0, 1.0, stops)]
+    return "linear-gradient(to right, " + ", ".join(colours) + ")"

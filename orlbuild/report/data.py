@@ -1,0 +1,128 @@
+"""What a report shows, as plain inputs: per-query scores, comparisons, ORLs, power.
+
+The report never reads the database itself: a caller (the pipeline, the
+``orlbuild report`` command, a notebook) gathers these inputs and hands them to
+:func:`orlbuild.report.render_report`. ORLs and tie decisions are accepted
+through small protocols, so the builders' records (``QueryORL``,
+``TieDecision``) fit as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pandas as pd
+
+from orlbuild.errors import OrlbuildError
+from scoring.statistics import PowerResult
+
+__all__ = ["OrlView", "ReportData", "TieDecisionView"]
+
+
+class TieDecisionView(Protocol):
+    """One audited tie-or-separate decision (ORL.md, "Audit trail")."""
+
+    @property
+    def leader(self) -> str: ...
+    @property
+    def item(self) -> str: ...
+    @property
+    def diff(self) -> float: ...
+    @property
+    def se(self) -> float | None: ...
+    @property
+    def p_value(self) -> float | None: ...
+    @property
+    def decision(self) -> str: ...
+    @property
+    def rule(self) -> str: ...
+
+
+class OrlView(Protocol):
+    """One query's ORL as the report draws it."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def tiers(self) -> Sequence[Sequence[str]]: ...
+    @property
+    def scores(self) -> Mapping[str, float]: ...
+    @property
+    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
+    @property
+    def decisions(self) -> Sequence[TieDecisionView]: ...
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything one report shows.
+
+    Attributes
+    ----------
+    title
+        Page title.
+    per_query
+        System -> per-query scores (rows: queries, columns: measures), as
+        returned by :func:`scoring.evaluate`. Every system has the same measures.
+    comparisons
+        Pairwise tests, one row per (measure, pair), with the columns of
+        ``scoring.statistics.COMPARISON_COLUMNS``; may be empty.
+    orls
+        The build's ORLs, one per query (drawn as tiers with their audit).
+    build
+        Build metadata shown in the header (name, id, method, parameters...).
+    power
+        Measure -> :class:`scoring.statistics.PowerResult`, or ``None`` when not computed.
+    notes
+        Free-text lines shown under the header (conventions, warnings).
+    alpha
+        Significance level used by the comparisons.
+    correction
+        Multiple-comparison correction used (shown in the legend).
+    level
+        Confidence level of the per-system intervals.
+    interval_method
+        ``"t"`` (t-interval over per-query scores) or ``"bootstrap"`` (BCa).
+    seed
+        Seed of the bootstrap intervals.
+    """
+
+    title: str
+    per_query: Mapping[str, pd.DataFrame]
+    comparisons: pd.DataFrame
+    orls: Sequence[OrlView] = ()
+    build: Mapping[str, Any] = field(default_factory=dict)
+    power: Mapping[str, PowerResult] | None = None
+    notes: Sequence[str] = ()
+    alpha: float = 0.05
+    correction: str = "holm"
+    level: float = 0.95
+    interval_method: str = "t"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.per_query:
+            raise OrlbuildError("a report needs per-query scores of at least one system")
+        columns = {tuple(frame.columns) for frame in self.per_query.values()}
+        if len(columns) != 1:
+            raise OrlbuildError("every system in a report must have the same measures")
+        if not next(iter(columns)):
+            raise OrlbuildError("a report needs at least one measure")
+        if self.interval_method not in ("t", "bootstrap"):
+            raise OrlbuildError(
+                f"interval_method must be 't' or 'bootstrap' (got {self.interval_method!r})"
+            )
+        if not 0.0 < self.level < 1.0:
+            raise OrlbuildError(f"level must lie in (0, 1) (got {self.level!r})")
+
+    @property
+    def systems(self) -> list[str]:
+        """System names in input order."""
+        return list(self.per_query)
+
+    @property
+    def measures(self) -> list[str]:
+        """Measure names, in column order."""
+        return [str(c) for c in next(iter(self.per_query.values())).columns]

@@ -1,0 +1,428 @@
+"""The sections of the report, each a small function from :class:`ReportData` to HTML."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.plots import plot_power_stability
+from orlbuild.report.charts import cell_colours, colour_scale, figure_to_svg, interval_figure
+from orlbuild.report.data import OrlView, ReportData, TieDecisionView
+from orlbuild.report.markup import esc, fmt_number, fmt_p, table, tag
+
+__all__ = [
+    "header_section",
+    "heatmap_section",
+    "orl_section",
+    "power_section",
+    "significance_section",
+    "system_order",
+    "systems_section",
+]
+
+
+def system_order(intervals: pd.DataFrame, measure: str) -> list[str]:
+    """Systems by decreasing mean of ``measure`` (ties by name)."""
+    rows = intervals[intervals["measure"] == measure]
+    ranked = sorted(
+        zip(rows["mean"].fillna(-np.inf), rows["system"], strict=True), key=lambda r: (-r[0], r[1])
+    )
+    return [system for _, system in ranked]
+
+
+def _natural_key(text: str) -> list[Any]:
+    """Sort ``q2`` before ``q10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def _significant(data: ReportData) -> pd.DataFrame:
+    frame = data.comparisons
+    if frame.empty:
+        return frame
+    return frame[frame["significant"].astype(bool)]
+
+
+def header_section(data: ReportData) -> str:
+    """Title, build metadata, the data at a glance and the notes."""
+    queries = sorted(
+        {q for f in data.per_query.values() for q in f.index.astype(str)}, key=_natural_key
+    )
+    glance = [
+        (str(len(queries)), "queries"),
+        (str(len(data.systems)), "systems"),
+        (str(len(data.measures)), "measures"),
+        (str(len(data.orls)), "ORLs"),
+    ]
+    if not data.comparisons.empty:
+        glance.append(
+            (f"{len(_significant(data))} of {len(data.comparisons)}", "differences significant")
+        )
+    build_items = [(str(k), _plain(v)) for k, v in data.build.items()]
+    blocks = [tag("h1", esc(data.title))]
+    blocks.append(
+        tag(
+            "ul",
+            *(tag("li", tag("strong", esc(v)), " ", esc(k)) for v, k in glance),
+            class_="glance",
+        )
+    )
+    if build_items:
+        blocks.append(
+            tag(
+                "details",
+                tag("summary", "Build"),
+                tag(
+                    "dl",
+                    *(tag("dt", esc(k)) + tag("dd", esc(v)) for k, v in build_items),
+                    class_="meta",
+                ),
+                class_="build",
+                open=True,
+            )
+        )
+    if data.notes:
+        blocks.append(tag("ul", *(tag("li", esc(n)) for n in data.notes), class_="notes"))
+    return tag("header", *blocks)
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items()) or "–"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value) or "–"
+    return str(value)
+
+
+def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[str]) -> str:
+    """Per-system means with confidence intervals: a table and a forest plot."""
+    indexed = intervals.set_index(["system", "measure"])
+    level = f"{data.level:.0%}"
+    method = "t-interval" if data.interval_method == "t" else "BCa bootstrap"
+    rows = []
+    for rank, system in enumerate(order, start=1):
+        cells = [tag("td", str(rank), class_="num"), tag("th", esc(system), scope="row")]
+        for measure in data.measures:
+            entry = indexed.loc[(system, measure)]
+            interval = f"[{fmt_number(entry['low'])}, {fmt_number(entry['high'])}]"
+            title = (
+                f"{system} {measure}: mean {fmt_number(entry['mean'], 4)}, "
+                f"{level} CI {interval}, n = {entry['n']}"
+            )
+            cells.append(
+                tag(
+                    "td",
+                    tag("span", fmt_number(entry["mean"]), class_="mean"),
+                    " ",
+                    tag("span", esc(interval), class_="ci"),
+                    class_="num",
+                    title=title,
+                )
+            )
+        rows.append(tag("tr", *cells))
+    header = ["#", "system", *data.measures]
+    figure = figure_to_svg(interval_figure(intervals, order, data.measures))
+    caption = (
+        f"Mean over queries with its {level} confidence interval ({method} over per-query scores)."
+    )
+    return tag(
+        "section",
+        tag("h2", "Systems"),
+        tag("p", esc(caption), class_="caption"),
+        table(header, rows, id="systems-table", class_="data"),
+        tag("figure", figure, class_="chart"),
+        id="systems",
+    )
+
+
+def significance_section(data: ReportData, order: Sequence[str]) -> str:
+    """One matrix per measure: row mean minus column mean, coloured when significant."""
+    if data.comparisons.empty:
+        return tag(
+            "section",
+            tag("h2", "Significant differences"),
+            tag("p", "No comparison was run."),
+            id="significance",
+        )
+    blocks = [tag("h2", "Significant differences")]
+    test_note = (
+        f"Cell: mean of the row system minus the column system. Coloured when the paired test is "
+        f"significant at alpha = {data.alpha:g} after {data.correction} correction "
+        f"(green: row better, red: row worse). Hover for p-values and per-query wins/ties/losses."
+    )
+    blocks.append(tag("p", esc(test_note), class_="caption"))
+    for measure in data.measures:
+        pairs = data.comparisons[data.comparisons["measure"] == measure]
+        if pairs.empty:
+            continue
+        lookup = {(r.a, r.b): r for r in pairs.itertuples(index=False)}
+        rows = [
+            tag(
+                "tr",
+                tag("th", esc(s), scope="row"),
+                *(_matrix_cell(measure, s, c, lookup) for c in order),
+            )
+            for s in order
+        ]
+        blocks.append(tag("h3", esc(measure)))
+        blocks.append(table(["", *order], rows, class_="matrix", data_measure=measure))
+        blocks.append(_verdicts(pairs))
+    return tag("section", *blocks, id="significance")
+
+
+def _matrix_cell(measure: str, row: str, column: str, lookup: Mapping[tuple[str, str], Any]) -> str:
+    if row == column:
+        return tag("td", "·", class_="diag")
+    if (row, column) in lookup:
+        entry = lookup[(row, column)]
+        diff, wins, losses = entry.diff, entry.wins, entry.losses
+    elif (column, row) in lookup:
+        entry = lookup[(column, row)]
+        diff, wins, losses = -entry.diff, entry.losses, entry.wins
+    else:
+        return tag("td", "–", class_="na")
+    significant = bool(entry.significant)
+    kind = ("better" if diff > 0 else "worse") if significant else "ns"
+    title = (
+        f"{row} vs {column} on {measure}: diff {fmt_number(diff, 4, signed=True)}, "
+        f"p = {fmt_p(entry.p_value)}, adjusted p = {fmt_p(entry.p_adjusted)}, "
+        f"wins/ties/losses {wins}/{entry.ties}/{losses}"
+    )
+    mark = " ▲" if kind == "better" else " ▼" if kind == "worse" else ""
+    return tag("td", fmt_number(diff, 3, signed=True) + mark, class_=f"num {kind}", title=title)
+
+
+def _verdicts(pairs: pd.DataFrame) -> str:
+    """The significant differences of one measure, in words."""
+    significant = pairs[pairs["significant"].astype(bool)]
+    if significant.empty:
+        return tag("p", "No difference is significant.", class_="verdict")
+    items = []
+    for entry in significant.itertuples(index=False):
+        better, worse = (entry.a, entry.b) if entry.diff > 0 else (entry.b, entry.a)
+        detail = f" (+{fmt_number(abs(entry.diff), 3)}, adjusted p = {fmt_p(entry.p_adjusted)})"
+        items.append(tag("li", tag("strong", esc(f"{better} > {worse}")), esc(detail)))
+    return tag("ul", *items, class_="verdict")
+
+
+def heatmap_section(data: ReportData, order: Sequence[str]) -> str:
+    """Per-query scores as one coloured table: a row per query, a column group per measure."""
+    sizes = {o.query: (sum(len(t) for t in o.tiers), len(o.tiers)) for o in data.orls}
+    panels = {m: pd.DataFrame({s: data.per_query[s][m] for s in order}) for m in data.measures}
+    for panel in panels.values():
+        panel.index = panel.index.astype(str)
+    queries = sorted(next(iter(panels.values())).index, key=_natural_key)
+    values = {(m, s): panels[m].loc[queries, s].to_numpy(float) for m in panels for s in order}
+    colours = {key: cell_colours(column) for key, column in values.items()}
+    rows = []
+    for i, query in enumerate(queries):
+        cells = [tag("th", esc(query), scope="row")]
+        if sizes:
+            items, tiers = sizes.get(query, (None, None))
+            cells.append(tag("td", "–" if items is None else f"{items}/{tiers}", class_="num size"))
+        for m_index, measure in enumerate(data.measures):
+            for s_index, system in enumerate(order):
+                value = float(values[(measure, system)][i])
+                background, text = colours[(measure, system)][i]
+                cells.append(
+                    tag(
+                        "td",
+                        fmt_number(value, 2),
+                        class_="num heat" + (" first" if s_index == 0 and m_index > 0 else ""),
+                        style=f"background:{background};color:{text}",
+                        title=f"{query} · {system} · {measure} = {fmt_number(value, 4)}",
+                    )
+                )
+        rows.append(tag("tr", *cells))
+    lead = [tag("th", "query", rowspan=2, scope="col")]
+    if sizes:
+        lead.append(
+            tag("th", "items/tiers", rowspan=2, scope="col", title="size of the query's ORL")
+        )
+    groups = [tag("th", esc(m), colspan=len(order), scope="colgroup") for m in data.measures]
+    names = [tag("th", esc(s), scope="col") for _ in data.measures for s in order]
+    head = tag("thead", tag("tr", *lead, *groups), tag("tr", *names))
+    heatmap = tag("table", head, tag("tbody", *rows), class_="heatmap")
+    caption = tag(
+        "p",
+        "Each cell is one system's score on one query; hover for the exact value. Scale: ",
+        tag("span", "0", class_="scale-end"),
+        tag("span", "", class_="scale", style=f"background: {colour_scale()}"),
+        tag("span", "1", class_="scale-end"),
+        class_="caption",
+    )
+    return tag(
+        "section",
+        tag("h2", "Per-query scores"),
+        caption,
+        tag("div", heatmap, class_="scroll"),
+        id="heatmap",
+    )
+
+
+def orl_section(data: ReportData) -> str:
+    """Every query's ORL drawn as tiers, with the audit's tie decisions on hover and inline."""
+    if not data.orls:
+        return ""
+    legend = (
+        "Each row is a tier (best first); ★ marks the tier's leader, against which every other "
+        "item was tested. Hover an item for its score and the decision; open a query for its "
+        "full audit trail."
+    )
+    ordered = sorted(data.orls, key=lambda o: _natural_key(o.query))
+    return tag(
+        "section",
+        tag("h2", "Ordered reference lists"),
+        tag("p", esc(legend), class_="caption"),
+        tag("div", *(_orl_block(orl) for orl in ordered), class_="orls"),
+        id="orls",
+    )
+
+
+def _orl_block(orl: OrlView) -> str:
+    by_item = {d.item: d for d in orl.decisions}
+    n_items = sum(len(t) for t in orl.tiers)
+    n_tests = sum(1 for d in orl.decisions if d.p_value is not None)
+    tiers = len(orl.tiers)
+    bar = tag(
+        "span",
+        *(
+            tag("span", "", class_="seg", style=f"flex-grow:{len(t)};{_tier_style(i, tiers)}")
+            for i, t in enumerate(orl.tiers)
+        ),
+        class_="tierbar",
+        title=" | ".join(f"tier {i + 1}: {len(t)}" for i, t in enumerate(orl.tiers)),
+    )
+    meta = (
+        f"{n_items} item{'s' * (n_items != 1)} · {tiers} tier{'s' * (tiers != 1)} · {n_tests} tests"
+    )
+    summary = tag(
+        "summary",
+        tag("span", esc(orl.query), class_="qid"),
+        bar,
+        tag("span", esc(meta), class_="meta"),
+    )
+    rows = []
+    for index, tier in enumerate(orl.tiers):
+        leader = tier[0] if tier else None
+        if index > 0 and leader in by_item:
+            rows.append(tag("div", esc(_separation_text(by_item[leader])), class_="gap"))
+        chips = [_chip(orl, item, by_item.get(item), item == leader) for item in tier]
+        rows.append(
+            tag(
+                "div",
+                tag("span", f"{index + 1}", class_="tier-label", style=_tier_style(index, tiers)),
+                tag("span", *chips, class_="chips"),
+                class_="tier",
+            )
+        )
+    audit = _audit_table(orl.decisions)
+    return tag(
+        "details",
+        summary,
+        tag("div", *rows, class_="tiers"),
+        audit,
+        class_="orl",
+        id=f"orl-{orl.query}",
+        data_query=orl.query,
+    )
+
+
+def _tier_style(index: int, tiers: int) -> str:
+    """Tier 1 dark, later tiers lighter (the heatmap's colour scale), readable text."""
+    value = 0.9 - 0.7 * (index / max(tiers - 1, 1))
+    background, text = cell_colours(np.array([value]))[0]
+    return f"background:{background};color:{text}"
+
+
+def _chip(orl: OrlView, item: str, decision: TieDecisionView | None, leader: bool) -> str:
+    parts = [item]
+    score = orl.scores.get(item)
+    interval = orl.intervals.get(item)
+    if score is not None:
+        text = f"score {fmt_number(score, 3)}"
+        if interval is not None:
+            text += f" [{fmt_number(interval[0], 3)}, {fmt_number(interval[1], 3)}]"
+        parts.append(text)
+    if decision is not None:
+        parts.append(_decision_text(decision))
+    elif leader:
+        parts.append("leader of the first tier")
+    label = ("★ " if leader else "") + esc(item)
+    kind = "chip leader" if leader else "chip"
+    return tag("span", label, class_=kind, title="\n".join(parts))
+
+
+def _decision_text(decision: TieDecisionView) -> str:
+    text = f"{decision.decision} vs leader {decision.leader}: diff {fmt_number(decision.diff, 3)}"
+    if decision.se is not None:
+        text += f", se {fmt_number(decision.se, 3)}"
+    if decision.p_value is not None:
+        text += f", p = {fmt_p(decision.p_value)}"
+    return text + f" ({decision.rule})"
+
+
+def _separation_text(decision: TieDecisionView) -> str:
+    return f"↓ {_decision_text(decision)}"
+
+
+def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
+    if not decisions:
+        return ""
+    rows = [
+        tag(
+            "tr",
+            tag("td", esc(d.leader)),
+            tag("td", esc(d.item)),
+            tag("td", fmt_number(d.diff, 3), class_="num"),
+            tag("td", fmt_number(d.se, 3), class_="num"),
+            tag("td", fmt_p(d.p_value), class_="num"),
+            tag("td", esc(d.decision), class_=f"decision {d.decision}"),
+            tag("td", esc(d.rule)),
+        )
+        for d in decisions
+    ]
+    header = ["leader", "item", "diff", "se", "p", "decision", "rule"]
+    return tag(
+        "details",
+        tag("summary", f"Audit trail ({len(decisions)} decisions)"),
+        table(header, rows, class_="audit"),
+        class_="audit-trail",
+    )
+
+
+def power_section(data: ReportData) -> str:
+    """Power@n and stability curves with the summary figures, when computed."""
+    if not data.power:
+        return ""
+    rows = [
+        tag(
+            "tr",
+            tag("th", esc(measure), scope="row"),
+            tag("td", f"{result.discriminative_power:.0%}", class_="num"),
+            tag("td", "–" if result.n80 is None else str(result.n80), class_="num"),
+            tag(
+                "td", "–" if result.tau80_budget is None else str(result.tau80_budget), class_="num"
+            ),
+            tag("td", fmt_number(result.auc_tau, 3), class_="num"),
+        )
+        for measure, result in data.power.items()
+    ]
+    header = ["measure", "discriminative power", "N80", "tau ≥ 0.8 from", "AUC(tau)"]
+    caption = (
+        "Power@n: share of random query subsets of size n on which a pair of systems differs "
+        "significantly (median and 90th percentile over pairs). Stability: mean Kendall tau "
+        "between the system ordering on a subset and on all queries. '–': threshold not reached."
+    )
+    figure = figure_to_svg(plot_power_stability(dict(data.power)))
+    return tag(
+        "section",
+        tag("h2", "Power and stability"),
+        tag("p", esc(caption), class_="caption"),
+        table(header, rows, id="power-table", class_="data"),
+        tag("figure", figure, class_="chart"),
+        id="power",
+    )

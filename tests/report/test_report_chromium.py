@@ -1,0 +1,69 @@
+"""The report in a real browser: headless Chromium loads it cleanly and shows the tables.
+
+Needs the Debian packages ``chromium`` and ``chromium-driver`` (``.ci/run``
+installs them); without a Chromium binary these tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from orlbuild.report import ReportData, write_report
+from orlbuild.report.screenshot import find_chromium, load_page, main, screenshot
+from tests.report.html_page import Page
+
+pytestmark = pytest.mark.skipif(
+    find_chromium() is None,
+    reason="Chromium is not installed (Debian: apt-get install chromium chromium-driver)",
+)
+
+
+@pytest.fixture(scope="module")
+def report_file(report_data: ReportData, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_report(report_data, tmp_path_factory.mktemp("report") / "report.html")
+
+
+def test_page_loads_without_errors_and_shows_the_tables(report_file: Path) -> None:
+    loaded = load_page(report_file)
+    assert loaded.console == ()  # no script errors, no blocked resources reported
+    dom = Page(loaded.dom)
+    assert [a.get("id") for a in dom.find("section")] == [
+        "systems",
+        "significance",
+        "heatmap",
+        "orls",
+        "power",
+    ]
+    systems = dom.table(id="systems-table")
+    assert [row[1] for row in systems[1:]] == ["alpha", "beta", "gamma", "delta"]
+    assert len(dom.with_class("table", "matrix")) == 2
+    assert len(dom.table(**{"class": "heatmap"})) == 2 + 30
+    assert len(dom.with_class("details", "orl")) == 3
+    assert len(dom.find("svg")) == 2
+    assert dom.find("title")
+
+
+def test_console_errors_are_caught(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.html"
+    broken.write_text("<html><body><script>undefinedFunction();</script></body></html>")
+    assert any("undefinedFunction" in message for message in load_page(broken).console)
+
+
+def test_screenshot_is_a_real_picture(report_file: Path, tmp_path: Path) -> None:
+    png = screenshot(report_file, tmp_path / "shot.png", width=1000, height=1400)
+    with Image.open(png) as image:
+        assert image.size == (1000, 1400)
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 200  # text, tables and charts, not a blank page
+
+
+def test_screenshot_command_line(
+    report_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "cli.png"
+    main([str(report_file), "-o", str(target), "--width", "800", "--height", "600"])
+    assert capsys.readouterr().out.strip() == str(target.resolve())
+    assert target.stat().st_size > 10_000
