@@ -1,0 +1,145 @@
+"""Bradley-Terry scores of pairwise comparisons through choix, and their information.
+
+The default solver is choix's I-LSR (Maystre & Grossglauser, "Fast and
+accurate inference of Plackett-Luce models", NIPS 2015). It is called on the
+count matrix (:func:`choix.ilsr_pairwise_dense`), which is the same iteration
+as :func:`choix.ilsr_pairwise` on the list of comparisons but vectorised;
+``opt`` (:func:`choix.opt_pairwise`) and ``mm`` (:func:`choix.mm_pairwise`,
+Hunter 2004) are selectable.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import choix
+import numpy as np
+from scipy.special import expit
+
+from orlbuild.builders.comparisons import FloatArray
+
+__all__ = [
+    "bradley_terry_information",
+    "bradley_terry_pairwise",
+    "pairs_from_counts",
+    "regularisation_information",
+]
+
+
+class EstimationError(Exception):
+    """choix failed (no convergence, absorbing classes, non-finite scores)."""
+
+
+def pairs_from_counts(counts: FloatArray) -> list[tuple[int, int]]:
+    """Expand an integer count matrix into choix's list of ``(winner, loser)`` pairs."""
+    winners, losers = np.nonzero(counts)
+    repeats = np.rint(counts[winners, losers]).astype(np.int64)
+    return list(
+        zip(np.repeat(winners, repeats).tolist(), np.repeat(losers, repeats).tolist(), strict=True)
+    )
+
+
+def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "ilsr") -> FloatArray:
+    """Maximum-likelihood Bradley-Terry scores (centred log-strengths).
+
+    Parameters
+    ----------
+    counts
+        ``counts[i, j]`` = number of times item ``i`` beat item ``j``.
+    alpha
+        choix's regularisation (``c / n_items`` in a build).
+    solver
+        ``ilsr``, ``opt`` or ``mm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One score per item, mean zero; higher is better.
+
+    Raises
+    ------
+    EstimationError
+        When choix does not converge, finds more than one absorbing class, or
+        returns non-finite scores (typically an item that never wins or never
+        loses with ``alpha = 0``).
+    """
+    n = counts.shape[0]
+    if n == 1:
+        return np.zeros(1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if solver == "ilsr":
+                params = choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500)
+            elif solver == "opt":
+                params = choix.opt_pairwise(n, pairs_from_counts(counts), alpha=alpha)
+            elif solver == "mm":
+                params = choix.mm_pairwise(n, pairs_from_counts(counts), alpha=alpha)
+            else:
+                raise ValueError(f"unknown Bradley-Terry solver {solver!r}")
+    except RuntimeError as exc:  # choix: "Did not converge after N iterations"
+        raise EstimationError(
+            f"Bradley-Terry ({solver}) did not converge ({exc}); the usual cause is an item "
+            "that never wins or never loses, which needs --reg > 0"
+        ) from exc
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        raise EstimationError(
+            f"Bradley-Terry ({solver}) failed: {exc}; an item that never wins or never "
+            "loses needs --reg > 0"
+        ) from exc
+    params = np.asarray(params, dtype=np.float64)
+    if not np.all(np.isfinite(params)):
+        raise EstimationError(
+            f"Bradley-Terry ({solver}) returned non-finite scores; an item that never wins "
+            "or never loses needs --reg > 0"
+        )
+    return params - params.mean()
+
+
+def bradley_terry_information(scores: FloatArray, pair_counts: FloatArray) -> FloatArray:
+    """Observed Fisher information of the Bradley-Terry log-likelihood.
+
+    ``H = sum over comparisons p (1 - p) (e_w - e_l)(e_w - e_l)^T``
+    (ORL.md, "Tiering"), computed from the symmetric matrix of comparisons per
+    pair in two array operations.
+
+    Parameters
+    ----------
+    scores
+        Bradley-Terry scores.
+    pair_counts
+        ``N[i, j]`` = number of comparisons between ``i`` and ``j`` (``C + C.T``).
+    """
+    p = expit(scores[:, None] - scores[None, :])
+    weights = pair_counts * p * (1.0 - p)
+    return np.diag(weights.sum(axis=1)) - weights
+
+
+def regularisation_information(scores: FloatArray, *, alpha: float, solver: str) -> FloatArray:
+    """The information added by choix's regularisation at ``scores``.
+
+    * ``ilsr``: ``alpha`` in the LSR chain is equivalent to
+      ``alpha * (w_i + w_j)`` virtual wins each way between every pair
+      (``w`` = choix's mean-one weights), so its information is that of those
+      virtual comparisons.
+    * ``opt``: the penalty ``alpha * ||s||^2`` adds ``2 alpha I``.
+    * ``mm``: ``(wins + alpha) / (denominator + alpha)`` is the stationary point
+      of a penalty ``alpha * sum(w_i - s_i)``, whose Hessian is ``alpha * diag(w)``.
+    """
+    n = len(scores)
+    if alpha == 0.0:
+        return np.zeros((n, n))
+    weights = _mean_one(scores)
+    if solver == "opt":
+        return 2.0 * alpha * np.eye(n)
+    if solver == "mm":
+        return alpha * np.diag(weights)
+    virtual = alpha * (weights[:, None] + weights[None, :]) * 2.0
+    np.fill_diagonal(virtual, 0.0)
+    return bradley_terry_information(scores, virtual)
+
+
+def _mean_one(scores: FloatArray) -> FloatArray:
+    """Weights ``exp(s)`` rescaled to mean one (choix's ``exp_transform``)."""
+    weights = np.exp(scores - scores.mean())
+    return np.asarray(len(weights) * weights / weights.sum(), dtype=np.float64)

@@ -1,0 +1,212 @@
+"""Build the ORLs of every query of a data set (the library entry point of ``orlbuild build``).
+
+Inputs are DataFrames shaped like the store's read API returns them:
+
+* pairwise: ``query, annotator, winner, loser, tie``;
+* listwise: ``query, annotator, item, rank``;
+* graded: ``query, annotator, item, grade``.
+
+Each query gets its own random generator, seeded with ``(seed, crc32(query))``,
+so a query's ORL does not depend on which other queries are in the build.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.builders.comparisons import PairwiseComparisons, comparisons_from_arrays
+from orlbuild.builders.graded import aggregate_grades, graded_orl
+from orlbuild.builders.listwise import listwise_query_orl
+from orlbuild.builders.pairwise import pairwise_query_orl
+from orlbuild.builders.parameters import BuildParameters, resolve_parameters
+from orlbuild.builders.results import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
+from orlbuild.errors import BuildError, ConfigError
+
+__all__ = ["REQUIRED_COLUMNS", "build_orls", "query_rng", "resolve_for_frame"]
+
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "pairwise": ("query", "winner", "loser"),
+    "listwise": ("query", "item", "rank"),
+    "graded": ("query", "item", "grade"),
+}
+
+QueryBuilder = Callable[[str, np.random.Generator], QueryORL]
+
+
+def query_rng(seed: int, query: str) -> np.random.Generator:
+    """The random generator of one query in a build with ``seed``."""
+    return np.random.default_rng([seed, zlib.crc32(query.encode("utf-8"))])
+
+
+def _blocks(queries: pd.Series) -> Iterator[tuple[str, np.ndarray]]:
+    """(query, row positions) for every query, in sorted query order."""
+    codes, names = pd.factorize(queries.astype(str), sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    for block in np.split(order, bounds):
+        if len(block):
+            yield str(names[codes[block[0]]]), block
+
+
+def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    if source not in REQUIRED_COLUMNS:
+        raise ConfigError(
+            f"--source {source!r} is not valid; choose one of graded, listwise, pairwise"
+        )
+    missing = [c for c in REQUIRED_COLUMNS[source] if c not in frame.columns]
+    if missing:
+        raise BuildError(f"{source} judgments lack column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise BuildError(f"there are no {source} judgments to build from")
+    frame = frame.copy()
+    if "annotator" not in frame.columns:
+        frame["annotator"] = "_"
+    frame["annotator"] = frame["annotator"].fillna("_").astype(str)
+    # A canonical row order makes resampling (and so the build) independent of
+    # the order the store returned the rows in.
+    keys = ["query", "annotator", *REQUIRED_COLUMNS[source][1:]]
+    if "tie" in frame.columns:
+        keys.append("tie")
+    return frame.sort_values(keys, kind="stable", ignore_index=True)
+
+
+def resolve_for_frame(frame: pd.DataFrame, params: BuildParameters) -> BuildParameters:
+    """Resolve ``params`` against the data (listwise: ``direct`` iff one list per query).
+
+    Raises
+    ------
+    ConfigError
+        Invalid options, or ``direct`` asked for queries with several lists
+        (the message names them).
+    """
+    single = None
+    if params.source == "listwise" and "annotator" in frame.columns:
+        lists = frame.groupby("query", sort=True)["annotator"].nunique()
+        several = lists[lists > 1]
+        single = several.empty
+        if params.method == "direct" and not several.empty:
+            shown = ", ".join(repr(str(q)) for q in several.index[:10])
+            more = f" and {len(several) - 10} more" if len(several) > 10 else ""
+            raise ConfigError(
+                f"--method direct needs one list per query, but {shown}{more} have several; "
+                "use --method bt, plackett-luce or borda"
+            )
+    return resolve_parameters(params, single_list_per_query=single)
+
+
+def _graded(part: pd.Series, query: str, rng: np.random.Generator) -> QueryORL:
+    return graded_orl(query, part)
+
+
+def _listwise(
+    part: pd.DataFrame, params: BuildParameters, query: str, rng: np.random.Generator
+) -> QueryORL:
+    return listwise_query_orl(query, part, params, rng)
+
+
+def _pairwise(
+    comps: PairwiseComparisons, params: BuildParameters, query: str, rng: np.random.Generator
+) -> QueryORL:
+    return pairwise_query_orl(query, comps, params, rng)
+
+
+def _query_builders(
+    frame: pd.DataFrame, params: BuildParameters
+) -> Iterator[tuple[str, QueryBuilder]]:
+    """One closure per query that builds its ORL from the right slice of data."""
+    if params.source == "graded":
+        grades = aggregate_grades(frame, str(params.grade_agg))
+        for query, block in _blocks(grades["query"]):
+            part = grades.iloc[block].set_index("item")["grade"]
+            yield query, partial(_graded, part)
+    elif params.source == "listwise":
+        for query, block in _blocks(frame["query"]):
+            part = frame.iloc[block]
+            yield query, partial(_listwise, part, params)
+    else:
+        winners = frame["winner"].to_numpy(dtype=object)
+        losers = frame["loser"].to_numpy(dtype=object)
+        ties = (
+            frame["tie"].fillna(0).to_numpy().astype(bool)
+            if "tie" in frame.columns
+            else np.zeros(len(frame), dtype=bool)
+        )
+        annotators = frame["annotator"].to_numpy(dtype=object)
+        for query, block in _blocks(frame["query"]):
+            comps = comparisons_from_arrays(
+                winners[block], losers[block], ties[block], annotators[block]
+            )
+            yield query, partial(_pairwise, comps, params)
+
+
+def build_orls(
+    frame: pd.DataFrame,
+    params: BuildParameters,
+    *,
+    on_error: str = "raise",
+    advance: Callable[[int], None] | None = None,
+) -> tuple[BuildParameters, BuildOutcome]:
+    """Build one ORL per query.
+
+    Parameters
+    ----------
+    frame
+        Judgments of ``params.source`` (columns in :data:`REQUIRED_COLUMNS`,
+        plus ``annotator`` and, for pairwise, ``tie``).
+    params
+        Build options; defaults are resolved against the data first.
+    on_error
+        ``"raise"`` (default): any failing query makes the whole build fail
+        with a :class:`~orlbuild.errors.BuildError` listing every failed query
+        and its cause; ``"skip"``: build the rest and list the failures.
+    advance
+        Called with 1 after each query (progress bar).
+
+    Returns
+    -------
+    params : BuildParameters
+        The resolved parameters (store these with the build).
+    outcome : BuildOutcome
+        ORLs by query, failures, warnings.
+
+    Raises
+    ------
+    BuildError
+        With ``on_error="raise"`` when a query fails (a
+        :class:`~orlbuild.builders.results.QueryBuildError` when only one did).
+    ConfigError
+        Invalid options.
+    """
+    if on_error not in ("raise", "skip"):
+        raise ConfigError(f"--on-error must be 'raise' or 'skip', got {on_error!r}")
+    frame = _check_frame(frame, params.source)
+    resolved = resolve_for_frame(frame, params)
+    seed = int(resolved.seed or 0)
+    outcome = BuildOutcome(orls={})
+    for query, build_query in _query_builders(frame, resolved):
+        try:
+            orl = build_query(query, query_rng(seed, query))
+        except QueryBuildError as exc:
+            outcome.failures.append(QueryFailure(query, exc.cause))
+        else:
+            outcome.orls[query] = orl
+            outcome.warnings += [f"query {query!r}: {w}" for w in orl.warnings]
+        if advance is not None:
+            advance(1)
+    if outcome.failures and on_error == "raise":
+        first = outcome.failures[0]
+        if len(outcome.failures) == 1:
+            raise QueryBuildError(first.query, first.cause)
+        listed = "; ".join(f"query {f.query!r}: {f.cause}" for f in outcome.failures[:5])
+        more = f"; and {len(outcome.failures) - 5} more" if len(outcome.failures) > 5 else ""
+        raise BuildError(
+            f"{len(outcome.failures)} queries failed: {listed}{more}; "
+            "nothing was stored (use --on-error skip to build the others)"
+        )
+    outcome.warnings += [f"query {f.query!r} skipped: {f.cause}" for f in outcome.failures]
+    return resolved, outcome

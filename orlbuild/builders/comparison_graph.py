@@ -1,0 +1,89 @@
+"""The comparison graph of a query (networkx): components, lone items, cycles.
+
+Items in different connected components cannot be ordered against each other
+(ORL.md, pairwise route); cycles of the majority-preference graph are listed
+by the quality report, never hidden.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import numpy.typing as npt
+
+from orlbuild.builders.comparisons import PairwiseComparisons
+
+__all__ = [
+    "comparison_components",
+    "majority_preference_cycles",
+    "never_compared_items",
+]
+
+
+def comparison_components(comparisons: PairwiseComparisons) -> list[npt.NDArray[np.int64]]:
+    """Connected components of the undirected comparison graph.
+
+    Parameters
+    ----------
+    comparisons
+        The query's comparisons; every item is a node, even when never compared.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        Local item indices of each component, sorted; components ordered by
+        size (largest first), then by their smallest item id.
+    """
+    graph = nx.Graph()
+    graph.add_nodes_from(range(comparisons.n_items))
+    graph.add_edges_from(
+        zip(comparisons.winners.tolist(), comparisons.losers.tolist(), strict=True)
+    )
+    parts = [np.array(sorted(part), dtype=np.int64) for part in nx.connected_components(graph)]
+    parts.sort(key=lambda part: (-len(part), str(comparisons.items[part[0]])))
+    return parts
+
+
+def never_compared_items(comparisons: PairwiseComparisons) -> list[str]:
+    """Items that appear in no comparison (an error for their query)."""
+    seen = np.zeros(comparisons.n_items, dtype=bool)
+    seen[comparisons.winners] = True
+    seen[comparisons.losers] = True
+    return [str(item) for item in comparisons.items[~seen]]
+
+
+def majority_preference_cycles(
+    comparisons: PairwiseComparisons, *, limit: int = 100
+) -> list[list[str]]:
+    """Cycles of the majority-preference graph.
+
+    There is an edge ``a -> b`` when ``a`` beat ``b`` strictly more often than
+    ``b`` beat ``a`` (ties, entered once each way, cancel out).
+
+    Parameters
+    ----------
+    comparisons
+        The query's comparisons.
+    limit
+        Stop after this many cycles (the number of cycles can explode).
+
+    Returns
+    -------
+    list of list of str
+        Each cycle as its items, starting from its smallest item id.
+    """
+    counts = comparisons.count_matrix()
+    wins, losses = np.nonzero(counts > counts.T)
+    graph = nx.DiGraph()
+    graph.add_edges_from(
+        (str(comparisons.items[a]), str(comparisons.items[b]))
+        for a, b in zip(wins.tolist(), losses.tolist(), strict=True)
+    )
+    cycles: list[list[str]] = []
+    for cycle in nx.simple_cycles(graph):
+        start = cycle.index(min(cycle))
+        cycles.append(cycle[start:] + cycle[:start])
+        if len(cycles) >= limit:
+            break
+    cycles.sort(key=lambda c: (len(c), c))
+    return cycles

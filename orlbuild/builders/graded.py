@@ -1,0 +1,126 @@
+"""The graded route (ORL.md, "Graded labels"): one tier per distinct positive grade.
+
+Several annotators per (query, item) are aggregated first:
+
+* ``median`` (default): the median grade, a half-way median (an even number
+  of annotators split between two grades) rounded *down*, so that a
+  disagreement never promotes an item;
+* ``mean``: the mean grade, kept as a fraction (it is its own tier);
+* ``max``: the highest grade;
+* ``majority``: the most frequent grade; equally frequent grades resolve to
+  the lowest of them (same reason as the median).
+
+Grade 0 items are not in the ORL; a query with no positive aggregated grade
+gets no ORL and fails with that cause. The aggregated (native) grades are kept
+for ``nDCG(gain=native)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.builders.results import QueryBuildError, QueryORL, TieDecision
+
+__all__ = ["aggregate_grades", "graded_orl"]
+
+
+def aggregate_grades(frame: pd.DataFrame, how: str = "median") -> pd.DataFrame:
+    """Aggregate the grades of several annotators per (query, item).
+
+    Parameters
+    ----------
+    frame
+        Columns ``query``, ``item``, ``grade`` (``annotator`` is not needed).
+    how
+        ``median``, ``mean``, ``max`` or ``majority``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query``, ``item``, ``grade``, one row per (query, item),
+        sorted by query then item.
+    """
+    keys = ["query", "item"]
+    grades = frame[[*keys, "grade"]].astype({"grade": np.float64})
+    if how == "median":
+        out = grades.groupby(keys, sort=True)["grade"].median()
+        out = np.floor(out)
+    elif how == "mean":
+        out = grades.groupby(keys, sort=True)["grade"].mean()
+    elif how == "max":
+        out = grades.groupby(keys, sort=True)["grade"].max()
+    elif how == "majority":
+        counts = grades.groupby([*keys, "grade"], sort=True).size().rename("n").reset_index()
+        counts = counts.sort_values([*keys, "n", "grade"], ascending=[True, True, False, True])
+        out = counts.drop_duplicates(keys, keep="first").set_index(keys)["grade"]
+    else:
+        raise ValueError(f"unknown grade aggregate {how!r}")
+    return out.rename("grade").reset_index().sort_values(keys, ignore_index=True)
+
+
+def graded_orl(query: str, grades: pd.Series) -> QueryORL:
+    """ORL of one query from its aggregated grades.
+
+    Parameters
+    ----------
+    query
+        Query id.
+    grades
+        Item -> aggregated grade.
+
+    Returns
+    -------
+    QueryORL
+        Tiers by decreasing positive grade, the native grades, and one
+        ``same grade`` / ``lower grade`` decision per item after the first.
+
+    Raises
+    ------
+    QueryBuildError
+        When no item has a positive grade.
+
+    Examples
+    --------
+    Grades {3, 1, 2} give 3 -> rank 1, 2 -> rank 2, 1 -> rank 3.
+    """
+    positive = grades[grades > 0]
+    if positive.empty:
+        raise QueryBuildError(query, "no positive grades (every judged item has grade 0)")
+    items = positive.index.to_numpy(dtype=object).astype(str)
+    values = positive.to_numpy(dtype=np.float64)
+    order = np.lexsort((items, -values))
+    tiers: list[list[str]] = []
+    decisions: list[TieDecision] = []
+    leader = -1
+    for index in order.tolist():
+        if leader >= 0:
+            same = bool(values[index] == values[leader])
+            decisions.append(
+                TieDecision(
+                    query=query,
+                    leader=str(items[leader]),
+                    item=str(items[index]),
+                    score_leader=float(values[leader]),
+                    score_item=float(values[index]),
+                    diff=float(values[leader] - values[index]),
+                    se=None,
+                    p_value=None,
+                    decision="tied" if same else "separated",
+                    rule="same grade" if same else "lower grade",
+                    variance="none",
+                )
+            )
+        if leader < 0 or values[index] != values[leader]:
+            tiers.append([])
+            leader = index
+        tiers[-1].append(str(items[index]))
+    scores = {str(i): float(v) for i, v in zip(items, values, strict=True)}
+    return QueryORL(
+        query=query,
+        tiers=tiers,
+        scores=scores,
+        intervals=dict.fromkeys(scores),
+        decisions=decisions,
+        native_grades=dict(scores),
+    )

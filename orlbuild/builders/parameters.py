@@ -1,0 +1,214 @@
+"""The parameters of a build: validated, with every default resolved.
+
+A build stores :meth:`BuildParameters.to_json` so that it can be repeated
+exactly (ORL.md, "Building ORLs"). Defaults that depend on the method
+(uncertainty, solver) or on the data (listwise ``direct`` versus ``bt``) are
+filled in by :func:`resolve_parameters` before anything is built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from orlbuild.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_REG",
+    "METHODS",
+    "BuildParameters",
+    "resolve_parameters",
+]
+
+#: Default regularisation strength ``c``; choix receives ``alpha = c / n_items``
+#: so that the pseudo-evidence per item stays constant as queries grow (ORL.md,
+#: pairwise route). With ILSR, ``alpha`` acts like ``alpha * (w_i + w_j)``
+#: virtual wins each way between every pair, so each item carries about
+#: ``2 c`` virtual comparisons in total whatever the number of items (one with the
+#: default); without it a 20-0 record between two items is not significant (Wald
+#: tests lose power at the boundary) and an item that never wins has no finite score.
+DEFAULT_REG = 0.5
+
+SOURCES = ("graded", "listwise", "pairwise")
+METHODS: dict[str, tuple[str, ...]] = {
+    "graded": ("graded",),
+    "listwise": ("direct", "bt", "plackett-luce", "borda"),
+    "pairwise": ("bt", "rank-centrality"),
+}
+GRADE_AGGREGATES = ("median", "mean", "max", "majority")
+SOLVERS = ("ilsr", "opt", "mm")
+_UNCERTAINTY: dict[str, tuple[str, ...]] = {
+    # first entry is the default
+    "bt": ("fisher", "bootstrap"),
+    "plackett-luce": ("fisher", "bootstrap"),
+    "rank-centrality": ("bootstrap",),
+    "borda": ("bootstrap",),
+    "direct": ("none",),
+    "graded": ("none",),
+}
+
+
+@dataclass(frozen=True)
+class BuildParameters:
+    """Every option of a build (``None`` means "use the default").
+
+    Attributes
+    ----------
+    source
+        ``graded``, ``listwise`` or ``pairwise``.
+    method
+        Graded: ``graded``; listwise: ``direct|bt|plackett-luce|borda``
+        (default ``direct`` when every query has one list, else ``bt``);
+        pairwise: ``bt|rank-centrality`` (default ``bt``).
+    grade_agg
+        Graded route aggregate over annotators: ``median`` (default; half-way
+        medians rounded down), ``mean``, ``max`` or ``majority`` (most frequent
+        grade; equally frequent grades resolve to the lowest).
+    sig
+        Significance level of the leader test; ``0`` disables ties.
+    uncertainty
+        ``fisher`` (BT and Plackett-Luce default) or ``bootstrap``
+        (Rank Centrality and Borda default); ``none`` for direct and graded.
+    cluster
+        ``none`` or ``annotators`` (clustered sandwich, BT with Fisher only).
+    resample
+        Bootstrap unit: ``comparisons`` (pairwise rows, or whole lists for
+        Plackett-Luce and Borda) or ``annotators``.
+    bootstrap
+        Number of bootstrap resamples.
+    reg
+        Regularisation strength ``c``; choix gets ``alpha = c / n_items``.
+    solver
+        Bradley-Terry / Plackett-Luce solver: ``ilsr`` (default), ``opt`` or ``mm``.
+    seed
+        Seed of every random draw (bootstrap); default 0 so builds repeat.
+    disconnected
+        ``fail`` (default) or ``tiers`` (order each component separately).
+    """
+
+    source: str
+    method: str | None = None
+    grade_agg: str | None = None
+    sig: float = 0.05
+    uncertainty: str | None = None
+    cluster: str | None = None
+    resample: str | None = None
+    bootstrap: int = 200
+    reg: float = DEFAULT_REG
+    solver: str | None = None
+    seed: int | None = None
+    disconnected: str = "fail"
+
+    def to_json(self) -> dict[str, Any]:
+        """The parameters as a JSON-ready mapping (stored with the build)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, payload: dict[str, Any]) -> BuildParameters:
+        """Rebuild parameters from :meth:`to_json` output."""
+        return cls(**payload)
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...], context: str = "") -> None:
+    if value not in allowed:
+        where = f" for {context}" if context else ""
+        raise ConfigError(
+            f"--{name.replace('_', '-')} {value!r} is not valid{where}; "
+            f"choose one of {', '.join(allowed)}"
+        )
+
+
+def resolve_parameters(
+    params: BuildParameters, *, single_list_per_query: bool | None = None
+) -> BuildParameters:
+    """Validate ``params`` and fill in every default.
+
+    Parameters
+    ----------
+    params
+        The options as given by the user.
+    single_list_per_query
+        For listwise builds without a method: whether every query has exactly
+        one list (then ``direct`` is the default, else ``bt``).
+
+    Returns
+    -------
+    BuildParameters
+        A copy with no ``None`` left (options that do not apply are set to
+        ``"none"``/the neutral value so that the stored record is explicit).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown source, method or option value, or an option that does
+        not apply to the method.
+    """
+    _choice("source", params.source, SOURCES)
+    method = params.method
+    if method is None:
+        if params.source == "listwise":
+            method = "direct" if single_list_per_query in (True, None) else "bt"
+        else:
+            method = METHODS[params.source][0]
+    _choice("method", method, METHODS[params.source], f"--source {params.source}")
+
+    if not (0.0 <= params.sig < 1.0) or math.isnan(params.sig):
+        raise ConfigError(f"--sig must be in [0, 1), got {params.sig!r}")
+    if not (params.reg >= 0.0) or math.isinf(params.reg):
+        raise ConfigError(f"--reg must be a finite number >= 0, got {params.reg!r}")
+    if params.bootstrap < 2:
+        raise ConfigError(f"--bootstrap must be at least 2, got {params.bootstrap!r}")
+    _choice("disconnected", params.disconnected, ("fail", "tiers"))
+
+    grade_agg = params.grade_agg
+    if method == "graded":
+        grade_agg = grade_agg or "median"
+        _choice("grade_agg", grade_agg, GRADE_AGGREGATES)
+    elif grade_agg is not None:
+        raise ConfigError(f"--grade-agg applies to --source graded only, not to {method!r}")
+    else:
+        grade_agg = "none"
+
+    allowed = _UNCERTAINTY[method]
+    uncertainty = params.uncertainty or allowed[0]
+    _choice("uncertainty", uncertainty, allowed, f"--method {method}")
+
+    cluster = params.cluster or "none"
+    _choice("cluster", cluster, ("none", "annotators"))
+    if cluster == "annotators" and not (method == "bt" and uncertainty == "fisher"):
+        raise ConfigError(
+            "--cluster annotators applies to --method bt with --uncertainty fisher; "
+            "use --uncertainty bootstrap --resample annotators otherwise"
+        )
+
+    if uncertainty == "bootstrap":
+        resample = params.resample or "comparisons"
+        _choice("resample", resample, ("comparisons", "annotators"))
+    elif params.resample is not None:
+        raise ConfigError("--resample applies to --uncertainty bootstrap only")
+    else:
+        resample = "none"
+
+    if method in ("bt", "plackett-luce"):
+        solver = params.solver or "ilsr"
+        _choice("solver", solver, SOLVERS, f"--method {method}")
+    elif params.solver is not None:
+        raise ConfigError(f"--solver applies to bt and plackett-luce, not to {method!r}")
+    else:
+        solver = "none"
+
+    seed = 0 if params.seed is None else int(params.seed)
+    return replace(
+        params,
+        method=method,
+        grade_agg=grade_agg,
+        uncertainty=uncertainty,
+        cluster=cluster,
+        resample=resample,
+        solver=solver,
+        seed=seed,
+        sig=float(params.sig),
+        reg=float(params.reg),
+        bootstrap=int(params.bootstrap),
+    )

@@ -1,0 +1,266 @@
+"""Score models of one query: the data a method fits, and how to refit and subset it.
+
+Every scored method (Bradley-Terry, Rank Centrality, Plackett-Luce, Borda)
+is a small class with the same surface, so that the comparison-graph checks,
+the uncertainty estimators and the tiering are written once
+(:mod:`orlbuild.builders.scored_orl`):
+
+* ``comparisons``: the implied pairwise comparisons (graph checks, quality);
+* ``fit(unit_weights)``: scores for a (re)weighted data set;
+* ``information(scores)``: observed Fisher information, ``None`` when the
+  method has no likelihood;
+* ``unit_annotators``: the annotator of each resampling unit;
+* ``subset(members)``: the model restricted to a connected component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from orlbuild.builders.bradley_terry import (
+    bradley_terry_information,
+    bradley_terry_pairwise,
+    regularisation_information,
+)
+from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
+from orlbuild.builders.plackett_luce import plackett_luce_information, plackett_luce_rankings
+from orlbuild.builders.rank_centrality import rank_centrality_pairwise
+
+__all__ = [
+    "BordaModel",
+    "BradleyTerryModel",
+    "PlackettLuceModel",
+    "RankCentralityModel",
+    "ScoreModel",
+]
+
+
+class ScoreModel(Protocol):
+    """What :func:`~orlbuild.builders.scored_orl.orl_from_model` needs from a method."""
+
+    @property
+    def comparisons(self) -> PairwiseComparisons: ...
+
+    @property
+    def unit_annotators(self) -> IntArray: ...
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray: ...
+
+    def information(self, scores: FloatArray) -> FloatArray | None: ...
+
+    def subset(self, members: IntArray) -> ScoreModel: ...
+
+
+def _alpha(reg: float, n_items: int) -> float:
+    """choix's ``alpha`` for regularisation strength ``reg`` (``c / n_items``)."""
+    return reg / n_items
+
+
+def _pair_unit_annotators(comparisons: PairwiseComparisons) -> IntArray:
+    out = np.zeros(comparisons.n_units, dtype=np.int64)
+    out[comparisons.units] = comparisons.annotators
+    return out
+
+
+@dataclass(frozen=True)
+class BradleyTerryModel:
+    """Bradley-Terry on pairwise comparisons (ties entered once each way)."""
+
+    comparisons: PairwiseComparisons
+    reg: float
+    solver: str = "ilsr"
+
+    @property
+    def unit_annotators(self) -> IntArray:
+        """Annotator of each raw row."""
+        return _pair_unit_annotators(self.comparisons)
+
+    @property
+    def alpha(self) -> float:
+        """The ``alpha`` handed to choix."""
+        return _alpha(self.reg, self.comparisons.n_items)
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """Bradley-Terry scores."""
+        counts = self.comparisons.count_matrix(unit_weights)
+        return bradley_terry_pairwise(counts, alpha=self.alpha, solver=self.solver)
+
+    def information(self, scores: FloatArray) -> FloatArray:
+        """Observed information of the data plus the regularisation."""
+        counts = self.comparisons.count_matrix()
+        return bradley_terry_information(scores, counts + counts.T) + regularisation_information(
+            scores, alpha=self.alpha, solver=self.solver
+        )
+
+    def subset(self, members: IntArray) -> BradleyTerryModel:
+        """The model on one component."""
+        return BradleyTerryModel(self.comparisons.subset(members), self.reg, self.solver)
+
+
+@dataclass(frozen=True)
+class RankCentralityModel:
+    """Rank Centrality on pairwise comparisons; no likelihood, so bootstrap only."""
+
+    comparisons: PairwiseComparisons
+    reg: float
+
+    @property
+    def unit_annotators(self) -> IntArray:
+        """Annotator of each raw row."""
+        return _pair_unit_annotators(self.comparisons)
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """Rank Centrality scores."""
+        counts = self.comparisons.count_matrix(unit_weights)
+        return rank_centrality_pairwise(counts, alpha=_alpha(self.reg, self.comparisons.n_items))
+
+    def information(self, scores: FloatArray) -> None:
+        """Rank Centrality has no likelihood."""
+        return None
+
+    def subset(self, members: IntArray) -> RankCentralityModel:
+        """The model on one component."""
+        return RankCentralityModel(self.comparisons.subset(members), self.reg)
+
+
+@dataclass(frozen=True)
+class RankedLists:
+    """Listwise judgments of one query as local indices; each list is a unit.
+
+    Attributes
+    ----------
+    items
+        Item ids (local index = position).
+    lists
+        Per list: item indices and their tier ranks, best first.
+    annotators
+        Annotator code of each list.
+    comparisons
+        The implied pairwise comparisons (graph checks and quality).
+    """
+
+    items: npt.NDArray[np.object_]
+    lists: list[tuple[IntArray, IntArray]]
+    annotators: IntArray
+    comparisons: PairwiseComparisons = field(repr=False)
+
+    def subset(self, members: IntArray) -> RankedLists:
+        """Lists restricted to ``members`` (lists left with no item are dropped)."""
+        mapping = np.full(len(self.items), -1, dtype=np.int64)
+        mapping[members] = np.arange(len(members))
+        lists, annotators = [], []
+        for (idx, ranks), annotator in zip(self.lists, self.annotators.tolist(), strict=True):
+            keep = mapping[idx] >= 0
+            if keep.any():
+                lists.append((mapping[idx[keep]], ranks[keep]))
+                annotators.append(annotator)
+        return RankedLists(
+            self.items[members],
+            lists,
+            np.asarray(annotators, dtype=np.int64),
+            self.comparisons.subset(members),
+        )
+
+    def repeated(self, unit_weights: FloatArray | None) -> list[tuple[IntArray, IntArray]]:
+        """The lists, each repeated by its (integer) bootstrap multiplicity."""
+        if unit_weights is None:
+            return self.lists
+        counts = np.rint(unit_weights).astype(np.int64).tolist()
+        return [lst for lst, k in zip(self.lists, counts, strict=True) for _ in range(k)]
+
+
+@dataclass(frozen=True)
+class PlackettLuceModel:
+    """Plackett-Luce on strict rankings (lists of one item carry no information)."""
+
+    data: RankedLists
+    reg: float
+    solver: str = "ilsr"
+
+    @property
+    def comparisons(self) -> PairwiseComparisons:
+        """The implied pairwise comparisons."""
+        return self.data.comparisons
+
+    @property
+    def unit_annotators(self) -> IntArray:
+        """Annotator of each list."""
+        return self.data.annotators
+
+    @property
+    def alpha(self) -> float:
+        """The ``alpha`` handed to choix."""
+        return _alpha(self.reg, len(self.data.items))
+
+    def _rankings(self, unit_weights: FloatArray | None) -> list[tuple[int, ...]]:
+        return [
+            tuple(idx[np.argsort(ranks, kind="stable")].tolist())
+            for idx, ranks in self.data.repeated(unit_weights)
+            if len(idx) > 1
+        ]
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """Plackett-Luce scores."""
+        return plackett_luce_rankings(
+            len(self.data.items), self._rankings(unit_weights), alpha=self.alpha, solver=self.solver
+        )
+
+    def information(self, scores: FloatArray) -> FloatArray:
+        """Observed Plackett-Luce information plus the regularisation."""
+        return plackett_luce_information(scores, self._rankings(None)) + regularisation_information(
+            scores, alpha=self.alpha, solver=self.solver
+        )
+
+    def subset(self, members: IntArray) -> PlackettLuceModel:
+        """The model on one component."""
+        return PlackettLuceModel(self.data.subset(members), self.reg, self.solver)
+
+
+@dataclass(frozen=True)
+class BordaModel:
+    """Borda: one minus the mean normalised rank over the lists holding the item.
+
+    A list with ``T`` tiers gives tier ``r`` the normalised rank
+    ``(r - 1) / (T - 1)`` (0 best, 1 worst; a one-tier list gives 0), so lists
+    of different lengths weigh the same.
+    """
+
+    data: RankedLists
+
+    @property
+    def comparisons(self) -> PairwiseComparisons:
+        """The implied pairwise comparisons."""
+        return self.data.comparisons
+
+    @property
+    def unit_annotators(self) -> IntArray:
+        """Annotator of each list."""
+        return self.data.annotators
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """Borda scores (items absent from a resample keep their full-data score)."""
+        n = len(self.data.items)
+        weights = np.ones(len(self.data.lists)) if unit_weights is None else unit_weights
+        total, count = np.zeros(n), np.zeros(n)
+        for (idx, ranks), w in zip(self.data.lists, weights.tolist(), strict=True):
+            top = ranks.max()
+            norm = (ranks - 1) / (top - 1) if top > 1 else np.zeros(len(ranks))
+            np.add.at(total, idx, w * norm)
+            np.add.at(count, idx, w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores = 1.0 - total / count
+        if unit_weights is not None and np.any(count == 0):
+            scores = np.where(count > 0, scores, self.fit(None))
+        return np.asarray(scores, dtype=np.float64)
+
+    def information(self, scores: FloatArray) -> None:
+        """Borda has no likelihood."""
+        return None
+
+    def subset(self, members: IntArray) -> BordaModel:
+        """The model on one component."""
+        return BordaModel(self.data.subset(members))

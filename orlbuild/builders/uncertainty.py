@@ -1,0 +1,201 @@
+"""Uncertainty of item scores and the tests of score differences (ORL.md, "Tiering").
+
+Three estimators, all returning a :class:`ScoreUncertainty`:
+
+* :func:`fisher_uncertainty` - covariance from the observed information,
+  inverted with a pseudo-inverse and projected onto centred scores (scores
+  are only defined up to a constant);
+* :func:`sandwich_uncertainty` - the same bread with a meat clustered by
+  annotator (comparisons of one annotator are not independent), with the
+  small-sample factor ``G / (G - 1)``;
+* :func:`bootstrap_uncertainty` - ``B`` refits on resampled units
+  (comparisons or whole annotators).
+
+The test of ``a`` against ``b`` uses the full covariance,
+``Var(s_a - s_b) = C_aa + C_bb - 2 C_ab``, and a two-sided normal p-value;
+the bootstrap p-value is twice the smaller share of resamples with
+``s_a <= s_b`` or ``s_a >= s_b`` (capped at 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import erfc, expit
+
+from orlbuild.builders.bradley_terry import EstimationError
+from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
+
+__all__ = [
+    "Z_95",
+    "ScoreUncertainty",
+    "bootstrap_samples",
+    "bootstrap_uncertainty",
+    "fisher_uncertainty",
+    "sandwich_uncertainty",
+]
+
+#: Two-sided 95% normal quantile.
+Z_95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class ScoreUncertainty:
+    """Scores with intervals and every pairwise difference test.
+
+    Attributes
+    ----------
+    scores
+        Item scores (higher is better).
+    low, high
+        95% interval of each score.
+    se
+        ``se[a, b]``: standard error of ``s_a - s_b`` (bootstrap: standard
+        deviation of the resampled differences).
+    p_value
+        ``p_value[a, b]``: two-sided p-value of ``s_a = s_b``.
+    variance
+        Label of the estimator, stored with each tie decision.
+    """
+
+    scores: FloatArray
+    low: FloatArray
+    high: FloatArray
+    se: FloatArray
+    p_value: FloatArray
+    variance: str
+
+
+def _centring(n: int) -> FloatArray:
+    return np.eye(n) - np.full((n, n), 1.0 / n)
+
+
+def _from_covariance(scores: FloatArray, cov: FloatArray, variance: str) -> ScoreUncertainty:
+    diag = np.diag(cov)
+    var_diff = np.maximum(diag[:, None] + diag[None, :] - 2.0 * cov, 0.0)
+    se = np.sqrt(var_diff)
+    diff = scores[:, None] - scores[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(diff) / np.where(se > 0, se, 1.0), np.inf)
+    p = erfc(z / np.sqrt(2.0))
+    p = np.where((se == 0) & (diff == 0), 1.0, p)
+    half = Z_95 * np.sqrt(np.maximum(diag, 0.0))
+    return ScoreUncertainty(scores, scores - half, scores + half, se, p, variance)
+
+
+def fisher_uncertainty(
+    scores: FloatArray, information: FloatArray, *, variance: str = "fisher"
+) -> ScoreUncertainty:
+    """Tests from the inverse observed information.
+
+    Parameters
+    ----------
+    scores
+        Fitted scores.
+    information
+        Observed Fisher information at ``scores`` (data plus regularisation).
+    variance
+        Label stored in the audit.
+    """
+    centre = _centring(len(scores))
+    cov = centre @ np.linalg.pinv(information, hermitian=True) @ centre
+    return _from_covariance(scores, cov, variance)
+
+
+def sandwich_uncertainty(
+    scores: FloatArray, information: FloatArray, comparisons: PairwiseComparisons
+) -> ScoreUncertainty:
+    """Bradley-Terry tests with a sandwich covariance clustered by annotator.
+
+    ``C = G / (G - 1) * H^+ (sum_g u_g u_g^T) H^+`` where ``u_g`` is the score
+    (gradient of the log-likelihood) of annotator ``g``'s comparisons.
+
+    Raises
+    ------
+    EstimationError
+        With fewer than two annotators (the clustered meat is then degenerate).
+    """
+    n = len(scores)
+    codes, clusters = np.unique(comparisons.annotators, return_inverse=True)
+    n_clusters = len(codes)
+    if n_clusters < 2:
+        raise EstimationError("--cluster annotators needs at least two annotators for the query")
+    residual = 1.0 - expit(scores[comparisons.winners] - scores[comparisons.losers])
+    grad = np.bincount(
+        clusters * n + comparisons.winners, weights=residual, minlength=n_clusters * n
+    ) - np.bincount(clusters * n + comparisons.losers, weights=residual, minlength=n_clusters * n)
+    per_cluster = grad.reshape(n_clusters, n)
+    meat = per_cluster.T @ per_cluster * (n_clusters / (n_clusters - 1))
+    centre = _centring(n)
+    bread = centre @ np.linalg.pinv(information, hermitian=True) @ centre
+    return _from_covariance(scores, bread @ meat @ bread, "sandwich(annotators)")
+
+
+def bootstrap_samples(
+    fit: Callable[[FloatArray], FloatArray],
+    unit_clusters: IntArray,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Refit on ``resamples`` bootstrap draws.
+
+    Parameters
+    ----------
+    fit
+        Maps a weight per unit (its multiplicity in the draw) to scores.
+    unit_clusters
+        Cluster of each unit; resampling draws clusters with replacement and
+        gives each unit its cluster's multiplicity. Pass ``arange(n_units)``
+        to resample units themselves.
+    resamples
+        Number of draws ``B``.
+    rng
+        Random generator (seeded by the build).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B, n_items)`` scores.
+
+    Raises
+    ------
+    EstimationError
+        When a refit fails, naming the resample.
+    """
+    n_clusters = int(unit_clusters.max()) + 1 if len(unit_clusters) else 0
+    draws = rng.integers(0, max(n_clusters, 1), size=(resamples, n_clusters))
+    rows = []
+    for b in range(resamples):
+        multiplicity = np.bincount(draws[b], minlength=n_clusters).astype(np.float64)
+        try:
+            rows.append(fit(multiplicity[unit_clusters]))
+        except EstimationError as exc:
+            raise EstimationError(f"bootstrap resample {b + 1}: {exc}") from exc
+    return np.vstack(rows)
+
+
+def bootstrap_uncertainty(
+    scores: FloatArray, samples: npt.NDArray[np.float64], *, variance: str
+) -> ScoreUncertainty:
+    """Percentile intervals and bootstrap p-values from resampled scores.
+
+    Parameters
+    ----------
+    scores
+        Scores fitted on the full data (reported as the point estimates).
+    samples
+        ``(B, n_items)`` resampled scores.
+    variance
+        Label stored in the audit, e.g. ``"bootstrap(comparisons, B=200)"``.
+    """
+    diffs = samples[:, :, None] - samples[:, None, :]
+    share_le = (diffs <= 0).mean(axis=0)
+    share_ge = (diffs >= 0).mean(axis=0)
+    p = np.minimum(1.0, 2.0 * np.minimum(share_le, share_ge))
+    se = diffs.std(axis=0, ddof=1)
+    low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+    return ScoreUncertainty(scores, low, high, se, p, variance)
