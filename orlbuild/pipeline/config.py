@@ -38,6 +38,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast, get_args
 
+from orlbuild.builders.parameters import BuildParameters, resolve_parameters
 from orlbuild.errors import ConfigError
 from scoring import UnknownMeasureError, parse_measures
 
@@ -98,6 +99,7 @@ _CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 _NUMBER_PARAMETERS = ("sig", "reg")
 _INTEGER_PARAMETERS = ("bootstrap", "seed")
+_MIN_BOOTSTRAP = 2
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         "graded": frozenset({"grade_agg", "on_error"}),
@@ -504,6 +506,8 @@ def _build(table: _Table, collection: str) -> BuildSpec:
     params_table = table.table("parameters") or _Table({}, table.key("parameters"), table.problems)
     parameters = _parameters(params_table, source)
     table.finish(("name", "source", "method", "collection", "parameters"))
+    if source in BUILD_METHODS and (method is None or method in BUILD_METHODS[source]):
+        _check_with_builder(table, source, method, parameters)
     return BuildSpec(
         name=(name or "").strip(),
         source=cast(Source, source),
@@ -526,15 +530,34 @@ def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
         elif name == "reg":
             values[name] = table.get(name, float, None, check=_non_negative)
         elif name == "bootstrap":
-            values[name] = table.get(name, int, None, check=_positive)
+            values[name] = table.get(name, int, None, check=_bootstrap)
         else:
             values[name] = table.get(name, int, None)
     table.finish(allowed)
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _check_with_builder(
+    table: _Table, source: str, method: str | None, parameters: Mapping[str, Any]
+) -> None:
+    """Let the builder resolve the options: catches combinations that do not apply."""
+    options = {k: v for k, v in parameters.items() if k != "on_error"}
+    try:
+        # an unspecified listwise method may resolve to bt on the data: validate permissively
+        resolve_parameters(
+            BuildParameters(source=source, method=method, **options),
+            single_list_per_query=False,
+        )
+    except ConfigError as exc:
+        table.problems.add(table.key("parameters"), str(exc))
+
+
 def _significance(value: float) -> str | None:
     return None if 0.0 <= value < 1.0 else "must be in [0, 1) (0 disables ties)"
+
+
+def _bootstrap(value: int) -> str | None:
+    return None if value >= _MIN_BOOTSTRAP else f"must be >= {_MIN_BOOTSTRAP}"
 
 
 def _non_negative(value: float) -> str | None:

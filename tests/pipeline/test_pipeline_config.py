@@ -211,8 +211,12 @@ def test_each_problem_names_the_key_and_what_is_allowed(
             "[builds.parameters]\ngrade_agg = 'median'",
             "parameters.grade_agg: unknown key; allowed here:",
         ),
-        ("[builds.parameters]\nbootstrap = 0", "builds[0].parameters.bootstrap: must be >= 1"),
+        ("[builds.parameters]\nbootstrap = 0", "builds[0].parameters.bootstrap: must be >= 2"),
         ("[database]\nfile = 'x.db'", "database.file: unknown key; allowed here: path, url"),
+        (
+            "[builds.parameters]\ncluster = 'annotators'\nuncertainty = 'bootstrap'",
+            "builds[0].parameters: --cluster annotators applies to --method bt",
+        ),
     ],
 )
 def test_section_problems(workdir: Path, section: str, expected: str) -> None:
