@@ -10,7 +10,7 @@ the script simulates what a team would really collect:
   answers almost at random. Every query with two or more relevant items gets a
   connected comparison graph in which every item is compared.
 * ``listwise.tsv``  - tiered rankings (``query annotator item rank``) by three
-  annotators for a subset of 12 queries.
+  annotators for a subset of 12 queries with at least two true tiers.
 * ``graded.qrels``  - graded labels 0-3 by one assessor (TREC qrels) for another,
   disjoint subset of 14 queries, including the four single-answer look-ups and
   some judged non-relevant (grade 0) items.
@@ -190,18 +190,52 @@ def pairwise_rows(queries: Sequence[Query], rng: np.random.Generator) -> list[tu
 
 
 def listwise_rows(queries: Sequence[Query], rng: np.random.Generator) -> list[tuple[str, ...]]:
-    """Simulate tiered rankings by three annotators per query (tiers renumbered from 1)."""
-    names = list(ANNOTATORS)
+    """Simulate tiered rankings by three annotators per query (tiers renumbered from 1).
+
+    Items an annotator puts in one tier imply no preference, so a query's lists
+    are drawn again until their implied comparisons connect every item (the
+    ORL builder fails a query otherwise).
+    """
     rows: list[tuple[str, ...]] = []
     for query in queries:
+        lists = _connected_lists(query, rng)
+        for annotator, seen in lists:
+            dense = {t: r + 1 for r, t in enumerate(sorted(set(seen)))}
+            ranked = sorted(zip(seen, query.items, strict=True))
+            rows += [(query.qid, annotator, item, str(dense[t])) for t, item in ranked]
+    return rows
+
+
+def _connected_lists(query: Query, rng: np.random.Generator) -> list[tuple[str, list[int]]]:
+    """Three annotators' perceived tiers of the query's items, with connected implied pairs."""
+    names = list(ANNOTATORS)
+    while True:
+        lists = []
         for pick in sorted(rng.choice(len(names), size=3, replace=False)):
             annotator = names[int(pick)]
             noise = rng.normal(0.0, LISTWISE_NOISE[annotator], size=len(query.items))
-            seen = np.clip(np.rint(np.asarray(query.tiers) + noise), 1, query.n_tiers).astype(int)
-            dense = {t: r + 1 for r, t in enumerate(sorted(set(seen.tolist())))}
-            ranked = sorted(zip(seen.tolist(), query.items, strict=True))
-            rows += [(query.qid, annotator, item, str(dense[t])) for t, item in ranked]
-    return rows
+            seen = np.clip(np.rint(np.asarray(query.tiers) + noise), 1, query.n_tiers)
+            lists.append((annotator, [int(t) for t in seen]))
+        if _implied_pairs_connect(len(query.items), [seen for _, seen in lists]):
+            return lists
+
+
+def _implied_pairs_connect(n: int, lists: Sequence[Sequence[int]]) -> bool:
+    """Whether items in different tiers of some list link all ``n`` items (union-find)."""
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for tiers in lists:
+        for a in range(n):
+            for b in range(a + 1, n):
+                if tiers[a] != tiers[b]:
+                    parent[root(a)] = root(b)
+    return len({root(i) for i in range(n)}) == 1
 
 
 def graded_rows(queries: Sequence[Query], rng: np.random.Generator) -> list[tuple[str, ...]]:
@@ -289,7 +323,8 @@ def generate(out: Path, seed: int = SEED) -> list[Path]:
     queries = make_queries(rng)
     multi = [q for q in queries if len(q.items) >= 2]
     subset = [multi[int(i)] for i in rng.permutation(len(multi))]
-    listwise = sorted((q for q in subset if 3 <= len(q.items) <= 15), key=lambda q: q.qid)[:12]
+    eligible = [q for q in subset if 3 <= len(q.items) <= 15 and q.n_tiers >= 2]
+    listwise = sorted(eligible[:12], key=lambda q: q.qid)
     taken = {q.qid for q in listwise}
     singles = [q for q in queries if len(q.items) == 1]
     others = [q for q in subset if q.qid not in taken][:10]

@@ -132,3 +132,40 @@ def test_runs_mix_reference_items_ties_and_a_missing_query(truth: pd.DataFrame) 
     tfidf = read_ws(SAMPLE / "runs" / "tfidf.trec", TREC_RUN)
     assert tfidf["query"].nunique() == 39
     assert (SAMPLE / "run.trec").read_bytes() == (SAMPLE / "runs" / "bm25.trec").read_bytes()
+
+
+def test_listwise_lists_imply_a_connected_comparison_graph() -> None:
+    lists = pd.read_csv(SAMPLE / "listwise.tsv", sep="\t", dtype={"query": str, "item": str})
+    for query, rows in lists.groupby("query"):
+        graph = nx.Graph()
+        graph.add_nodes_from(rows["item"])
+        for _, one in rows.groupby("annotator"):
+            items, ranks = one["item"].tolist(), one["rank"].tolist()
+            graph.add_edges_from(
+                (items[i], items[j])
+                for i in range(len(items))
+                for j in range(i + 1, len(items))
+                if ranks[i] != ranks[j]
+            )
+        assert nx.is_connected(graph), query
+
+
+def test_every_query_of_every_sample_build_succeeds() -> None:
+    from orlbuild.builders import BuildParameters, build_orls
+    from orlbuild.pipeline.config import load_config
+
+    frames = {
+        "pairwise": pd.read_csv(SAMPLE / "pairwise.tsv", sep="\t", dtype=str).astype({"tie": int}),
+        "listwise": pd.read_csv(
+            SAMPLE / "listwise.tsv", sep="\t", dtype={"query": str, "item": str}
+        ),
+        "graded": read_ws(SAMPLE / "graded.qrels", QRELS).rename(
+            columns={"iteration": "annotator"}
+        ),
+    }
+    expected = {"pairwise": 36, "listwise": 12, "graded": 14}
+    for spec in load_config(SAMPLE / "pipeline.toml").builds:
+        options = {k: v for k, v in spec.parameters.items() if k != "on_error"}
+        params = BuildParameters(source=spec.source, method=spec.method, **options)
+        _, outcome = build_orls(frames[spec.source], params)  # raises if any query fails
+        assert len(outcome.orls) == expected[spec.source]
