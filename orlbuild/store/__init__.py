@@ -35,3 +35,7 @@ __all__ = [
     "upgrade",
     "write_transaction",
 ]
+
+# The ORL build tables live with their store access; importing them here puts them on
+# Base.metadata whenever the store is used (models must match the migrations).
+from orlbuild.store import builds as builds
