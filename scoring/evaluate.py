@@ -127,10 +127,13 @@ def evaluate(
     queries = [str(q) for q in orls]
     orl_list = [_as_orl(q, orls[q]) for q in orls]
 
+    # With every measure cut off, nothing below the deepest cutoff is ever read.
+    cutoffs = [m.cutoff for m in parsed]
+    bound = max(cutoffs) if cutoffs and None not in cutoffs else None
     if isinstance(run, pd.DataFrame):
-        flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates)
+        flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates, depth=bound)
     else:
-        flat = flatten_rankings(run)
+        flat = flatten_rankings(run, depth=bound)
     present = set(flat.queries.tolist())
     without_orl = len(present - set(queries))
     missing_queries = [q for q in queries if q not in present]

@@ -7,6 +7,7 @@ ORL with ``T`` tiers uses exactly the ranks ``1..T``.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
@@ -20,6 +21,8 @@ __all__ = ["ORL"]
 
 def _check_rank(item: Hashable, rank: object) -> int:
     """Return ``rank`` as an ``int`` or raise naming the item."""
+    if type(rank) is int:  # the common case, without the slower ABC check below
+        return rank
     if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
         raise ScoringError(f"ORL rank of item {item!r} must be an integer, got {rank!r}")
     return int(rank)
@@ -68,13 +71,14 @@ class ORL(Mapping[str, int]):
             levels = {r: i for i, r in enumerate(sorted(set(ranks.values())), start=1)}
             ranks = {item: levels[r] for item, r in ranks.items()}
         n_tiers = len(set(ranks.values()))
-        for item, rank in ranks.items():
-            if rank < 1 or rank > n_tiers:
-                raise ScoringError(
-                    f"ORL ranks must be consecutive integers from 1 with no gaps "
-                    f"(this ORL has {n_tiers} tiers, so ranks 1..{n_tiers}); "
-                    f"item {item!r} has rank {rank}"
-                )
+        # n_tiers distinct values inside 1..n_tiers are exactly 1..n_tiers, with no gaps.
+        if min(ranks.values()) < 1 or max(ranks.values()) > n_tiers:
+            item, rank = next((i, r) for i, r in ranks.items() if r < 1 or r > n_tiers)
+            raise ScoringError(
+                f"ORL ranks must be consecutive integers from 1 with no gaps "
+                f"(this ORL has {n_tiers} tiers, so ranks 1..{n_tiers}); "
+                f"item {item!r} has rank {rank}"
+            )
         self._ranks: dict[str, int] = ranks
         self._sorted_ranks = np.sort(np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks)))
         self._grades: dict[str, float] | None = None
@@ -134,7 +138,7 @@ class ORL(Mapping[str, int]):
             For a negative or non-finite grade, or when no grade is positive.
         """
         for item, grade in grades.items():
-            if not np.isfinite(grade) or grade < 0:
+            if not math.isfinite(grade) or grade < 0:
                 raise ScoringError(f"grade of item {item!r} must be >= 0, got {grade!r}")
         positive = {item: float(g) for item, g in grades.items() if g > 0}
         if not positive:
