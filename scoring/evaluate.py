@@ -128,8 +128,8 @@ def evaluate(
     orl_list = [_as_orl(q, orls[q]) for q in orls]
 
     # With every measure cut off, nothing below the deepest cutoff is ever read.
-    cutoffs = [m.cutoff for m in parsed]
-    bound = max(cutoffs) if cutoffs and None not in cutoffs else None
+    cutoffs = [m.cutoff for m in parsed if m.cutoff is not None]
+    bound = max(cutoffs) if cutoffs and len(cutoffs) == len(parsed) else None
     if isinstance(run, pd.DataFrame):
         flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates, depth=bound)
     else:
