@@ -40,6 +40,7 @@ SEED = 20240611
 N_QUERIES = 40
 RUN_DEPTH = 50
 TIER_GAP = 1.6  # latent Bradley-Terry strength between adjacent tiers
+NONRELEVANT_GAP = 0.6  # non-relevant items' latent relevance, in tier gaps below the last tier
 ANNOTATORS: dict[str, float] = {
     # name -> reliability (multiplies the strength difference in the BT model)
     "ann01": 2.0,
@@ -72,10 +73,10 @@ class System:
 
 
 SYSTEMS = (
-    System("hybrid", signal=1.0, noise=0.55, decimals=4, offset=0.0, scale=1.0),
-    System("dense", signal=1.0, noise=0.8, decimals=5, offset=0.0, scale=0.1),
-    System("bm25", signal=1.0, noise=1.1, decimals=2, offset=14.0, scale=2.5),
-    System("tfidf", signal=0.6, noise=1.6, decimals=4, offset=3.0, scale=0.8),
+    System("hybrid", signal=1.0, noise=0.9, decimals=4, offset=0.0, scale=1.0),
+    System("dense", signal=1.0, noise=1.2, decimals=5, offset=0.0, scale=0.1),
+    System("bm25", signal=1.0, noise=1.6, decimals=2, offset=14.0, scale=2.5),
+    System("tfidf", signal=0.7, noise=2.2, decimals=4, offset=3.0, scale=0.8),
 )
 TFIDF_EMPTY_QUERY = "q23"  # tfidf returns nothing here (a run missing one query)
 
@@ -270,7 +271,7 @@ def run_rows(
     """Simulate one system's TREC run: noisy scores around the latent strengths, top 50."""
     rows: list[tuple[str, ...]] = []
     for query in queries:
-        bottom = min(query.strengths) - 1.5 * TIER_GAP  # non-relevant items sit below every tier
+        bottom = min(query.strengths) - NONRELEVANT_GAP * TIER_GAP  # below every tier
         items = list(query.items) + list(query.nonrelevant)
         truth = np.array(list(query.strengths) + [bottom] * len(query.nonrelevant))
         difficulty = rng.uniform(0.7, 1.5)  # some queries are harder for this system

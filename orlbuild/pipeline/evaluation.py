@@ -1,0 +1,228 @@
+"""Score several systems against one build's ORLs, compare them, and (optionally) measure power.
+
+This is the part of the pipeline after the ORLs exist; the ``orlbuild report``
+command runs it too. Inputs are plain: the build's ORLs (the builders'
+``QueryORL`` records or anything with ``query``, ``tiers`` and ``native_grades``)
+and each system's run as the store returns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from orlbuild.builders.results import QueryORL
+from orlbuild.errors import ConfigError
+from orlbuild.pipeline.config import CompareSpec, PowerSpec
+from orlbuild.report import ReportData
+from scoring import ORL, evaluate
+from scoring.evaluate import Missing
+from scoring.statistics import (
+    PowerResult,
+    ProgressCallback,
+    compare_systems,
+    power_analysis,
+    power_analysis_steps,
+)
+
+__all__ = ["Evaluation", "evaluate_systems", "orls_for_scoring", "power_steps"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-query scores of every system, their pairwise tests and power curves.
+
+    Attributes
+    ----------
+    build
+        Metadata of the build the systems were scored against.
+    orls
+        The build's ORLs by query.
+    per_query
+        System -> per-query scores (rows: queries, columns: measures).
+    comparisons
+        One row per (measure, pair): ``scoring.statistics.COMPARISON_COLUMNS``.
+    compare
+        The test settings used.
+    power
+        Measure -> power/stability, when asked for.
+    conventions
+        How missing queries, run order and undefined values were handled.
+    missing_queries
+        System -> ORL queries its run does not answer.
+    """
+
+    build: Mapping[str, Any]
+    orls: Mapping[str, QueryORL]
+    per_query: Mapping[str, pd.DataFrame]
+    comparisons: pd.DataFrame
+    compare: CompareSpec
+    power: Mapping[str, PowerResult] | None = None
+    conventions: Mapping[str, str] = field(default_factory=dict)
+    missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def means(self) -> pd.DataFrame:
+        """Mean score per system (rows, best first on the first measure) and measure (columns)."""
+        frame = pd.DataFrame({s: f.mean(axis=0) for s, f in self.per_query.items()}).T
+        frame.index.name = "system"
+        return frame.sort_values(list(frame.columns[:1]), ascending=False, kind="stable")
+
+    def significant(self) -> pd.DataFrame:
+        """The significant pairs, oriented ``better``, ``worse``, with the difference."""
+        rows = self.comparisons[self.comparisons["significant"].astype(bool)]
+        better = rows["a"].where(rows["diff"] > 0, rows["b"])
+        worse = rows["b"].where(rows["diff"] > 0, rows["a"])
+        return pd.DataFrame(
+            {
+                "measure": rows["measure"],
+                "better": better,
+                "worse": worse,
+                "diff": rows["diff"].abs(),
+                "p_adjusted": rows["p_adjusted"],
+            }
+        ).reset_index(drop=True)
+
+    def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
+        """The inputs of the HTML report."""
+        lines = [*notes, *(f"{k}: {v}" for k, v in self.conventions.items())]
+        for system, queries in self.missing_queries.items():
+            if queries:
+                lines.append(f"{system} has no results for {len(queries)} ORL queries")
+        return ReportData(
+            title=title,
+            per_query=dict(self.per_query),
+            comparisons=self.comparisons,
+            orls=list(self.orls.values()),
+            build=dict(self.build),
+            power=None if self.power is None else dict(self.power),
+            notes=lines,
+            alpha=self.compare.alpha,
+            correction=self.compare.correction,
+            seed=self.compare.seed,
+        )
+
+
+def orls_for_scoring(orls: Mapping[str, QueryORL]) -> dict[str, ORL]:
+    """The scoring core's :class:`~scoring.ORL` of every query (native grades kept)."""
+    return {
+        query: ORL(orl.ranks, grades=orl.native_grades) if orl.native_grades else ORL(orl.ranks)
+        for query, orl in orls.items()
+    }
+
+
+def evaluate_systems(
+    orls: Mapping[str, QueryORL],
+    runs: Mapping[str, pd.DataFrame],
+    measures: Sequence[str],
+    *,
+    build: Mapping[str, Any] | None = None,
+    missing: Missing = "zero",
+    compare: CompareSpec | None = None,
+    power: PowerSpec | None = None,
+    advance: ProgressCallback | None = None,
+) -> Evaluation:
+    """Score every run against ``orls``, test every pair of systems, optionally measure power.
+
+    Parameters
+    ----------
+    orls
+        Query -> built ORL.
+    runs
+        System -> run (columns ``query, item, rank, score``; RDQ.md section 8 order).
+    measures
+        Measure names.
+    build
+        Build metadata carried into the result.
+    missing
+        ``zero`` or ``skip`` (RDQ.md section 8).
+    compare
+        Test settings (default :class:`CompareSpec`); skipped with fewer than two systems.
+    power
+        When given, power and stability per measure (RDQ.md section 9).
+    advance
+        Progress callback for the power analysis (one step per subsample).
+
+    Returns
+    -------
+    Evaluation
+    """
+    if not orls:
+        raise ConfigError("the build has no ORL to score against")
+    if not runs:
+        raise ConfigError("no system to score: give at least one run")
+    settings = compare or CompareSpec()
+    targets = orls_for_scoring(orls)
+    per_query: dict[str, pd.DataFrame] = {}
+    missing_queries: dict[str, list[str]] = {}
+    conventions: dict[str, str] = {}
+    for system, run in runs.items():
+        frame = evaluate(targets, run, list(measures), missing=missing)
+        missing_queries[system] = list(frame.attrs.get("missing_queries", []))
+        conventions = dict(frame.attrs.get("conventions", {}))
+        per_query[system] = frame
+    panels = _panels(per_query, measures)
+    if len(runs) >= 2:
+        comparisons = compare_systems(
+            panels,
+            test=settings.test,
+            permutations=settings.permutations,
+            correction=settings.correction,
+            alpha=settings.alpha,
+            seed=settings.seed,
+        )
+    else:
+        comparisons = pd.DataFrame()
+    results = None
+    if power is not None and len(runs) >= 2:
+        results = {
+            measure: power_analysis(
+                panels[measure],
+                budgets=_budgets(power.budgets, len(panels[measure])),
+                subsamples=power.subsamples,
+                permutations=power.permutations,
+                alpha=power.alpha,
+                test=settings.test,
+                seed=power.seed,
+                progress=advance,
+            )
+            for measure in power.measures
+        }
+    return Evaluation(
+        build=dict(build or {}),
+        orls=orls,
+        per_query=per_query,
+        comparisons=comparisons,
+        compare=settings,
+        power=results,
+        conventions=conventions,
+        missing_queries=missing_queries,
+    )
+
+
+def power_steps(power: PowerSpec, n_queries: int) -> int:
+    """Progress-bar steps of :func:`evaluate_systems`'s power analysis."""
+    budgets = _budgets(power.budgets, n_queries)
+    return len(power.measures) * power_analysis_steps(len(budgets), power.subsamples)
+
+
+def _budgets(budgets: Sequence[int], n_queries: int) -> list[int]:
+    """The budgets that fit the number of queries (a budget above it cannot be drawn)."""
+    fitting = [b for b in budgets if b <= n_queries]
+    if not fitting:
+        raise ConfigError(
+            f"power.budgets {list(budgets)} are all larger than the {n_queries} scored queries"
+        )
+    return fitting
+
+
+def _panels(
+    per_query: Mapping[str, pd.DataFrame], measures: Sequence[str]
+) -> dict[str, pd.DataFrame]:
+    """Measure -> (queries x systems) panel; queries where a value is undefined are left out."""
+    return {
+        m: pd.DataFrame({s: frame[m] for s, frame in per_query.items()}).dropna(how="any")
+        for m in measures
+    }

@@ -1,0 +1,388 @@
+"""Run a pipeline config end to end: ingest -> build -> score -> compare (-> power) -> report.
+
+Inputs already in the store (same content, by SHA-256) are skipped without
+being read again, and a build whose newest stored namesake has the same
+resolved parameters and read exactly the same batches is reused, so running
+the same config twice stores nothing new and gives the same result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from orlbuild.builders import BuildParameters, QueryORL
+from orlbuild.builders.build import resolve_for_frame
+from orlbuild.errors import ConfigError, StoreError
+from orlbuild.ingest import InputFormat, ingest_file
+from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
+from orlbuild.pipeline.evaluation import Evaluation, evaluate_systems, power_steps
+from orlbuild.progress import progress_bar
+from orlbuild.report import write_report
+from orlbuild.store import batch_fingerprints, load_run, open_store, upgrade
+from orlbuild.store.batches import find_batch
+from orlbuild.store.builds import (
+    JUDGMENT_LOADERS,
+    BuildRecord,
+    build_and_store,
+    get_build,
+    load_build_messages,
+    load_query_orls,
+)
+
+__all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
+
+_SQLITE_PREFIX = "sqlite:///"
+
+
+@dataclass(frozen=True)
+class IngestedInput:
+    """What happened to one ``[[inputs]]`` entry."""
+
+    kind: str
+    path: Path
+    collection: str
+    system: str | None
+    batch_id: int
+    created: bool
+    rows: int
+
+    @property
+    def message(self) -> str:
+        """One line for the log."""
+        what = f"{self.kind} {self.path.name}" + (f" ({self.system})" if self.system else "")
+        if self.created:
+            return f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+        return f"skipped {what}: already stored as batch {self.batch_id}"
+
+
+@dataclass(frozen=True)
+class BuiltOrls:
+    """One ``[[builds]]`` entry: the stored build and the size of its ORLs."""
+
+    name: str
+    build_id: int
+    reused: bool
+    source: str
+    method: str
+    queries: int
+    tiers: int
+    items: int
+    failures: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls, spec: BuildSpec, record: BuildRecord, orls: dict[str, QueryORL], *, reused: bool
+    ) -> BuiltOrls:
+        """Summarise a build's ORLs."""
+        return cls(
+            name=spec.name,
+            build_id=record.id,
+            reused=reused,
+            source=record.source,
+            method=record.method,
+            queries=len(orls),
+            tiers=sum(len(o.tiers) for o in orls.values()),
+            items=sum(len(t) for o in orls.values() for t in o.tiers),
+        )
+
+    @property
+    def message(self) -> str:
+        """One line for the log."""
+        verb = "reused" if self.reused else "built"
+        text = (
+            f"{verb} {self.name} (build {self.build_id}, {self.source}/{self.method}): "
+            f"{self.queries} queries, {self.tiers} tiers, {self.items} items"
+        )
+        if self.failures:
+            text += f"; {len(self.failures)} queries failed"
+        return text
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """Everything a pipeline run did and found."""
+
+    database_url: str
+    inputs: tuple[IngestedInput, ...]
+    builds: tuple[BuiltOrls, ...]
+    scored_build: str
+    evaluation: Evaluation
+    report: Path | None = None
+    seconds: float = 0.0
+    measures: tuple[str, ...] = field(default_factory=tuple)
+
+    def builds_frame(self) -> pd.DataFrame:
+        """One row per build: ``name, build, source, method, queries, tiers, items, failed``."""
+        rows = [
+            (b.name, b.build_id, b.source, b.method, b.queries, b.tiers, b.items, len(b.failures))
+            for b in self.builds
+        ]
+        columns = ["name", "build", "source", "method", "queries", "tiers", "items", "failed"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable summary (``orlbuild pipeline --format json``)."""
+        means = self.evaluation.means()
+        return {
+            "database": _hide_password(self.database_url),
+            "inputs": [
+                {
+                    "kind": i.kind,
+                    "path": str(i.path),
+                    "collection": i.collection,
+                    "system": i.system,
+                    "batch": i.batch_id,
+                    "stored": i.created,
+                    "rows": i.rows,
+                }
+                for i in self.inputs
+            ],
+            "builds": [
+                {
+                    "name": b.name,
+                    "build": b.build_id,
+                    "reused": b.reused,
+                    "source": b.source,
+                    "method": b.method,
+                    "queries": b.queries,
+                    "tiers": b.tiers,
+                    "items": b.items,
+                    "failures": list(b.failures),
+                }
+                for b in self.builds
+            ],
+            "scored_build": self.scored_build,
+            "mean": {s: means.loc[s].to_dict() for s in means.index},
+            "significant": self.evaluation.significant().to_dict(orient="records"),
+            "pairs": self.evaluation.comparisons.to_dict(orient="records"),
+            "power": None
+            if self.evaluation.power is None
+            else {m: r.to_dict() for m, r in self.evaluation.power.items()},
+            "conventions": dict(self.evaluation.conventions),
+            "report": None if self.report is None else str(self.report),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+Log = Callable[[str], None]
+
+
+def _hide_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # a URL we cannot parse is shown as given
+        return url
+
+
+def open_pipeline_store(config: PipelineConfig, db_url: str | None = None) -> Engine:
+    """Open the pipeline's store.
+
+    Without ``db_url`` and with an SQLite file named by the config (the default
+    ``orlbuild.db`` next to it), the file is created if needed and migrated to the
+    newest schema. A database given with ``--db`` (or ``[database] url``) is
+    migrated only when it is empty; an older schema stops with the usual hint to
+    run ``orlbuild db upgrade``.
+    """
+    if db_url is None and config.database_is_sqlite_file:
+        Path(config.database_url[len(_SQLITE_PREFIX) :]).parent.mkdir(parents=True, exist_ok=True)
+        upgrade(config.database_url)
+        return open_store(config.database_url)
+    return open_store(db_url or config.database_url, upgrade_if_empty=True)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest_input(engine: Engine, spec: InputSpec) -> IngestedInput:
+    """Ingest one input unless identical content is already stored (checked by SHA-256 first)."""
+    existing = find_batch(engine, spec.collection, spec.kind, _sha256(spec.path))
+    if existing is not None:
+        if spec.kind == "run" and existing.system != spec.system:
+            raise ConfigError(
+                f"{spec.path}: this run is already stored as system {existing.system!r} "
+                f"(batch {existing.id}), not {spec.system!r}; fix the config or delete the batch"
+            )
+        return IngestedInput(
+            spec.kind,
+            spec.path,
+            spec.collection,
+            spec.system,
+            existing.id,
+            False,
+            existing.row_count,
+        )
+    result = ingest_file(
+        engine,
+        spec.kind,
+        spec.path,
+        collection=spec.collection,
+        fmt=None if spec.format is None else InputFormat(spec.format),
+        system=spec.system,
+    )
+    return IngestedInput(
+        spec.kind,
+        spec.path,
+        spec.collection,
+        spec.system,
+        result.batch_id,
+        result.created,
+        result.rows,
+    )
+
+
+def _parameters(spec: BuildSpec) -> BuildParameters:
+    options = {k: v for k, v in spec.parameters.items() if k != "on_error"}
+    return BuildParameters(source=spec.source, method=spec.method, **options)
+
+
+def _reusable_build(engine: Engine, spec: BuildSpec, params: BuildParameters) -> BuildRecord | None:
+    """The newest build named ``spec.name`` if it equals what building now would give."""
+    try:
+        record = get_build(engine, spec.name)
+    except StoreError:
+        return None
+    if record.parent_id is not None or record.collection != spec.collection:
+        return None
+    frame = JUDGMENT_LOADERS[spec.source](engine, spec.collection)
+    if frame.empty:
+        return None
+    current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+    same_batches = {b.sha256 for b in record.batches} == {b.sha256 for b in current.values()}
+    same_params = record.parameters == resolve_for_frame(frame, params).to_json()
+    return record if same_batches and same_params else None
+
+
+def build_orls_for(
+    engine: Engine, spec: BuildSpec, *, quiet: bool = True
+) -> tuple[BuiltOrls, dict[str, QueryORL]]:
+    """Make (or reuse) the build ``spec`` and return its summary and ORLs."""
+    params = _parameters(spec)
+    record = _reusable_build(engine, spec, params)
+    reused = record is not None
+    if record is None:
+        on_error = "skip" if spec.parameters.get("on_error") == "skip" else "raise"
+        build_id, _, _ = build_and_store(
+            engine,
+            params,
+            collection=spec.collection,
+            name=spec.name,
+            on_error=on_error,
+            progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
+        )
+        record = get_build(engine, build_id)
+    orls = load_query_orls(engine, record.id)
+    messages = load_build_messages(engine, record.id)
+    failures = messages[messages["kind"] == "failure"]
+    failed = tuple(f"{q}: {m}" for q, m in zip(failures["query"], failures["message"], strict=True))
+    return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
+
+
+def run_pipeline(
+    config: PipelineConfig,
+    *,
+    db_url: str | None = None,
+    quiet: bool = True,
+    log: Log | None = None,
+) -> PipelineResult:
+    """Run ``config``: ingest, build, score, compare, power (if configured), report.
+
+    Parameters
+    ----------
+    config
+        A validated config (:func:`~orlbuild.pipeline.config.load_config`).
+    db_url
+        Use this database instead of the config's (``--db``).
+    quiet
+        No progress bars.
+    log
+        Called with one line per step (the CLI prints them on standard error).
+
+    Returns
+    -------
+    PipelineResult
+        What was ingested and built, the evaluation, and the report's path.
+
+    Raises
+    ------
+    OrlbuildError
+        A bad input file (nothing of that file is stored), a failed build, or a
+        store problem; the message says which.
+    """
+    started = time.perf_counter()
+    say = log or (lambda _line: None)
+    url = db_url or config.database_url
+    engine = open_pipeline_store(config, db_url)
+    try:
+        inputs = []
+        for spec in config.inputs:
+            done = ingest_input(engine, spec)
+            say(done.message)
+            inputs.append(done)
+        builds, built_orls = [], {}
+        for build_spec in config.builds:
+            summary, orls = build_orls_for(engine, build_spec, quiet=quiet)
+            say(summary.message)
+            builds.append(summary)
+            built_orls[build_spec.name] = (summary, orls)
+        scored, orls = built_orls[config.scoring.build]
+        record = get_build(engine, scored.build_id)
+        runs = {s: load_run(engine, record.collection, s) for s in config.scoring.systems}
+        total = None if config.power is None else power_steps(config.power, len(orls))
+        with progress_bar(total, "power analysis", quiet=quiet or config.power is None) as advance:
+            evaluation = evaluate_systems(
+                orls,
+                runs,
+                config.measures,
+                build=_build_metadata(record),
+                missing=config.scoring.missing,
+                compare=config.compare,
+                power=config.power,
+                advance=advance,
+            )
+        say(f"scored {len(runs)} systems against {config.scoring.build} on {len(orls)} queries")
+        report = None
+        if config.report is not None:
+            report = write_report(evaluation.report_data(config.report.title), config.report.path)
+            say(f"wrote the report to {report}")
+    finally:
+        engine.dispose()
+    return PipelineResult(
+        database_url=url,
+        inputs=tuple(inputs),
+        builds=tuple(builds),
+        scored_build=config.scoring.build,
+        evaluation=evaluation,
+        report=report,
+        seconds=time.perf_counter() - started,
+        measures=config.measures,
+    )
+
+
+def _build_metadata(record: BuildRecord) -> dict[str, Any]:
+    """What the report's header shows about the scored build."""
+    return {
+        "name": record.name or "–",
+        "id": record.id,
+        "collection": record.collection,
+        "route": f"{record.source} / {record.method}",
+        "parameters": {k: v for k, v in record.parameters.items() if v not in (None, "none")},
+        "queries": f"{record.n_queries} built, {record.n_failed} failed",
+        "inputs": ", ".join(f"{b.file_name} (batch {b.id})" for b in record.batches),
+        "created": f"{record.created_at:%Y-%m-%d %H:%M} UTC by {record.created_by}",
+        "orlbuild": record.package_version,
+    }
