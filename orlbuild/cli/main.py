@@ -88,3 +88,15 @@ def run() -> None:
 from orlbuild.cli import db as _db  # noqa: E402
 
 _db.register(app)
+from orlbuild.cli import build as _build  # noqa: E402
+
+_build.register(app)
+from orlbuild.cli import orl as _orl  # noqa: E402
+
+_orl.register(app)
+from orlbuild.cli import audit as _audit  # noqa: E402
+
+_audit.register(app)
+from orlbuild.cli import quality as _quality  # noqa: E402
+
+_quality.register(app)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import getpass
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -46,7 +47,7 @@ from orlbuild.builders.build import build_orls
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
-from orlbuild.errors import ConfigError, StoreError
+from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base, Collection
 from orlbuild.store.read import (
@@ -443,13 +444,31 @@ def build_and_store(
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
     on_error: str = "raise",
-    advance: Callable[[int], None] | None = None,
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
     created_by: str | None = None,
 ) -> tuple[int, BuildParameters, BuildOutcome]:
     """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
 
     With ``on_error="raise"`` any failed query raises
     :class:`~orlbuild.errors.BuildError` before anything is written.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    params
+        Build options (resolved against the data).
+    collection
+        Collection to read.
+    name
+        Optional build name.
+    on_error
+        ``"raise"`` or ``"skip"``.
+    progress
+        Called with the number of queries; returns a context manager yielding
+        the ``advance(n)`` callable of a progress bar.
+    created_by
+        Who ran it (default: the OS user).
 
     Returns
     -------
@@ -458,8 +477,18 @@ def build_and_store(
         Resolved parameters.
     outcome : BuildOutcome
     """
+    if params.source not in JUDGMENT_LOADERS:
+        raise ConfigError(
+            f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
+        )
     frame = JUDGMENT_LOADERS[params.source](engine, collection)
-    resolved, outcome = build_orls(frame, params, on_error=on_error, advance=advance)
+    if frame.empty:
+        raise BuildError(
+            f"collection {collection!r} has no {params.source} judgments; ingest some first"
+        )
+    bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
+    with bar as advance:
+        resolved, outcome = build_orls(frame, params, on_error=on_error, advance=advance)
     fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
     build_id = store_build(
         engine,
@@ -501,40 +530,56 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
     """Metadata of one build (by id or name), with the batches it read."""
     build_id = resolve_build(bind, build)
     with connect(bind) as connection:
-        row = connection.execute(
-            select(Build, Collection.name)
+        b = connection.execute(
+            select(
+                Build.id,
+                Build.name,
+                Collection.name.label("collection"),
+                Build.source,
+                Build.method,
+                Build.parameters,
+                Build.package_version,
+                Build.seed,
+                Build.created_at,
+                Build.created_by,
+                Build.parent_id,
+                Build.n_queries,
+                Build.n_failed,
+            )
             .join(Collection, Collection.id == Build.collection_id)
             .where(Build.id == build_id)
         ).one()
-        b: Build = row[0]
+        bb = BuildBatch
         batch_rows = connection.execute(
-            select(BuildBatch).where(BuildBatch.build_id == build_id).order_by(BuildBatch.id)
-        ).scalars()
-        batches = tuple(
-            BatchInfo(
-                id=-1 if r.batch_id is None else int(r.batch_id),
-                kind=r.kind,
-                file_name=r.file_name,
-                sha256=r.sha256,
-                row_count=r.row_count,
-                created_at=b.created_at,
-            )
-            for r in batch_rows
+            select(bb.batch_id, bb.kind, bb.file_name, bb.sha256, bb.row_count)
+            .where(bb.build_id == build_id)
+            .order_by(bb.id)
+        ).all()
+    batches = tuple(
+        BatchInfo(
+            id=-1 if r.batch_id is None else int(r.batch_id),
+            kind=r.kind,
+            file_name=r.file_name,
+            sha256=r.sha256,
+            row_count=int(r.row_count),
+            created_at=b.created_at,
         )
+        for r in batch_rows
+    )
     return BuildRecord(
-        id=b.id,
+        id=int(b.id),
         name=b.name,
-        collection=str(row[1]),
+        collection=str(b.collection),
         source=b.source,
         method=b.method,
         parameters=dict(b.parameters),
         package_version=b.package_version,
-        seed=b.seed,
+        seed=int(b.seed),
         created_at=b.created_at,
         created_by=b.created_by,
-        parent_id=b.parent_id,
-        n_queries=b.n_queries,
-        n_failed=b.n_failed,
+        parent_id=None if b.parent_id is None else int(b.parent_id),
+        n_queries=int(b.n_queries),
+        n_failed=int(b.n_failed),
         batches=batches,
     )
 

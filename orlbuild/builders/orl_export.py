@@ -1,0 +1,102 @@
+"""ORL export formats (FORMATS.md, "ORL export") and the diff of two builds.
+
+Inputs are the entry frames of the store (``query, item, rank, ...``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["EXPORT_FORMATS", "diff_orl_entries", "export_orls"]
+
+EXPORT_FORMATS = ("json", "tsv", "qrels")
+
+
+def _orl_json(entries: pd.DataFrame, build: dict[str, Any]) -> str:
+    queries: dict[str, dict[str, int]] = {}
+    for row in entries[["query", "item", "rank"]].itertuples(index=False):
+        queries.setdefault(str(row.query), {})[str(row.item)] = int(row.rank)
+    return json.dumps({"build": build, "queries": queries}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _orl_tsv(entries: pd.DataFrame) -> str:
+    frame = entries[["query", "item", "rank"]]
+    return str(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
+
+
+def _orl_qrels(entries: pd.DataFrame) -> str:
+    tiers = entries.groupby("query")["rank"].transform("max")
+    grade = (tiers - entries["rank"] + 1).astype(int)
+    lines = [
+        f"{q} 0 {i} {g}"
+        for q, i, g in zip(entries["query"], entries["item"], grade.tolist(), strict=True)
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> str:
+    """Render a build's ORLs.
+
+    Parameters
+    ----------
+    entries
+        Columns ``query, item, rank`` (sorted by query, rank).
+    fmt
+        ``json`` (``{"build": {...}, "queries": {q: {item: rank}}}``), ``tsv``
+        (``query item rank`` with a header) or ``qrels`` (TREC qrels with
+        ``grade = T - rank + 1``, so other tools can read an ORL).
+    build
+        Build metadata for the JSON form.
+
+    Returns
+    -------
+    str
+        The document.
+    """
+    if fmt == "json":
+        return _orl_json(entries, build)
+    if fmt == "tsv":
+        return _orl_tsv(entries)
+    if fmt == "qrels":
+        return _orl_qrels(entries)
+    raise ValueError(f"unknown export format {fmt!r}")
+
+
+def diff_orl_entries(entries_a: pd.DataFrame, entries_b: pd.DataFrame) -> pd.DataFrame:
+    """Per query, the items whose tier differs between two builds.
+
+    Parameters
+    ----------
+    entries_a, entries_b
+        Entry frames (``query, item, rank``) of builds A and B.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``query, item, rank_a, rank_b, tiers_a, tiers_b, change`` where
+        ``change`` is ``up``/``down`` (rank in B better/worse than in A),
+        ``added`` (only in B) or ``removed`` (only in A); items whose rank did
+        not change are left out. Sorted by query and item.
+    """
+    keys = ["query", "item"]
+    a = entries_a[[*keys, "rank"]].rename(columns={"rank": "rank_a"})
+    b = entries_b[[*keys, "rank"]].rename(columns={"rank": "rank_b"})
+    both = a.merge(b, on=keys, how="outer")
+    tiers_a = entries_a.groupby("query")["rank"].max().rename("tiers_a")
+    tiers_b = entries_b.groupby("query")["rank"].max().rename("tiers_b")
+    both = both.join(tiers_a, on="query").join(tiers_b, on="query")
+    ra, rb = both["rank_a"].to_numpy(dtype=float), both["rank_b"].to_numpy(dtype=float)
+    change = np.select(
+        [np.isnan(ra), np.isnan(rb), rb < ra, rb > ra],
+        ["added", "removed", "up", "down"],
+        default="",
+    )
+    both["change"] = change
+    out = both[both["change"] != ""].sort_values(keys, ignore_index=True)
+    for column in ("rank_a", "rank_b", "tiers_a", "tiers_b"):
+        out[column] = out[column].astype("Int64")
+    return out[[*keys, "rank_a", "rank_b", "tiers_a", "tiers_b", "change"]]

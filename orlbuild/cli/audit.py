@@ -1,0 +1,112 @@
+"""``orlbuild audit [BUILD]`` (tie decisions) and ``orlbuild audit override BUILD ...``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+from typer.core import TyperGroup
+
+from orlbuild.cli.build import opened_store
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.store.builds import (
+    get_build,
+    list_builds,
+    load_build_entries,
+    load_tie_decisions,
+    override_build,
+)
+
+__all__ = ["register"]
+
+
+class _DecisionsByDefault(TyperGroup):
+    """``audit BUILD`` means ``audit decisions BUILD``; ``audit override ...`` is the override."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["decisions", *args]
+        return super().parse_args(ctx, args)
+
+
+audit_app = typer.Typer(
+    cls=_DecisionsByDefault,
+    help="Tie decisions of builds, and auditor overrides (which derive new builds).",
+)
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
+
+
+def _with_intervals(decisions: pd.DataFrame, engine: Any) -> pd.DataFrame:
+    """Add the leader's and the item's 95% intervals to each decision."""
+    parts = []
+    for build_id in decisions["build"].unique().tolist():
+        part = decisions[decisions["build"] == build_id]
+        entries = load_build_entries(engine, int(build_id))[["query", "item", "low", "high"]]
+        leader = entries.rename(
+            columns={"item": "leader", "low": "leader_low", "high": "leader_high"}
+        )
+        item = entries.rename(columns={"low": "item_low", "high": "item_high"})
+        parts.append(
+            part.merge(leader, on=["query", "leader"], how="left").merge(
+                item, on=["query", "item"], how="left"
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else decisions
+
+
+@audit_app.command("decisions")
+def decisions_command(
+    ctx: typer.Context,
+    build: Annotated[
+        str | None, typer.Argument(help="Build id or name (default: every build).")
+    ] = None,
+    query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """List tie/separate decisions, newest build first, with the items' intervals."""
+    with opened_store(ctx) as engine:
+        ids = [get_build(engine, build).id] if build else list_builds(engine)["id"].tolist()
+        decisions = _with_intervals(load_tie_decisions(engine, ids, query), engine)
+    emit(fmt, frame=decisions, payload={"decisions": decisions.to_dict("records")},
+         title="tie decisions")  # fmt: skip
+
+
+@audit_app.command("override")
+def override_command(
+    ctx: typer.Context,
+    build: Annotated[str, typer.Argument(help="Build id or name to derive from.")],
+    query: Annotated[str, typer.Option(help="The query whose ORL is overridden.")],
+    reason: Annotated[str, typer.Option(help="Why (mandatory, stored with the override).")],
+    merge_tiers: Annotated[
+        int | None, typer.Option("--merge-tiers", help="Merge tier T with tier T+1.")
+    ] = None,
+    split_at: Annotated[
+        str | None, typer.Option("--split-at", help="Split the item's tier before this item.")
+    ] = None,
+    by: Annotated[str | None, typer.Option(help="Who overrides (default: the OS user).")] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Create a new build derived from BUILD with one override; BUILD stays untouched."""
+    with opened_store(ctx) as engine:
+        new_id = override_build(
+            engine, build, query=query, reason=reason, merge_tier=merge_tiers,
+            split_at=split_at, by=by,
+        )  # fmt: skip
+        record = get_build(engine, new_id)
+    payload = {
+        "build": new_id,
+        "parent": record.parent_id,
+        "query": query,
+        "action": "merge-tiers" if merge_tiers is not None else "split-at",
+        "argument": merge_tiers if merge_tiers is not None else split_at,
+        "reason": reason,
+        "by": record.created_by,
+    }
+    emit(fmt, frame=pd.DataFrame([payload]), payload=payload, title="override")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``audit`` sub-commands to the root application."""
+    app.add_typer(audit_app, name="audit")

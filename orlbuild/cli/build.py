@@ -1,0 +1,114 @@
+"""``orlbuild build``: build ORLs from the stored judgments of a collection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import pandas as pd
+import typer
+from sqlalchemy import Engine
+
+from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.state import get_state
+from orlbuild.errors import ConfigError
+from orlbuild.progress import progress_bar
+from orlbuild.store import open_store
+from orlbuild.store.builds import build_and_store
+from orlbuild.store.read import DEFAULT_COLLECTION
+
+__all__ = ["opened_store", "register"]
+
+
+@contextmanager
+def opened_store(ctx: typer.Context) -> Iterator[Engine]:
+    """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def build_command(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Option("--source", help="graded, listwise or pairwise.")],
+    method: Annotated[
+        str | None,
+        typer.Option(
+            help="graded: graded; listwise: direct|bt|plackett-luce|borda "
+            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality."
+        ),
+    ] = None,
+    collection: Annotated[str, typer.Option(help="Collection to read.")] = DEFAULT_COLLECTION,
+    name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
+    sig: Annotated[float, typer.Option(help="Significance level of ties; 0 = no ties.")] = 0.05,
+    uncertainty: Annotated[
+        str | None, typer.Option(help="fisher (bt default) or bootstrap (rank-centrality).")
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="none or annotators (sandwich, bt + fisher).")
+    ] = None,
+    resample: Annotated[
+        str | None, typer.Option(help="Bootstrap unit: comparisons or annotators.")
+    ] = None,
+    reg: Annotated[
+        float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
+    ] = DEFAULT_REG,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    solver: Annotated[str | None, typer.Option(help="ilsr (default), opt or mm.")] = None,
+    grade_agg: Annotated[
+        str | None, typer.Option(help="median (default), mean, max or majority.")
+    ] = None,
+    disconnected: Annotated[
+        str, typer.Option(help="fail, or tiers: order each component separately.")
+    ] = "fail",
+    on_error: Annotated[
+        str, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
+    ] = "stop",
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
+        OutputFormat.table
+    ),
+) -> None:
+    """Build one ORL per query from the stored judgments and store the build."""
+    if on_error not in ("stop", "skip"):
+        raise ConfigError(f"--on-error must be stop or skip, got {on_error!r}")
+    params = BuildParameters(
+        source, method, grade_agg, sig, uncertainty, cluster, resample, bootstrap, reg, solver,
+        seed, disconnected,
+    )  # fmt: skip
+    state = get_state(ctx)
+    with opened_store(ctx) as engine:
+        build_id, resolved, outcome = build_and_store(
+            engine,
+            params,
+            collection=collection,
+            name=name,
+            on_error="skip" if on_error == "skip" else "raise",
+            progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
+        )
+    for warning in outcome.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    tiers = {q: len(orl.tiers) for q, orl in outcome.orls.items()}
+    frame = pd.DataFrame(
+        [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in outcome.orls.items()],
+        columns=["query", "items", "tiers"],
+    )
+    payload = {
+        "build": build_id,
+        "name": name,
+        "method": resolved.method,
+        "queries": len(outcome.orls),
+        "tiers": tiers,
+        "warnings": outcome.warnings,
+        "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
+    }
+    emit(fmt, frame=frame, payload=payload, title=f"build {build_id} ({resolved.method})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build`` to the root application."""
+    app.command("build")(build_command)

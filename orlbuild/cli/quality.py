@@ -1,0 +1,76 @@
+"""``orlbuild quality BUILD``: comparison counts, agreement with the ORL, cycles."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from orlbuild.builders.quality import build_quality, raw_preferences
+from orlbuild.cli.build import opened_store
+from orlbuild.cli.render import OutputFormat, emit, print_json
+from orlbuild.store.builds import get_build, load_build_judgments, load_build_orls
+
+__all__ = ["register"]
+
+
+def quality_command(
+    ctx: typer.Context,
+    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    min_comparisons: Annotated[
+        int, typer.Option(help="Flag items compared fewer times than this.")
+    ] = 5,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
+        OutputFormat.table
+    ),
+) -> None:
+    """Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.
+
+    csv prints the per-annotator agreement; json prints everything.
+    """
+    with opened_store(ctx) as engine:
+        record = get_build(engine, build)
+        judgments = load_build_judgments(engine, record)
+        orls = load_build_orls(engine, record.id)
+    prefs = raw_preferences(judgments, record.source)
+    report = build_quality(
+        prefs, {q: dict(orl.items()) for q, orl in orls.items()}, min_comparisons=min_comparisons
+    )
+    flagged = report.items[report.items["flagged"]]
+    if fmt is OutputFormat.json:
+        print_json(
+            {
+                "build": record.id,
+                "agreement": report.agreement,
+                "annotators": report.annotators.to_dict("records"),
+                "items": report.items.to_dict("records"),
+                "pairs": report.pairs.to_dict("records"),
+                "flagged_items": flagged.to_dict("records"),
+                "cycles": report.cycles.to_dict("records"),
+            }
+        )
+        return
+    if fmt is OutputFormat.csv:
+        emit(fmt, frame=report.annotators)
+        return
+    summary = pd.DataFrame(
+        [
+            ("raw preferences", len(prefs)),
+            ("agreement with the ORL", report.agreement),
+            (f"items with < {min_comparisons} comparisons", len(flagged)),
+            ("majority-preference cycles", len(report.cycles)),
+        ],
+        columns=["check", "value"],
+    ).astype({"value": object})
+    emit(fmt, frame=summary, title=f"quality of build {record.id}")
+    emit(fmt, frame=report.annotators, title="agreement per annotator")
+    if len(flagged):
+        emit(fmt, frame=flagged, title=f"items under --min-comparisons {min_comparisons}")
+    if len(report.cycles):
+        emit(fmt, frame=report.cycles, title="majority-preference cycles")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``quality`` to the root application."""
+    app.command("quality")(quality_command)

@@ -1,0 +1,97 @@
+"""Put judgments into a migrated store for build tests (SQLAlchemy Core on the store's models).
+
+The builds only need rows in the judgment tables and their ingest batches, so
+the tests write them directly instead of going through file ingestion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+import pandas as pd
+from sqlalchemy import insert, select
+
+from orlbuild.store import create_store_engine
+from orlbuild.store.models import (
+    Annotator,
+    Collection,
+    GradedJudgment,
+    IngestBatch,
+    Item,
+    ListwiseJudgment,
+    PairwiseJudgment,
+    Query,
+)
+
+FACTS = {"pairwise": PairwiseJudgment, "listwise": ListwiseJudgment, "graded": GradedJudgment}
+
+
+def _ids(connection, table, cid: int, names: set[str]) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    known = dict(
+        connection.execute(select(table.name, table.id).where(table.collection_id == cid)).all()
+    )
+    new = sorted(names - set(known))
+    if new:
+        connection.execute(insert(table), [{"collection_id": cid, "name": n} for n in new])
+        return _ids(connection, table, cid, names)
+    return known
+
+
+def store_judgments(
+    url: str, kind: str, frame: pd.DataFrame, *, collection: str = "default", file_name: str = "f"
+) -> int:
+    """Store ``frame`` (columns as the read API returns them) as one batch; returns its id."""
+    frame = frame.copy()
+    if "annotator" not in frame.columns:
+        frame["annotator"] = "_"
+    engine = create_store_engine(url)
+    try:
+        with engine.begin() as connection:
+            cid = connection.scalar(select(Collection.id).where(Collection.name == collection))
+            if cid is None:
+                cid = connection.execute(
+                    insert(Collection).values(name=collection).returning(Collection.id)
+                ).scalar_one()
+            item_columns = ["winner", "loser"] if kind == "pairwise" else ["item"]
+            items = _ids(
+                connection, Item, cid, set(frame[item_columns].to_numpy().ravel().astype(str))
+            )
+            queries = _ids(connection, Query, cid, set(frame["query"].astype(str)))
+            annotators = _ids(connection, Annotator, cid, set(frame["annotator"].astype(str)))
+            digest = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+            batch_id = connection.execute(
+                insert(IngestBatch)
+                .values(
+                    collection_id=cid,
+                    kind=kind,
+                    file_name=file_name,
+                    sha256=digest,
+                    row_count=len(frame),
+                    created_at=datetime.now(timezone.utc),
+                    created_by="test",
+                )
+                .returning(IngestBatch.id)
+            ).scalar_one()
+            rows = []
+            for rec in frame.to_dict("records"):
+                row = {
+                    "batch_id": batch_id,
+                    "query_id": queries[str(rec["query"])],
+                    "annotator_id": annotators[str(rec["annotator"])],
+                }
+                if kind == "pairwise":
+                    row |= {
+                        "winner_id": items[str(rec["winner"])],
+                        "loser_id": items[str(rec["loser"])],
+                        "tie": bool(rec.get("tie", 0)),
+                    }
+                elif kind == "listwise":
+                    row |= {"item_id": items[str(rec["item"])], "rank": int(rec["rank"])}
+                else:
+                    row |= {"item_id": items[str(rec["item"])], "grade": int(rec["grade"])}
+                rows.append(row)
+            connection.execute(insert(FACTS[kind]), rows)
+    finally:
+        engine.dispose()
+    return int(batch_id)
