@@ -100,3 +100,6 @@ _audit.register(app)
 from orlbuild.cli import quality as _quality  # noqa: E402
 
 _quality.register(app)
+from orlbuild.cli import evaluation as _evaluation  # noqa: E402
+
+_evaluation.register(app)

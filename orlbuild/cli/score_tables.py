@@ -1,0 +1,70 @@
+"""Shared rendering of per-query score frames (``orlbuild eval`` and ``orlbuild score``)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def measure_means(frame: pd.DataFrame) -> dict[str, float]:
+    """Mean of each measure over queries; undefined values (NaN) are left out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        return {
+            str(c): float(np.nanmean(frame[c].to_numpy(dtype=float)))
+            if len(frame)
+            else float("nan")
+            for c in frame.columns
+        }
+
+
+def score_report(
+    frame: pd.DataFrame, *, per_query: bool, extra: dict[str, Any] | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Table and JSON views of an evaluation.
+
+    Parameters
+    ----------
+    frame
+        :func:`scoring.evaluate` output (index ``query``, one column per measure).
+    per_query
+        Show one table row per query (plus the mean) instead of the means only.
+    extra
+        Members put first in the JSON document (e.g. ``build``, ``system``).
+
+    Returns
+    -------
+    tuple
+        The table to print and the JSON payload ``{..., "queries", "mean",
+        "per_query", "undefined", "conventions", "warnings"}``; ``per_query``
+        is always present in JSON.
+    """
+    means = measure_means(frame)
+    undefined = {str(c): int(frame[c].isna().sum()) for c in frame.columns if frame[c].isna().any()}
+    notes = []
+    if frame.attrs.get("queries_without_orl"):
+        notes.append(
+            f"{frame.attrs['queries_without_orl']} run queries have no ORL and were ignored"
+        )
+    if frame.attrs.get("missing_queries"):
+        notes.append(f"{len(frame.attrs['missing_queries'])} ORL queries are missing from the run")
+    for measure, count in undefined.items():
+        notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
+    payload: dict[str, Any] = {
+        **(extra or {}),
+        "queries": len(frame),
+        "mean": means,
+        "per_query": {str(q): {str(m): v for m, v in row.items()} for q, row in frame.iterrows()},
+        "undefined": undefined,
+        "conventions": frame.attrs.get("conventions", {}),
+        "warnings": notes,
+    }
+    if per_query:
+        table = pd.concat([frame, pd.DataFrame([means], index=pd.Index(["mean"], name="query"))])
+        table.index.name = "query"
+    else:
+        table = pd.DataFrame({"measure": list(means), "mean": list(means.values())})
+    return table, payload
