@@ -1,0 +1,459 @@
+"""Scoring systems against a stored build, and saved evaluations.
+
+A system's run (stored with ``orlbuild ingest run`` or read from a file) is
+scored against the ORLs of one build with :func:`scoring.evaluate`
+(RDQ.md section 8). ``orlbuild score --save`` keeps the result - build,
+system, measures, per-query values, conventions and package version - in the
+``evaluations`` and ``evaluation_values`` tables, so that ``orlbuild results``
+can list, show and export past evaluations without recomputing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Engine,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+    insert,
+    select,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from orlbuild import __version__
+from orlbuild.errors import ConfigError, StoreError
+from orlbuild.store.builds import BuildRecord, default_user, get_build, load_build_orls
+from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.models import NAME_LENGTH, Base
+from orlbuild.store.read import load_run
+from scoring import evaluate, parse_measures
+from scoring.evaluate import Missing
+
+__all__ = [
+    "Evaluation",
+    "EvaluationValue",
+    "SavedEvaluation",
+    "SystemScores",
+    "list_evaluations",
+    "load_evaluation",
+    "save_evaluation",
+    "score_run",
+    "score_systems",
+]
+
+
+# --- tables -------------------------------------------------------------------------------
+
+
+class Evaluation(Base):
+    """One saved evaluation: a system's run scored against one build."""
+
+    __tablename__ = "evaluations"
+    __table_args__ = (CheckConstraint("missing IN ('zero', 'skip')", name="missing"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    system: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, index=True)
+    run_file: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    measures: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    means: Mapped[dict[str, float | None]] = mapped_column(JSON, nullable=False)
+    missing: Mapped[str] = mapped_column(String(8), nullable=False)
+    conventions: Mapped[dict[str, str]] = mapped_column(JSON, nullable=False)
+    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
+    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class EvaluationValue(Base):
+    """One per-query value of one measure in a saved evaluation (NULL: undefined)."""
+
+    __tablename__ = "evaluation_values"
+    __table_args__ = (UniqueConstraint("evaluation_id", "query", "measure"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    measure: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+# --- scoring against a build ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """A system's per-query scores against one build.
+
+    Attributes
+    ----------
+    build
+        The build scored against.
+    system
+        System name (for a run file: ``--system`` or the file's name).
+    per_query
+        One row per query (index ``query``), one float column per measure.
+    missing
+        ``zero`` or ``skip`` (RDQ.md section 8).
+    conventions
+        How missing queries, run order, duplicates and undefined values were handled.
+    queries_without_orl
+        Run queries that have no ORL in the build (ignored).
+    missing_queries
+        ORL queries the run does not answer.
+    run_file
+        The file the run was read from, ``None`` for a stored run.
+    """
+
+    build: BuildRecord
+    system: str
+    per_query: pd.DataFrame
+    missing: str
+    conventions: dict[str, str]
+    queries_without_orl: int = 0
+    missing_queries: tuple[str, ...] = ()
+    run_file: str | None = None
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Mean over queries per measure (undefined per-query values left out)."""
+        return {str(m): float(v) for m, v in self.per_query.mean(axis=0, skipna=True).items()}
+
+    def document(self, *, per_query: bool = True) -> dict[str, Any]:
+        """The JSON document of ``orlbuild score`` (issue 5's shape)."""
+        return evaluation_document(
+            self.build,
+            self.system,
+            self.means,
+            self.per_query if per_query else None,
+            self.conventions,
+        )
+
+
+def build_summary(build: BuildRecord) -> dict[str, Any]:
+    """The ``build`` object of score and results documents."""
+    return {
+        "id": build.id,
+        "name": build.name,
+        "collection": build.collection,
+        "source": build.source,
+        "method": build.method,
+    }
+
+
+def evaluation_document(
+    build: BuildRecord,
+    system: str,
+    means: dict[str, float | None] | dict[str, float],
+    per_query: pd.DataFrame | None,
+    conventions: dict[str, str],
+) -> dict[str, Any]:
+    """``{"build", "system", "mean", "per_query", "conventions"}`` (per_query when given)."""
+    document: dict[str, Any] = {
+        "build": build_summary(build),
+        "system": system,
+        "mean": dict(means),
+    }
+    if per_query is not None:
+        document["per_query"] = {
+            str(query): {str(m): row[m] for m in per_query.columns}
+            for query, row in per_query.iterrows()
+        }
+    document["conventions"] = dict(conventions)
+    return document
+
+
+def check_measures_fit_build(build: BuildRecord, measures: Sequence[str]) -> None:
+    """Refuse ``nDCG(grade=native)`` on a build that did not come from graded labels.
+
+    Raises
+    ------
+    UnknownMeasureError
+        A measure name does not parse (all bad names at once).
+    ConfigError
+        A native-grade measure on a listwise or pairwise build.
+    """
+    native = [
+        name
+        for name, measure in zip(measures, parse_measures(measures), strict=True)
+        if getattr(measure, "grade", None) == "native"
+    ]
+    if native and build.source != "graded":
+        raise ConfigError(
+            f"{', '.join(native)} needs native grades, but build {build.id} was built from "
+            f"{build.source} judgments; use a build from graded labels, or grade=bi|ic|lc "
+            "(grades derived from the ORL ranks)"
+        )
+
+
+def score_run(
+    bind: Bind,
+    build: str | int,
+    run: pd.DataFrame,
+    *,
+    system: str,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+    run_file: str | None = None,
+) -> SystemScores:
+    """Score one run (columns ``query, item, rank, score``) against a stored build.
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session of the store.
+    build
+        Build id or name.
+    run
+        The run as :func:`orlbuild.store.load_run` returns it; ordered by score
+        descending, ties by item id descending (RDQ.md section 8).
+    system
+        Name shown in outputs and saved evaluations.
+    measures
+        Measure names; every bad name is reported at once.
+    missing
+        ``zero`` (ORL queries absent from the run score 0) or ``skip``.
+    run_file
+        The file the run came from, if any (recorded by ``--save``).
+
+    Returns
+    -------
+    SystemScores
+    """
+    record = get_build(bind, build)
+    check_measures_fit_build(record, measures)
+    orls = load_build_orls(bind, record.id)
+    if not orls:
+        raise StoreError(f"build {record.id} has no ORL to score against")
+    frame = evaluate(orls, run, list(measures), missing=missing)
+    return SystemScores(
+        build=record,
+        system=system,
+        per_query=frame,
+        missing=missing,
+        conventions=dict(frame.attrs.get("conventions", {})),
+        queries_without_orl=int(frame.attrs.get("queries_without_orl", 0)),
+        missing_queries=tuple(frame.attrs.get("missing_queries", ())),
+        run_file=run_file,
+    )
+
+
+def score_systems(
+    bind: Bind,
+    build: str | int,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+) -> dict[str, SystemScores]:
+    """Score the stored runs of ``systems`` (in the build's collection) against a build."""
+    if len(set(systems)) != len(systems):
+        raise ConfigError(f"a system is named twice: {list(systems)}")
+    record = get_build(bind, build)
+    return {
+        system: score_run(
+            bind,
+            record.id,
+            load_run(bind, record.collection, system),
+            system=system,
+            measures=measures,
+            missing=missing,
+        )
+        for system in systems
+    }
+
+
+# --- saved evaluations ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedEvaluation:
+    """A saved evaluation read back from the store."""
+
+    id: int
+    build: BuildRecord
+    system: str
+    run_file: str | None
+    measures: tuple[str, ...]
+    means: dict[str, float | None]
+    missing: str
+    conventions: dict[str, str]
+    package_version: str
+    created_at: datetime
+    created_by: str
+    per_query: pd.DataFrame = field(repr=False)
+
+    def document(self, *, per_query: bool = True) -> dict[str, Any]:
+        """The ``orlbuild score`` document plus an ``evaluation`` object (id, who, when)."""
+        document = evaluation_document(
+            self.build,
+            self.system,
+            self.means,
+            self.per_query if per_query else None,
+            self.conventions,
+        )
+        document["evaluation"] = {
+            "id": self.id,
+            "run_file": self.run_file,
+            "missing": self.missing,
+            "package_version": self.package_version,
+            "created_at": self.created_at.isoformat(),
+            "created_by": self.created_by,
+        }
+        return document
+
+
+def _finite_or_none(value: Any) -> float | None:
+    """A float, or ``None`` for NaN (stored as NULL)."""
+    number = float(value)
+    return number if np.isfinite(number) else None
+
+
+def save_evaluation(engine: Engine, scores: SystemScores, *, created_by: str | None = None) -> int:
+    """Store a :class:`SystemScores` with all its per-query values; return the new id."""
+    frame = scores.per_query
+    measures = [str(m) for m in frame.columns]
+    with write_transaction(engine) as connection:
+        evaluation_id = connection.execute(
+            insert(Evaluation)
+            .values(
+                build_id=scores.build.id,
+                system=scores.system,
+                run_file=scores.run_file,
+                measures=measures,
+                means={m: _finite_or_none(v) for m, v in scores.means.items()},
+                missing=scores.missing,
+                conventions=scores.conventions,
+                n_queries=len(frame),
+                package_version=__version__,
+                created_at=datetime.now(timezone.utc),
+                created_by=created_by or default_user(),
+            )
+            .returning(Evaluation.id)
+        ).scalar_one()
+        values = frame.to_numpy(dtype=np.float64)
+        rows = [
+            {
+                "evaluation_id": evaluation_id,
+                "query": str(query),
+                "measure": measure,
+                "value": _finite_or_none(values[i, j]),
+            }
+            for i, query in enumerate(frame.index)
+            for j, measure in enumerate(measures)
+        ]
+        if rows:
+            connection.execute(insert(EvaluationValue), rows)
+    return int(evaluation_id)
+
+
+LIST_COLUMNS = [
+    "id",
+    "build",
+    "system",
+    "measures",
+    "queries",
+    "missing",
+    "created_at",
+    "created_by",
+    "package_version",
+]
+
+
+def list_evaluations(
+    bind: Bind, *, build: str | int | None = None, system: str | None = None
+) -> pd.DataFrame:
+    """Saved evaluations, newest first (columns :data:`LIST_COLUMNS`).
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    build
+        Only evaluations against this build (id or name).
+    system
+        Only evaluations of this system.
+    """
+    e = Evaluation
+    stmt = select(
+        e.id,
+        e.build_id,
+        e.system,
+        e.measures,
+        e.n_queries,
+        e.missing,
+        e.created_at,
+        e.created_by,
+        e.package_version,
+    ).order_by(e.id.desc())
+    if build is not None:
+        stmt = stmt.where(e.build_id == get_build(bind, build).id)
+    if system is not None:
+        stmt = stmt.where(e.system == system)
+    with connect(bind) as connection:
+        rows = [(*row[:3], ", ".join(row[3]), *row[4:]) for row in connection.execute(stmt).all()]
+    return pd.DataFrame.from_records(rows, columns=LIST_COLUMNS)
+
+
+def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
+    """A saved evaluation with its per-query values (queries in stored order).
+
+    Raises
+    ------
+    StoreError
+        No evaluation with that id.
+    """
+    table = Evaluation.__table__
+    with connect(bind) as connection:
+        saved = (
+            connection.execute(select(table).where(table.c.id == evaluation_id)).mappings().first()
+        )
+        if saved is None:
+            raise StoreError(f"no saved evaluation {evaluation_id}; see `orlbuild results list`")
+        values = connection.execute(
+            select(EvaluationValue.query, EvaluationValue.measure, EvaluationValue.value)
+            .where(EvaluationValue.evaluation_id == evaluation_id)
+            .order_by(EvaluationValue.id)
+        ).all()
+    return SavedEvaluation(
+        id=int(saved["id"]),
+        build=get_build(bind, int(saved["build_id"])),
+        system=str(saved["system"]),
+        run_file=saved["run_file"],
+        measures=tuple(saved["measures"]),
+        means={str(k): v for k, v in saved["means"].items()},
+        missing=str(saved["missing"]),
+        conventions=dict(saved["conventions"]),
+        package_version=str(saved["package_version"]),
+        created_at=saved["created_at"],
+        created_by=str(saved["created_by"]),
+        per_query=_wide(values, saved["measures"]),
+    )
+
+
+def _wide(values: Iterable[Any], measures: Sequence[str]) -> pd.DataFrame:
+    """Long ``(query, measure, value)`` rows -> one row per query, one column per measure."""
+    long = pd.DataFrame.from_records(list(values), columns=["query", "measure", "value"])
+    rows, queries = pd.factorize(long["query"])
+    columns = pd.Index(list(measures)).get_indexer(long["measure"])
+    matrix = np.full((len(queries), len(measures)), np.nan)
+    matrix[rows, columns] = long["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return pd.DataFrame(
+        matrix, index=pd.Index(queries, name="query", dtype=object), columns=list(measures)
+    )
