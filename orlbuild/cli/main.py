@@ -103,3 +103,9 @@ _quality.register(app)
 from orlbuild.cli import evaluation as _evaluation  # noqa: E402
 
 _evaluation.register(app)
+from orlbuild.cli import pipeline as _pipeline  # noqa: E402
+
+_pipeline.register(app)
+from orlbuild.cli import report as _report  # noqa: E402
+
+_report.register(app)

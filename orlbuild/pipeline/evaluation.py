@@ -8,16 +8,20 @@ and each system's run as the store returns it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from sqlalchemy import Engine
 
 from orlbuild.builders.results import QueryORL
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
+from orlbuild.store import list_systems, load_run
+from orlbuild.store.builds import BuildRecord, get_build, load_query_orls
 from scoring import ORL, evaluate
 from scoring.evaluate import Missing
 from scoring.statistics import (
@@ -28,7 +32,16 @@ from scoring.statistics import (
     power_analysis_steps,
 )
 
-__all__ = ["Evaluation", "evaluate_systems", "orls_for_scoring", "power_steps"]
+__all__ = [
+    "Evaluation",
+    "build_metadata",
+    "evaluate_stored_build",
+    "evaluate_systems",
+    "orls_for_scoring",
+    "power_steps",
+]
+
+Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,32 @@ class Evaluation:
                 "p_adjusted": rows["p_adjusted"],
             }
         ).reset_index(drop=True)
+
+    def verdicts(self) -> pd.DataFrame:
+        """One row per measure: the significant pairs ``better > worse`` and the others."""
+        rows = []
+        for measure, pairs in self.comparisons.groupby("measure", sort=False):
+            significant = pairs["significant"].astype(bool)
+            ordered = [
+                f"{a} > {b}" if diff > 0 else f"{b} > {a}"
+                for a, b, diff in zip(pairs["a"], pairs["b"], pairs["diff"], strict=True)
+            ]
+            rows.append(
+                {
+                    "measure": measure,
+                    "significant": ", ".join(
+                        o for o, s in zip(ordered, significant, strict=True) if s
+                    )
+                    or "none",
+                    "not significant": ", ".join(
+                        f"{a} ~ {b}"
+                        for a, b, s in zip(pairs["a"], pairs["b"], significant, strict=True)
+                        if not s
+                    )
+                    or "none",
+                }
+            )
+        return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
 
     def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
         """The inputs of the HTML report."""
@@ -226,3 +265,66 @@ def _panels(
         m: pd.DataFrame({s: frame[m] for s, frame in per_query.items()}).dropna(how="any")
         for m in measures
     }
+
+
+def build_metadata(record: BuildRecord) -> dict[str, Any]:
+    """What the report's header shows about a stored build."""
+    return {
+        "name": record.name or "–",
+        "id": record.id,
+        "collection": record.collection,
+        "route": f"{record.source} / {record.method}",
+        "parameters": {k: v for k, v in record.parameters.items() if v not in (None, "none")},
+        "queries": f"{record.n_queries} built, {record.n_failed} failed",
+        "inputs": ", ".join(f"{b.file_name} (batch {b.id})" for b in record.batches),
+        "created": f"{record.created_at:%Y-%m-%d %H:%M} UTC by {record.created_by}",
+        "orlbuild": record.package_version,
+    }
+
+
+def evaluate_stored_build(
+    engine: Engine,
+    build: str | int,
+    measures: Sequence[str],
+    *,
+    systems: Sequence[str] | None = None,
+    missing: Missing = "zero",
+    compare: CompareSpec | None = None,
+    power: PowerSpec | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """:func:`evaluate_systems` on a stored build and the stored runs of its collection.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    build
+        Build id or name (the newest build of that name).
+    measures
+        Measure names.
+    systems
+        Systems to score; default every system with a run in the build's collection.
+    missing, compare, power
+        See :func:`evaluate_systems`.
+    progress
+        Called with the number of power-analysis steps; returns a context
+        manager yielding the progress callback (e.g. ``orlbuild.progress.progress_bar``).
+    """
+    record = get_build(engine, build)
+    orls = load_query_orls(engine, record.id)
+    names = list(systems) if systems else list_systems(engine, record.collection)
+    runs = {name: load_run(engine, record.collection, name) for name in names}
+    steps = 0 if power is None or not orls else power_steps(power, len(orls))
+    bar = progress(steps) if progress is not None and steps else nullcontext(None)
+    with bar as advance:
+        return evaluate_systems(
+            orls,
+            runs,
+            measures,
+            build=build_metadata(record),
+            missing=missing,
+            compare=compare,
+            power=power,
+            advance=advance,
+        )

@@ -23,10 +23,10 @@ from orlbuild.builders.build import resolve_for_frame
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
-from orlbuild.pipeline.evaluation import Evaluation, evaluate_systems, power_steps
+from orlbuild.pipeline.evaluation import Evaluation, evaluate_stored_build
 from orlbuild.progress import progress_bar
 from orlbuild.report import write_report
-from orlbuild.store import batch_fingerprints, load_run, open_store, upgrade
+from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
 from orlbuild.store.builds import (
     JUDGMENT_LOADERS,
@@ -333,28 +333,24 @@ def run_pipeline(
             done = ingest_input(engine, spec)
             say(done.message)
             inputs.append(done)
-        builds, built_orls = [], {}
+        builds = []
         for build_spec in config.builds:
-            summary, orls = build_orls_for(engine, build_spec, quiet=quiet)
+            summary, _ = build_orls_for(engine, build_spec, quiet=quiet)
             say(summary.message)
             builds.append(summary)
-            built_orls[build_spec.name] = (summary, orls)
-        scored, orls = built_orls[config.scoring.build]
-        record = get_build(engine, scored.build_id)
-        runs = {s: load_run(engine, record.collection, s) for s in config.scoring.systems}
-        total = None if config.power is None else power_steps(config.power, len(orls))
-        with progress_bar(total, "power analysis", quiet=quiet or config.power is None) as advance:
-            evaluation = evaluate_systems(
-                orls,
-                runs,
-                config.measures,
-                build=_build_metadata(record),
-                missing=config.scoring.missing,
-                compare=config.compare,
-                power=config.power,
-                advance=advance,
-            )
-        say(f"scored {len(runs)} systems against {config.scoring.build} on {len(orls)} queries")
+        scored = next(b for b in builds if b.name == config.scoring.build)
+        evaluation = evaluate_stored_build(
+            engine,
+            scored.build_id,
+            config.measures,
+            systems=config.scoring.systems,
+            missing=config.scoring.missing,
+            compare=config.compare,
+            power=config.power,
+            progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
+        )
+        n_systems = len(config.scoring.systems)
+        say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
         report = None
         if config.report is not None:
             report = write_report(evaluation.report_data(config.report.title), config.report.path)
@@ -371,18 +367,3 @@ def run_pipeline(
         seconds=time.perf_counter() - started,
         measures=config.measures,
     )
-
-
-def _build_metadata(record: BuildRecord) -> dict[str, Any]:
-    """What the report's header shows about the scored build."""
-    return {
-        "name": record.name or "–",
-        "id": record.id,
-        "collection": record.collection,
-        "route": f"{record.source} / {record.method}",
-        "parameters": {k: v for k, v in record.parameters.items() if v not in (None, "none")},
-        "queries": f"{record.n_queries} built, {record.n_failed} failed",
-        "inputs": ", ".join(f"{b.file_name} (batch {b.id})" for b in record.batches),
-        "created": f"{record.created_at:%Y-%m-%d %H:%M} UTC by {record.created_by}",
-        "orlbuild": record.package_version,
-    }

@@ -1,0 +1,59 @@
+"""``orlbuild pipeline CONFIG.toml``: the whole job from one config file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orlbuild.cli.render import OutputFormat, emit, print_json, print_table
+from orlbuild.cli.state import get_state
+from orlbuild.pipeline.config import load_config
+from orlbuild.pipeline.runner import PipelineResult, run_pipeline
+
+
+def pipeline_command(
+    ctx: typer.Context,
+    config: Annotated[Path, typer.Argument(help="The pipeline config (TOML).")],
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", help="Summary format: table|csv|json.")
+    ] = OutputFormat.table,
+) -> None:
+    """Ingest, build ORLs, score and compare systems, write the report - as CONFIG says.
+
+    Inputs already stored are skipped and unchanged builds reused, so running a
+    config twice is cheap. Without --db the SQLite file named in the config
+    (default orlbuild.db next to it) is used and migrated.
+    """
+    state = get_state(ctx)
+    settings = load_config(config)
+    result = run_pipeline(
+        settings, db_url=state.db, quiet=state.quiet, log=lambda line: typer.echo(line, err=True)
+    )
+    _render(result, fmt)
+
+
+def _render(result: PipelineResult, fmt: OutputFormat) -> None:
+    """The summary: ORLs built, mean scores, significant differences, the report's path."""
+    means = result.evaluation.means()
+    if fmt is OutputFormat.json:
+        print_json(result.to_json())
+        return
+    if fmt is OutputFormat.csv:
+        emit(fmt, frame=means)
+        return
+    print_table(result.builds_frame(), title="ORLs built")
+    scored = next(b for b in result.builds if b.name == result.scored_build)
+    print_table(means, title=f"Mean scores against {scored.name} ({scored.queries} queries)")
+    compare = result.evaluation.compare
+    if not result.evaluation.comparisons.empty:
+        settings = f"{compare.test} test, {compare.correction}, alpha {compare.alpha:g}"
+        print_table(result.evaluation.verdicts(), title=f"Differences between systems ({settings})")
+    if result.report is not None:
+        typer.echo(f"Report: {result.report}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``pipeline`` to the application."""
+    app.command("pipeline")(pipeline_command)
