@@ -1,9 +1,9 @@
-"""Score several systems against one build's ORLs, compare them, and (optionally) measure power.
+"""Score systems against a stored build, compare them, and (optionally) measure power.
 
-This is the part of the pipeline after the ORLs exist; the ``orlbuild report``
-command runs it too. Inputs are plain: the build's ORLs (the builders'
-``QueryORL`` records or anything with ``query``, ``tiers`` and ``native_grades``)
-and each system's run as the store returns it.
+This is the part of the pipeline after the ORLs exist; ``orlbuild report`` runs
+it too. Scoring goes through :func:`orlbuild.store.evaluations.score_systems`
+(the same path as ``orlbuild score``); the pairwise tests and the power
+analysis are :mod:`scoring.statistics`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from orlbuild.builders.results import QueryORL
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
-from orlbuild.store import list_systems, load_run
+from orlbuild.store import list_systems
 from orlbuild.store.builds import BuildRecord, get_build, load_query_orls
-from scoring import ORL, evaluate
+from orlbuild.store.evaluations import score_systems
 from scoring.evaluate import Missing
 from scoring.statistics import (
     PowerResult,
@@ -33,11 +33,10 @@ from scoring.statistics import (
 )
 
 __all__ = [
-    "Evaluation",
+    "BuildEvaluation",
     "build_metadata",
+    "compare_scores",
     "evaluate_stored_build",
-    "evaluate_systems",
-    "orls_for_scoring",
     "power_steps",
 ]
 
@@ -45,7 +44,7 @@ Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class BuildEvaluation:
     """Per-query scores of every system, their pairwise tests and power curves.
 
     Attributes
@@ -144,111 +143,73 @@ class Evaluation:
         )
 
 
-def orls_for_scoring(orls: Mapping[str, QueryORL]) -> dict[str, ORL]:
-    """The scoring core's :class:`~scoring.ORL` of every query (native grades kept)."""
-    return {
-        query: ORL(orl.ranks, grades=orl.native_grades) if orl.native_grades else ORL(orl.ranks)
-        for query, orl in orls.items()
-    }
-
-
-def evaluate_systems(
-    orls: Mapping[str, QueryORL],
-    runs: Mapping[str, pd.DataFrame],
+def compare_scores(
+    per_query: Mapping[str, pd.DataFrame],
     measures: Sequence[str],
     *,
-    build: Mapping[str, Any] | None = None,
-    missing: Missing = "zero",
-    compare: CompareSpec | None = None,
+    compare: CompareSpec,
     power: PowerSpec | None = None,
     advance: ProgressCallback | None = None,
-) -> Evaluation:
-    """Score every run against ``orls``, test every pair of systems, optionally measure power.
+) -> tuple[pd.DataFrame, dict[str, PowerResult] | None]:
+    """Test every pair of systems per measure and, if asked, measure power and stability.
 
     Parameters
     ----------
-    orls
-        Query -> built ORL.
-    runs
-        System -> run (columns ``query, item, rank, score``; RDQ.md section 8 order).
+    per_query
+        System -> per-query scores (rows: queries, columns: measures).
     measures
-        Measure names.
-    build
-        Build metadata carried into the result.
-    missing
-        ``zero`` or ``skip`` (RDQ.md section 8).
+        The measures to compare.
     compare
-        Test settings (default :class:`CompareSpec`); skipped with fewer than two systems.
+        Test settings (RDQ.md section 9).
     power
-        When given, power and stability per measure (RDQ.md section 9).
+        Budgets, subsamples... of the power analysis; ``None`` skips it.
     advance
-        Progress callback for the power analysis (one step per subsample).
+        Progress callback of the power analysis (one step per subsample).
 
     Returns
     -------
-    Evaluation
+    comparisons : pandas.DataFrame
+        ``scoring.statistics.COMPARISON_COLUMNS``; empty with fewer than two systems.
+    power : dict or None
+        Measure -> :class:`~scoring.statistics.PowerResult`.
     """
-    if not orls:
-        raise ConfigError("the build has no ORL to score against")
-    if not runs:
-        raise ConfigError("no system to score: give at least one run")
-    settings = compare or CompareSpec()
-    targets = orls_for_scoring(orls)
-    per_query: dict[str, pd.DataFrame] = {}
-    missing_queries: dict[str, list[str]] = {}
-    conventions: dict[str, str] = {}
-    for system, run in runs.items():
-        frame = evaluate(targets, run, list(measures), missing=missing)
-        missing_queries[system] = list(frame.attrs.get("missing_queries", []))
-        conventions = dict(frame.attrs.get("conventions", {}))
-        per_query[system] = frame
+    if len(per_query) < 2:
+        return pd.DataFrame(), None
     panels = _panels(per_query, measures)
-    if len(runs) >= 2:
-        comparisons = compare_systems(
-            panels,
-            test=settings.test,
-            permutations=settings.permutations,
-            correction=settings.correction,
-            alpha=settings.alpha,
-            seed=settings.seed,
-        )
-    else:
-        comparisons = pd.DataFrame()
-    results = None
-    if power is not None and len(runs) >= 2:
-        results = {
-            measure: power_analysis(
-                panels[measure],
-                budgets=_budgets(power.budgets, len(panels[measure])),
-                subsamples=power.subsamples,
-                permutations=power.permutations,
-                alpha=power.alpha,
-                test=settings.test,
-                seed=power.seed,
-                progress=advance,
-            )
-            for measure in power.measures
-        }
-    return Evaluation(
-        build=dict(build or {}),
-        orls=orls,
-        per_query=per_query,
-        comparisons=comparisons,
-        compare=settings,
-        power=results,
-        conventions=conventions,
-        missing_queries=missing_queries,
+    comparisons = compare_systems(
+        panels,
+        test=compare.test,
+        permutations=compare.permutations,
+        correction=compare.correction,
+        alpha=compare.alpha,
+        seed=compare.seed,
     )
+    if power is None:
+        return comparisons, None
+    results = {
+        measure: power_analysis(
+            panels[measure],
+            budgets=_budgets(power.budgets, len(panels[measure])),
+            subsamples=power.subsamples,
+            permutations=power.permutations,
+            alpha=power.alpha,
+            test=compare.test,
+            seed=power.seed,
+            progress=advance,
+        )
+        for measure in power.measures
+    }
+    return comparisons, results
 
 
 def power_steps(power: PowerSpec, n_queries: int) -> int:
-    """Progress-bar steps of :func:`evaluate_systems`'s power analysis."""
+    """Progress-bar steps of :func:`compare_scores`'s power analysis."""
     budgets = _budgets(power.budgets, n_queries)
     return len(power.measures) * power_analysis_steps(len(budgets), power.subsamples)
 
 
 def _budgets(budgets: Sequence[int], n_queries: int) -> list[int]:
-    """The budgets that fit the number of queries (a budget above it cannot be drawn)."""
+    """The budgets that fit the number of queries (a larger subset cannot be drawn)."""
     fitting = [b for b in budgets if b <= n_queries]
     if not fitting:
         raise ConfigError(
@@ -292,8 +253,8 @@ def evaluate_stored_build(
     compare: CompareSpec | None = None,
     power: PowerSpec | None = None,
     progress: Progress | None = None,
-) -> Evaluation:
-    """:func:`evaluate_systems` on a stored build and the stored runs of its collection.
+) -> BuildEvaluation:
+    """Score the stored runs against a stored build, compare the systems, measure power.
 
     Parameters
     ----------
@@ -305,26 +266,43 @@ def evaluate_stored_build(
         Measure names.
     systems
         Systems to score; default every system with a run in the build's collection.
-    missing, compare, power
-        See :func:`evaluate_systems`.
+    missing
+        ``zero`` or ``skip`` (RDQ.md section 8).
+    compare
+        Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
+    power
+        When given, power and stability per measure.
     progress
         Called with the number of power-analysis steps; returns a context
-        manager yielding the progress callback (e.g. ``orlbuild.progress.progress_bar``).
+        manager yielding the progress callback (``orlbuild.progress.progress_bar``).
+
+    Returns
+    -------
+    BuildEvaluation
     """
     record = get_build(engine, build)
-    orls = load_query_orls(engine, record.id)
     names = list(systems) if systems else list_systems(engine, record.collection)
-    runs = {name: load_run(engine, record.collection, name) for name in names}
-    steps = 0 if power is None or not orls else power_steps(power, len(orls))
+    if not names:
+        raise ConfigError(f"collection {record.collection!r} has no system run to score")
+    scores = score_systems(engine, record.id, names, measures=measures, missing=missing)
+    per_query = {name: score.per_query for name, score in scores.items()}
+    settings = compare or CompareSpec()
+    steps = 0
+    if power is not None and len(names) >= 2:
+        steps = power_steps(power, len(next(iter(per_query.values()))))
     bar = progress(steps) if progress is not None and steps else nullcontext(None)
     with bar as advance:
-        return evaluate_systems(
-            orls,
-            runs,
-            measures,
-            build=build_metadata(record),
-            missing=missing,
-            compare=compare,
-            power=power,
-            advance=advance,
+        comparisons, results = compare_scores(
+            per_query, measures, compare=settings, power=power, advance=advance
         )
+    first = next(iter(scores.values()))
+    return BuildEvaluation(
+        build=build_metadata(record),
+        orls=load_query_orls(engine, record.id),
+        per_query=per_query,
+        comparisons=comparisons,
+        compare=settings,
+        power=results,
+        conventions=first.conventions,
+        missing_queries={name: score.missing_queries for name, score in scores.items()},
+    )

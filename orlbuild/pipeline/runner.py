@@ -23,7 +23,7 @@ from orlbuild.builders.build import resolve_for_frame
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
-from orlbuild.pipeline.evaluation import Evaluation, evaluate_stored_build
+from orlbuild.pipeline.evaluation import BuildEvaluation, evaluate_stored_build
 from orlbuild.progress import progress_bar
 from orlbuild.report import write_report
 from orlbuild.store import batch_fingerprints, open_store, upgrade
@@ -114,7 +114,7 @@ class PipelineResult:
     inputs: tuple[IngestedInput, ...]
     builds: tuple[BuiltOrls, ...]
     scored_build: str
-    evaluation: Evaluation
+    evaluation: BuildEvaluation
     report: Path | None = None
     seconds: float = 0.0
     measures: tuple[str, ...] = field(default_factory=tuple)
