@@ -3,16 +3,18 @@ pairwise comparisons", Operations Research 2017).
 
 The scores are the log of the stationary distribution of the comparison
 Markov chain, which moves from ``i`` to ``j`` at the rate of the share of
-``i``-``j`` comparisons that ``j`` won. The chain is built exactly as
+``i``-``j`` comparisons that ``j`` won. The chain is built as
 :func:`choix.rank_centrality` builds it and solved with choix's
 :func:`choix.utils.statdist`, with one deliberate difference in the
-regularisation: choix adds ``alpha`` to *every* rate before taking ratios, so
-any pair that was never compared gets rate 1/2 each way - as much weight as a
-compared pair - which in a sparse design lets an item that never wins sit
-next to the best item it was never compared with. Here the smoothing
-``(wins + alpha) / (comparisons + 2 alpha)`` is applied to compared pairs
-only. With ``alpha = 0`` the result equals ``choix.rank_centrality``
-(tested).
+regularisation. choix adds ``alpha`` to every count before taking shares, so
+a pair that was never compared gets rate 1/2 each way - the weight of a real,
+evenly split pair - which in a sparse design lets an item that never wins sit
+next to the best item it was never compared with. Here the regularisation is
+a uniform "teleport" as in PageRank: every ordered pair gets ``alpha / 2`` on
+top of its win share. It keeps the chain irreducible when an item never wins,
+never loses, or (in a bootstrap resample) lost all its comparisons, while its
+weight stays ``alpha / 2`` against about ``1/2`` per compared pair. With
+``alpha = 0`` the result equals ``choix.rank_centrality`` (tested).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def rank_centrality_pairwise(counts: FloatArray, *, alpha: float) -> FloatArray:
     counts
         ``counts[i, j]`` = number of times item ``i`` beat item ``j``.
     alpha
-        Smoothing of the win share of every compared pair (``c / n_items``).
+        Teleport rate: ``alpha / 2`` is added to every transition (``c / n_items``).
 
     Returns
     -------
@@ -53,7 +55,8 @@ def rank_centrality_pairwise(counts: FloatArray, *, alpha: float) -> FloatArray:
     pairs = counts + counts.T
     compared = pairs > 0
     # chain[i, j]: rate of moving from i to j = share of i-j comparisons j won
-    chain = np.where(compared, (counts.T + alpha) / np.where(compared, pairs + 2 * alpha, 1), 0.0)
+    chain = np.where(compared, counts.T / np.where(compared, pairs, 1), 0.0) + alpha / 2
+    np.fill_diagonal(chain, 0.0)
     chain -= np.diag(chain.sum(axis=1))
     try:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -159,3 +159,16 @@ def test_plackett_luce_rejects_tied_lists_naming_the_annotator() -> None:
     )
     with pytest.raises(QueryBuildError, match="annotator 'b' ties items at rank 1"):
         build_orls(frame, BuildParameters(source="listwise", method="plackett-luce"))
+
+
+def test_bootstrap_resample_that_drops_an_items_only_comparison_still_fits() -> None:
+    # "lone" has a single comparison, so about a third of the resamples lose it entirely
+    rows = [("a", "b"), ("b", "c"), ("c", "a"), ("a", "c")] * 5 + [("lone", "a")]
+    for method in ("bt", "rank-centrality"):
+        _, outcome = build_orls(
+            pairwise(*rows),
+            BuildParameters(
+                source="pairwise", method=method, uncertainty="bootstrap", bootstrap=50
+            ),
+        )
+        assert sorted(i for t in outcome.orls["q"].tiers for i in t) == ["a", "b", "c", "lone"]
