@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders import bradley_terry, rank_centrality
+from orlbuild.builders import BuildParameters, bradley_terry, build_orls, rank_centrality
 
 N_ITEMS = 20
 N_COMPARISONS = 200
