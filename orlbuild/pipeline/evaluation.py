@@ -84,6 +84,8 @@ class BuildEvaluation:
 
     def significant(self) -> pd.DataFrame:
         """The significant pairs, oriented ``better``, ``worse``, with the difference."""
+        if self.comparisons.empty:
+            return pd.DataFrame(columns=["measure", "better", "worse", "diff", "p_adjusted"])
         rows = self.comparisons[self.comparisons["significant"].astype(bool)]
         better = rows["a"].where(rows["diff"] > 0, rows["b"])
         worse = rows["b"].where(rows["diff"] > 0, rows["a"])
@@ -100,6 +102,8 @@ class BuildEvaluation:
     def verdicts(self) -> pd.DataFrame:
         """One row per measure: the significant pairs ``better > worse`` and the others."""
         rows = []
+        if self.comparisons.empty:
+            return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
         for measure, pairs in self.comparisons.groupby("measure", sort=False):
             significant = pairs["significant"].astype(bool)
             ordered = [
