@@ -69,7 +69,8 @@ class BatchData:
     """Candidate lists of ``Q`` queries joined with their ORLs, as matrices.
 
     Row ``j`` of every ``(Q, depth)`` matrix is query ``queries[j]``; column
-    ``i`` is output position ``i + 1``.
+    ``i`` is output position ``i + 1``. Matrices that only some measures need
+    are computed on first use.
 
     Attributes
     ----------
@@ -80,22 +81,10 @@ class BatchData:
     ranks
         ORL rank of the item at each position when it can earn credit (a first
         occurrence of an ORL item), else 0.
-    filled
-        Whether the candidate has an item at that position.
-    in_orl
-        Whether the item at that position is in the ORL (repeats included).
-    ideal_ranks
-        ``g*`` (RDQ.md section 3) per position.
+    lengths
+        Candidate length per query (after truncation at ``depth``).
     n_ref, n_tiers
         ``|R|`` and ``T`` per query.
-    grades
-        Native grade of the credited item per position (NaN-free; 0 elsewhere),
-        or ``None`` when some ORL has no native grades.
-    ideal_native
-        Native grades sorted descending per query (0-padded), or ``None``.
-    cmp_entry
-        For CMP: the depth ``d`` at which the credited item at each position
-        enters ``run[:d] & ideal[:d]`` (``depth + 1`` for no credit).
     orls, rankings
         The inputs, for the few measures evaluated query by query.
     """
@@ -103,26 +92,124 @@ class BatchData:
     queries: list[str]
     depth: int
     ranks: np.ndarray
-    filled: np.ndarray
-    in_orl: np.ndarray
-    ideal_ranks: np.ndarray
+    lengths: np.ndarray
     n_ref: np.ndarray
     n_tiers: np.ndarray
-    grades: np.ndarray | None
-    ideal_native: np.ndarray | None
-    cmp_entry: np.ndarray
     orls: Sequence[ORL] = field(repr=False)
     rankings: FlatRun = field(repr=False)
+    _join: _Join = field(repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(Q, depth)``."""
+        return (len(self.queries), self.depth)
 
     @cached_property
     def positions(self) -> np.ndarray:
         """``1..depth`` as float64 (broadcasts against the matrices)."""
         return np.arange(1, self.depth + 1, dtype=np.float64)
 
+    @cached_property
+    def filled(self) -> np.ndarray:
+        """Whether the candidate has an item at each position."""
+        return np.arange(self.depth)[None, :] < self.lengths[:, None]
+
+    @cached_property
+    def in_orl(self) -> np.ndarray:
+        """Whether the item at each position is in the ORL (repeats included)."""
+        j = self._join
+        return _scatter(j.rows, j.pos, True, self.shape, bool)
+
+    @cached_property
+    def ideal_ranks(self) -> np.ndarray:
+        """``g*`` (RDQ.md section 3): each query's sorted ranks, then ``T+1, T+2, ...``."""
+        j = self._join
+        beyond = np.arange(1, self.depth + 1)[None, :] - self.n_ref[:, None]
+        ideal = self.n_tiers[:, None] + beyond
+        keep = j.slot < self.depth
+        ideal[j.sorted_rows[keep], j.slot[keep]] = j.sorted_ranks[keep]
+        return ideal
+
+    @cached_property
+    def cmp_entry(self) -> np.ndarray:
+        """For CMP: the depth at which the credited item at each position enters
+        ``run[:d] & ideal[:d]`` (``depth + 1`` for no credit).
+
+        The ideal lists ties in run order, so the credited item at position
+        ``i`` sits in it at (items ranked better) + (earlier credited items of
+        its tier) + 1, and enters the overlap at the larger of the two depths.
+        """
+        j = self._join
+        tier_base = int(self.n_tiers.max(initial=0)) + 2
+        tier_keys = j.sorted_rows * tier_base + j.sorted_ranks
+        c_keys = j.c_rows * tier_base + j.c_ranks
+        better = np.searchsorted(tier_keys, c_keys, side="left") - j.orl_starts[j.c_rows]
+        grouped = np.argsort(c_keys, kind="stable")
+        g_keys = c_keys[grouped]
+        earlier = np.empty_like(grouped)
+        earlier[grouped] = np.arange(len(grouped)) - np.searchsorted(g_keys, g_keys, side="left")
+        entry = np.full(self.shape, self.depth + 1, dtype=np.int64)
+        entry[j.c_rows, j.c_pos] = np.maximum(j.c_pos + 1, better + earlier + 1)
+        return entry
+
+    @cached_property
+    def _native(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Native grades of credited items and each query's sorted native grades."""
+        if not self.orls or any(o.grades is None for o in self.orls):
+            return None
+        j = self._join
+        orl_native = np.fromiter(
+            chain.from_iterable(o.grades.values() for o in self.orls if o.grades is not None),
+            dtype=np.float64,
+            count=len(j.orl_rows),
+        )
+        grades = _scatter(j.c_rows, j.c_pos, orl_native[j.c_match], self.shape, np.float64)
+        by_grade = np.lexsort((-orl_native, j.orl_rows))
+        slot = np.arange(len(by_grade)) - j.orl_starts[j.orl_rows[by_grade]]
+        keep = slot < self.depth
+        ideal = _scatter(
+            j.orl_rows[by_grade][keep],
+            slot[keep],
+            orl_native[by_grade][keep],
+            self.shape,
+            np.float64,
+        )
+        return grades, ideal
+
+    @property
+    def grades(self) -> np.ndarray | None:
+        """Native grade of the credited item per position (0 elsewhere), or ``None``
+        when some ORL has no native grades."""
+        native = self._native
+        return None if native is None else native[0]
+
+    @property
+    def ideal_native(self) -> np.ndarray | None:
+        """Native grades sorted descending per query (0-padded), or ``None``."""
+        native = self._native
+        return None if native is None else native[1]
+
     def ranking_of(self, row: int) -> list[str]:
         """The candidate list of row ``row`` (truncated at ``depth``)."""
         lo, hi = self.rankings.offsets[row], self.rankings.offsets[row + 1]
         return self.rankings.items[lo:hi].tolist()
+
+
+@dataclass(frozen=True)
+class _Join:
+    """Sparse results of joining candidates with ORLs (only ORL items are kept)."""
+
+    rows: np.ndarray  # row and position of every candidate entry that is an ORL item
+    pos: np.ndarray
+    c_rows: np.ndarray  # ... and of those that earn credit (first occurrences)
+    c_pos: np.ndarray
+    c_ranks: np.ndarray
+    c_match: np.ndarray  # index of the credited item in the flattened ORLs
+    orl_rows: np.ndarray  # flattened ORLs, in input order
+    orl_starts: np.ndarray
+    sorted_rows: np.ndarray  # flattened ORLs sorted by (row, rank), with slot in row
+    sorted_ranks: np.ndarray
+    slot: np.ndarray
 
 
 def _scatter(
@@ -141,6 +228,10 @@ def _scatter(
 def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: int) -> BatchData:
     """Join candidate lists with ORLs and lay them out as ``(Q, depth)`` matrices.
 
+    Only candidate entries that are ORL items are carried past the first
+    step, so the cost beyond one hash look-up per entry scales with the
+    number of reference items retrieved, not with the run's depth.
+
     Parameters
     ----------
     orls
@@ -158,7 +249,7 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
         raise ScoringError("internal: run rows are not aligned with the ORL rows")
     shape = (n_q, depth)
 
-    # ORLs, flattened: one entry per (query, item), sorted by (row, rank).
+    # ORLs, flattened: one entry per (row, item), in input order.
     orl_sizes = np.fromiter((len(o) for o in orls), dtype=np.int64, count=n_q)
     orl_rows = np.repeat(np.arange(n_q), orl_sizes)
     orl_items = np.empty(int(orl_sizes.sum()), dtype=object)
@@ -166,98 +257,54 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
     orl_ranks = np.fromiter(
         chain.from_iterable(o.values() for o in orls), dtype=np.int64, count=len(orl_items)
     )
-    n_tiers = np.fromiter((o.n_tiers for o in orls), dtype=np.int64, count=n_q)
-
-    # Candidates, flattened with their positions.
-    lengths = np.diff(run.offsets)
-    run_rows = np.repeat(np.arange(n_q), lengths)
-    run_pos = np.arange(len(run.items)) - np.repeat(run.offsets[:-1], lengths)
-
-    # Join on (row, item) through integer keys.
-    codes, uniques = pd.factorize(np.concatenate([orl_items, run.items]))
-    n_codes = max(len(uniques), 1)
-    orl_keys = orl_rows * n_codes + codes[: len(orl_items)]
-    run_keys = run_rows * n_codes + codes[len(orl_items) :]
-    order = np.argsort(orl_keys, kind="stable")
-    sorted_keys = orl_keys[order]
-    where = np.searchsorted(sorted_keys, run_keys)
-    where_clipped = np.minimum(where, max(len(sorted_keys) - 1, 0))
-    found = (
-        (where < len(sorted_keys)) & (sorted_keys[where_clipped] == run_keys)
-        if len(sorted_keys)
-        else np.zeros(len(run_keys), dtype=bool)
-    )
-    match = order[where_clipped]
-
-    first = np.zeros(len(run_keys), dtype=bool)
-    if len(run_keys):
-        _, first_index = np.unique(run_keys, return_index=True)
-        first[first_index] = True
-    credited = found & first
-
-    filled = _scatter(run_rows, run_pos, True, shape, bool)
-    in_orl = _scatter(run_rows[found], run_pos[found], True, shape, bool)
-    c_rows, c_pos = run_rows[credited], run_pos[credited]
-    c_ranks = orl_ranks[match[credited]]
-    ranks = _scatter(c_rows, c_pos, c_ranks, shape, np.int64)
-
-    # g*: each query's sorted ranks, then T+1, T+2, ...
-    by_rank = np.lexsort((orl_ranks, orl_rows))
-    sorted_rows, sorted_ranks = orl_rows[by_rank], orl_ranks[by_rank]
     orl_starts = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(orl_sizes, out=orl_starts[1:])
-    slot = np.arange(len(sorted_rows)) - orl_starts[sorted_rows]
-    beyond = np.arange(1, depth + 1)[None, :] - orl_sizes[:, None]
-    ideal_ranks = n_tiers[:, None] + beyond
-    keep = slot < depth
-    ideal_ranks[sorted_rows[keep], slot[keep]] = sorted_ranks[keep]
+    n_tiers = np.fromiter((o.n_tiers for o in orls), dtype=np.int64, count=n_q)
 
-    # CMP entry depth: the credited item at position i sits in the ideal list at
-    # (items ranked better) + (earlier credited items of its tier) + 1.
-    tier_base = int(n_tiers.max(initial=0)) + 2
-    tier_keys = sorted_rows * tier_base + sorted_ranks
-    c_keys = c_rows * tier_base + c_ranks
-    better = np.searchsorted(tier_keys, c_keys, side="left") - orl_starts[c_rows]
-    grouped = np.argsort(c_keys, kind="stable")
-    g_keys = c_keys[grouped]
-    group_start = np.searchsorted(g_keys, g_keys, side="left")
-    earlier = np.empty_like(grouped)
-    earlier[grouped] = np.arange(len(grouped)) - group_start
-    ideal_pos = better + earlier + 1
-    cmp_entry = np.full(shape, depth + 1, dtype=np.int64)
-    cmp_entry[c_rows, c_pos] = np.maximum(c_pos + 1, ideal_pos)
+    # One hash look-up per candidate entry against the (few) distinct ORL items.
+    orl_codes, uniques = pd.factorize(orl_items)
+    run_codes = (
+        pd.Index(uniques).get_indexer(run.items) if len(uniques) else np.full(len(run.items), -1)
+    )
+    known = np.flatnonzero(run_codes >= 0)
+    rows = np.searchsorted(run.offsets, known, side="right") - 1
+    pos = known - run.offsets[rows]
 
-    grades = ideal_native = None
-    if n_q and all(o.grades is not None for o in orls):
-        orl_native = np.fromiter(
-            chain.from_iterable(o.grades.values() for o in orls if o.grades is not None),
-            dtype=np.float64,
-            count=len(orl_items),
-        )
-        grades = _scatter(c_rows, c_pos, orl_native[match[credited]], shape, np.float64)
-        by_grade = np.lexsort((-orl_native, orl_rows))
-        g_slot = np.arange(len(by_grade)) - orl_starts[orl_rows[by_grade]]
-        g_keep = g_slot < depth
-        ideal_native = _scatter(
-            orl_rows[by_grade][g_keep],
-            g_slot[g_keep],
-            orl_native[by_grade][g_keep],
-            shape,
-            np.float64,
-        )
+    # Join on (row, item) through integer keys.
+    n_codes = max(len(uniques), 1)
+    orl_keys = orl_rows * n_codes + orl_codes
+    order = np.argsort(orl_keys, kind="stable")
+    sorted_keys = orl_keys[order]
+    keys = rows * n_codes + run_codes[known]
+    where = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
+    found = sorted_keys[where] == keys if len(sorted_keys) else np.zeros(len(keys), bool)
+    rows, pos, keys, match = rows[found], pos[found], keys[found], order[where[found]]
+    first = np.zeros(len(keys), dtype=bool)
+    first[np.unique(keys, return_index=True)[1]] = True  # entries are in run order
 
+    by_rank = np.lexsort((orl_ranks, orl_rows))
+    sorted_rows = orl_rows[by_rank]
+    join = _Join(
+        rows=rows,
+        pos=pos,
+        c_rows=rows[first],
+        c_pos=pos[first],
+        c_ranks=orl_ranks[match[first]],
+        c_match=match[first],
+        orl_rows=orl_rows,
+        orl_starts=orl_starts,
+        sorted_rows=sorted_rows,
+        sorted_ranks=orl_ranks[by_rank],
+        slot=np.arange(len(sorted_rows)) - orl_starts[sorted_rows],
+    )
     return BatchData(
         queries=queries,
         depth=depth,
-        ranks=ranks,
-        filled=filled,
-        in_orl=in_orl,
-        ideal_ranks=ideal_ranks,
+        ranks=_scatter(join.c_rows, join.c_pos, join.c_ranks, shape, np.int64),
+        lengths=np.diff(run.offsets),
         n_ref=orl_sizes,
         n_tiers=n_tiers,
-        grades=grades,
-        ideal_native=ideal_native,
-        cmp_entry=cmp_entry,
         orls=orls,
         rankings=run,
+        _join=join,
     )
