@@ -19,7 +19,11 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.comparisons import PairwiseComparisons, comparisons_from_arrays
+from orlbuild.builders.comparisons import (
+    PairwiseComparisons,
+    comparisons_from_arrays,
+    group_positions,
+)
 from orlbuild.builders.graded import aggregate_grades, graded_orl
 from orlbuild.builders.listwise import listwise_query_orl
 from orlbuild.builders.pairwise import pairwise_query_orl
@@ -46,11 +50,8 @@ def query_rng(seed: int, query: str) -> np.random.Generator:
 def _blocks(queries: pd.Series) -> Iterator[tuple[str, np.ndarray]]:
     """(query, row positions) for every query, in sorted query order."""
     codes, names = pd.factorize(queries.astype(str), sort=True)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    for block in np.split(order, bounds):
-        if len(block):
-            yield str(names[codes[block[0]]]), block
+    for block in group_positions(codes.astype(np.int64)):
+        yield str(names[codes[block[0]]]), block
 
 
 def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -36,9 +36,11 @@ def comparison_components(comparisons: PairwiseComparisons) -> list[npt.NDArray[
     """
     graph = nx.Graph()
     graph.add_nodes_from(range(comparisons.n_items))
-    graph.add_edges_from(
-        zip(comparisons.winners.tolist(), comparisons.losers.tolist(), strict=True)
-    )
+    n = comparisons.n_items
+    low = np.minimum(comparisons.winners, comparisons.losers)
+    high = np.maximum(comparisons.winners, comparisons.losers)
+    pairs = np.unique(low * n + high)  # one edge per compared pair
+    graph.add_edges_from(zip((pairs // n).tolist(), (pairs % n).tolist(), strict=True))
     parts = [np.array(sorted(part), dtype=np.int64) for part in nx.connected_components(graph)]
     parts.sort(key=lambda part: (-len(part), str(comparisons.items[part[0]])))
     return parts

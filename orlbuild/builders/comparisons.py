@@ -21,6 +21,7 @@ __all__ = [
     "comparisons_from_lists",
     "comparisons_from_pairwise",
     "factorize_ids",
+    "group_positions",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -97,6 +98,16 @@ def factorize_ids(
     """Sorted-unique factorisation of string ids: (codes, unique ids)."""
     uniques, codes = np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)
     return codes.astype(np.int64), uniques.astype(object)
+
+
+def group_positions(codes: IntArray, *, within: IntArray | None = None) -> list[IntArray]:
+    """Row positions of each group of equal ``codes``, groups in code order.
+
+    Rows keep their order inside a group, or follow ``within`` when given.
+    """
+    order = np.lexsort((codes,) if within is None else (within, codes))
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return [block for block in np.split(order, bounds) if len(block)]
 
 
 def comparisons_from_pairwise(
@@ -176,11 +187,7 @@ def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
     winners: list[IntArray] = []
     losers: list[IntArray] = []
     annotators: list[IntArray] = []
-    order = np.argsort(annotator_codes, kind="stable")
-    bounds = np.flatnonzero(np.diff(annotator_codes[order])) + 1
-    for block in np.split(order, bounds):
-        if len(block) == 0:
-            continue
+    for block in group_positions(annotator_codes):
         r = ranks[block]
         better, worse = np.nonzero(r[:, None] < r[None, :])
         winners.append(item_codes[block][better])

@@ -97,18 +97,14 @@ def graded_orl(query: str, grades: pd.Series) -> QueryORL:
         if leader >= 0:
             same = bool(values[index] == values[leader])
             decisions.append(
-                TieDecision(
-                    query=query,
-                    leader=str(items[leader]),
-                    item=str(items[index]),
-                    score_leader=float(values[leader]),
-                    score_item=float(values[index]),
-                    diff=float(values[leader] - values[index]),
-                    se=None,
-                    p_value=None,
-                    decision="tied" if same else "separated",
+                TieDecision.without_test(
+                    query,
+                    str(items[leader]),
+                    str(items[index]),
+                    float(values[leader]),
+                    float(values[index]),
+                    tied=same,
                     rule="same grade" if same else "lower grade",
-                    variance="none",
                 )
             )
         if leader < 0 or values[index] != values[leader]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.comparisons import comparisons_from_lists, factorize_ids
+from orlbuild.builders.comparisons import comparisons_from_lists, factorize_ids, group_positions
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import QueryBuildError, QueryORL, TieDecision
 from orlbuild.builders.score_models import (
@@ -40,10 +40,8 @@ def ranked_lists(frame: pd.DataFrame) -> RankedLists:
     item_codes, names = factorize_ids(frame["item"])
     annotator_codes, _ = factorize_ids(frame["annotator"])
     ranks = frame["rank"].to_numpy(dtype=np.int64)
-    order = np.lexsort((ranks, annotator_codes))
-    bounds = np.flatnonzero(np.diff(annotator_codes[order])) + 1
     lists, annotators = [], []
-    for block in np.split(order, bounds):
+    for block in group_positions(annotator_codes, within=ranks):
         lists.append((item_codes[block], ranks[block]))
         annotators.append(int(annotator_codes[block[0]]))
     return RankedLists(
@@ -91,18 +89,14 @@ def direct_orl(query: str, frame: pd.DataFrame) -> QueryORL:
 def _direct_decision(
     query: str, leader: str, item: str, ranks: dict[str, int], *, tied: bool
 ) -> TieDecision:
-    return TieDecision(
-        query=query,
-        leader=leader,
-        item=item,
-        score_leader=float(ranks[leader]),
-        score_item=float(ranks[item]),
-        diff=float(ranks[item] - ranks[leader]),
-        se=None,
-        p_value=None,
-        decision="tied" if tied else "separated",
+    return TieDecision.without_test(
+        query,
+        leader,
+        item,
+        float(ranks[leader]),
+        float(ranks[item]),
+        tied=tied,
         rule="same annotator tier" if tied else "lower annotator tier",
-        variance="none",
     )
 
 

@@ -19,20 +19,15 @@ __all__ = ["merge_adjacent_tiers", "split_tier_at"]
 def _override_decision(
     orl: QueryORL, leader: str, item: str, *, tied: bool, rule: str
 ) -> TieDecision:
-    score_leader = orl.scores.get(leader, float("nan"))
-    score_item = orl.scores.get(item, float("nan"))
-    return TieDecision(
-        query=orl.query,
-        leader=leader,
-        item=item,
-        score_leader=score_leader,
-        score_item=score_item,
-        diff=score_leader - score_item,
-        se=None,
-        p_value=None,
-        decision="tied" if tied else "separated",
+    nan = float("nan")
+    return TieDecision.without_test(
+        orl.query,
+        leader,
+        item,
+        orl.scores.get(leader, nan),
+        orl.scores.get(item, nan),
+        tied=tied,
         rule=rule,
-        variance="none",
     )
 
 

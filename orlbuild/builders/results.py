@@ -58,6 +58,33 @@ class TieDecision:
     rule: str
     variance: str
 
+    @classmethod
+    def without_test(
+        cls,
+        query: str,
+        leader: str,
+        item: str,
+        score_leader: float,
+        score_item: float,
+        *,
+        tied: bool,
+        rule: str,
+    ) -> TieDecision:
+        """A decision taken by a rule, not a test (grades, annotator tiers, overrides)."""
+        return cls(
+            query=query,
+            leader=leader,
+            item=item,
+            score_leader=score_leader,
+            score_item=score_item,
+            diff=abs(score_leader - score_item),
+            se=None,
+            p_value=None,
+            decision="tied" if tied else "separated",
+            rule=rule,
+            variance="none",
+        )
+
 
 @dataclass
 class QueryORL:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import choix
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orlbuild.builders import BuildParameters, build_orls, tiers_from_scores
 from orlbuild.builders.bradley_terry import bradley_terry_pairwise, pairs_from_counts
@@ -172,3 +176,30 @@ def test_resolved_parameters_name_every_default() -> None:
         "seed": 0,
         "disconnected": "fail",
     }
+
+
+@given(
+    scores=st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=12),
+    se=st.floats(0.01, 3.0),
+    sig=st.sampled_from([0.0, 0.01, 0.05, 0.5]),
+)
+@settings(max_examples=150, deadline=None)
+def test_tiers_partition_items_in_score_order(scores: list[float], se: float, sig: float) -> None:
+    s = np.array(scores)
+    n = len(s)
+    items = np.array([f"i{k:02d}" for k in range(n)], dtype=object)
+    cov = np.eye(n) * se**2
+    from orlbuild.builders.uncertainty import fisher_uncertainty
+
+    unc = fisher_uncertainty(s, np.linalg.pinv(cov))
+    tiers, decisions = tiers_from_scores("q", items, unc, sig=sig)
+    flat = [i for tier in tiers for i in tier]
+    assert sorted(flat) == sorted(items.tolist())  # a partition
+    assert len(decisions) == n - 1
+    by_item = dict(zip(items.tolist(), s.tolist(), strict=True))
+    for upper, lower in itertools.pairwise(tiers):
+        assert min(by_item[i] for i in upper) >= max(by_item[i] for i in lower) - 1e-12
+    for d in decisions:
+        exact = d.rule == "exact score tie"
+        tested = sig > 0 and d.p_value is not None and d.p_value >= sig
+        assert (d.decision == "tied") == (exact or tested)
