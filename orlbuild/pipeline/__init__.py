@@ -1,0 +1,24 @@
+"""The main job end to end, driven by one TOML file: ingest -> build -> score -> compare -> report.
+
+>>> from orlbuild.pipeline import load_config, run_pipeline  # doctest: +SKIP
+>>> result = run_pipeline(load_config("sample_data/pipeline.toml"))
+>>> result.evaluation.means()  # per-system mean of every measure, best first
+>>> result.evaluation.verdicts()  # which differences are significant
+
+The schema is documented in :mod:`orlbuild.pipeline.config`;
+``sample_data/pipeline.toml`` is a complete, commented example.
+"""
+
+from orlbuild.pipeline.config import PipelineConfig, load_config, parse_config
+from orlbuild.pipeline.evaluation import BuildEvaluation, evaluate_stored_build
+from orlbuild.pipeline.runner import PipelineResult, run_pipeline
+
+__all__ = [
+    "BuildEvaluation",
+    "PipelineConfig",
+    "PipelineResult",
+    "evaluate_stored_build",
+    "load_config",
+    "parse_config",
+    "run_pipeline",
+]

@@ -8,15 +8,6 @@ from orlbuild import __version__
 from orlbuild.report.data import ReportData
 from orlbuild.report.intervals import mean_intervals
 from orlbuild.report.markup import esc, tag
-from orlbuild.report.sections import (
-    header_section,
-    heatmap_section,
-    orl_section,
-    power_section,
-    significance_section,
-    system_order,
-    systems_section,
-)
 
 __all__ = ["STYLE", "render_report", "write_report"]
 
@@ -60,8 +51,9 @@ table.matrix td.better { background: var(--better); color: var(--better-ink); fo
 table.matrix td.worse { background: var(--worse); color: var(--worse-ink); font-weight: 600; }
 table.matrix td.ns { color: var(--muted); }
 table.matrix td.diag { color: #bbb; }
-ul.verdict { margin: 4px 0 8px; padding-left: 20px; columns: 2; column-gap: 32px;
-             max-width: 900px; }
+.matrices { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
+            gap: 4px 32px; }
+ul.verdict { margin: 4px 0 8px; padding-left: 20px; font-size: 0.9rem; }
 ul.verdict strong { font-weight: 600; }
 p.verdict { color: var(--muted); }
 .scroll { overflow-x: auto; }
@@ -74,7 +66,7 @@ table.heatmap td.size { color: var(--muted); }
 table.heatmap th, table.heatmap td { padding: 2px 8px; }
 .scale { display: inline-block; width: 140px; height: 10px; border-radius: 3px;
          vertical-align: middle; margin: 0 6px; border: 1px solid var(--line); }
-.scale-end { font-size: 0.8rem; }
+.scale-legend { white-space: nowrap; font-size: 0.85rem; }
 .orls { display: grid; grid-template-columns: 1fr; gap: 6px; }
 details.orl { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px;
                background: #fff; }
@@ -124,6 +116,17 @@ def render_report(data: ReportData) -> str:
     str
         The HTML document.
     """
+    # matplotlib is imported only when a report is drawn: it slows every CLI start-up
+    from orlbuild.report.sections import (
+        header_section,
+        heatmap_section,
+        orl_section,
+        power_section,
+        significance_section,
+        system_order,
+        systems_section,
+    )
+
     intervals = mean_intervals(
         data.per_query, level=data.level, method=data.interval_method, seed=data.seed
     )

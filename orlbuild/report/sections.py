@@ -154,6 +154,7 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
         f"(green: row better, red: row worse). Hover for p-values and per-query wins/ties/losses."
     )
     blocks.append(tag("p", esc(test_note), class_="caption"))
+    matrices = []
     for measure in data.measures:
         pairs = data.comparisons[data.comparisons["measure"] == measure]
         if pairs.empty:
@@ -167,9 +168,9 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
             )
             for s in order
         ]
-        blocks.append(tag("h3", esc(measure)))
-        blocks.append(table(["", *order], rows, class_="matrix", data_measure=measure))
-        blocks.append(_verdicts(pairs))
+        matrix = table(["", *order], rows, class_="matrix", data_measure=measure)
+        matrices.append(tag("div", tag("h3", esc(measure)), matrix, _verdicts(pairs)))
+    blocks.append(tag("div", *matrices, class_="matrices"))
     return tag("section", *blocks, id="significance")
 
 
@@ -248,10 +249,14 @@ def heatmap_section(data: ReportData, order: Sequence[str]) -> str:
     heatmap = tag("table", head, tag("tbody", *rows), class_="heatmap")
     caption = tag(
         "p",
-        "Each cell is one system's score on one query; hover for the exact value. Scale: ",
-        tag("span", "0", class_="scale-end"),
-        tag("span", "", class_="scale", style=f"background: {colour_scale()}"),
-        tag("span", "1", class_="scale-end"),
+        "Each cell is one system's score on one query; hover for the exact value. ",
+        tag(
+            "span",
+            "Scale: 0",
+            tag("span", "", class_="scale", style=f"background: {colour_scale()}"),
+            "1",
+            class_="scale-legend",
+        ),
         class_="caption",
     )
     return tag(
