@@ -301,9 +301,7 @@ def _orl_block(orl: OrlView) -> str:
         class_="tierbar",
         title=" | ".join(f"tier {i + 1}: {len(t)}" for i, t in enumerate(orl.tiers)),
     )
-    meta = (
-        f"{n_items} item{'s' * (n_items != 1)} · {tiers} tier{'s' * (tiers != 1)} · {n_tests} tests"
-    )
+    meta = f"{_count(n_items, 'item')} · {_count(tiers, 'tier')} · {_count(n_tests, 'test')}"
     summary = tag(
         "summary",
         tag("span", esc(orl.query), class_="qid"),
@@ -334,6 +332,11 @@ def _orl_block(orl: OrlView) -> str:
         id=f"orl-{orl.query}",
         data_query=orl.query,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 item``, ``2 items``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _tier_style(index: int, tiers: int) -> str:
@@ -393,7 +396,7 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
     header = ["leader", "item", "diff", "se", "p", "decision", "rule"]
     return tag(
         "details",
-        tag("summary", f"Audit trail ({len(decisions)} decisions)"),
+        tag("summary", f"Audit trail ({_count(len(decisions), 'decision')})"),
         table(header, rows, class_="audit"),
         class_="audit-trail",
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from orlbuild.errors import OrlbuildError
 from orlbuild.report import ReportData, write_report
 from orlbuild.report.screenshot import find_chromium, load_page, main, screenshot
 from tests.report.html_page import Page
@@ -52,18 +53,21 @@ def test_console_errors_are_caught(tmp_path: Path) -> None:
     assert any("undefinedFunction" in message for message in load_page(broken).console)
 
 
-def test_screenshot_is_a_real_picture(report_file: Path, tmp_path: Path) -> None:
-    png = screenshot(report_file, tmp_path / "shot.png", width=1000, height=1400)
-    with Image.open(png) as image:
+def test_screenshot_command_line_takes_a_real_picture(
+    report_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "shot.png"
+    main([str(report_file), "-o", str(target), "--width", "1000", "--height", "1400"])
+    assert capsys.readouterr().out.strip() == str(target.resolve())
+    with Image.open(target) as image:
         assert image.size == (1000, 1400)
         colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
     assert colours is not None and len(colours) > 200  # text, tables and charts, not a blank page
 
 
-def test_screenshot_command_line(
-    report_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_screenshot_without_chromium_says_what_to_install(
+    report_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target = tmp_path / "cli.png"
-    main([str(report_file), "-o", str(target), "--width", "800", "--height", "600"])
-    assert capsys.readouterr().out.strip() == str(target.resolve())
-    assert target.stat().st_size > 10_000
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(OrlbuildError, match="apt-get install chromium"):
+        screenshot(report_file, tmp_path / "never.png")
