@@ -93,7 +93,22 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
             f"Bradley-Terry ({solver}) returned non-finite scores; an item that never wins "
             "or never loses needs --reg > 0"
         )
+    if solver == "opt":
+        _check_stationary(counts, params, alpha)
     return params - params.mean()
+
+
+def _check_stationary(counts: FloatArray, params: FloatArray, alpha: float) -> None:
+    """choix's ``opt_pairwise`` returns scipy's last iterate even when it did not converge:
+    check that the gradient of its penalised log-likelihood vanishes."""
+    p = expit(params[:, None] - params[None, :])  # p[i, j] = P(i beats j)
+    gradient = (counts * (1.0 - p)).sum(axis=1) - (counts.T * p).sum(axis=1) - 2 * alpha * params
+    scale = max(1.0, float(counts.sum()) / len(params))
+    if np.max(np.abs(gradient)) > 1e-3 * scale:
+        raise EstimationError(
+            f"Bradley-Terry (opt) did not converge (largest gradient "
+            f"{np.max(np.abs(gradient)):.2g}); try --solver ilsr or a larger --reg"
+        )
 
 
 def bradley_terry_information(scores: FloatArray, pair_counts: FloatArray) -> FloatArray:

@@ -77,8 +77,9 @@ def build_command(
     if on_error not in ("stop", "skip"):
         raise ConfigError(f"--on-error must be stop or skip, got {on_error!r}")
     params = BuildParameters(
-        source, method, grade_agg, sig, uncertainty, cluster, resample, bootstrap, reg, solver,
-        seed, disconnected,
+        source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
+        cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
+        seed=seed, disconnected=disconnected,
     )  # fmt: skip
     state = get_state(ctx)
     with opened_store(ctx) as engine:

@@ -555,6 +555,9 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
             .where(bb.build_id == build_id)
             .order_by(bb.id)
         ).all()
+    created_at = b.created_at
+    if created_at.tzinfo is None:  # SQLite returns naive datetimes; they were stored in UTC
+        created_at = created_at.replace(tzinfo=timezone.utc)
     batches = tuple(
         BatchInfo(
             id=-1 if r.batch_id is None else int(r.batch_id),
@@ -562,7 +565,7 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
             file_name=r.file_name,
             sha256=r.sha256,
             row_count=int(r.row_count),
-            created_at=b.created_at,
+            created_at=created_at,
         )
         for r in batch_rows
     )
@@ -575,7 +578,7 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
         parameters=dict(b.parameters),
         package_version=b.package_version,
         seed=int(b.seed),
-        created_at=b.created_at,
+        created_at=created_at,
         created_by=b.created_by,
         parent_id=None if b.parent_id is None else int(b.parent_id),
         n_queries=int(b.n_queries),

@@ -4,6 +4,7 @@
    (1,000,000 comparisons): wall time (target < 60 s), peak resident memory
    (target < 1 GB), and the share of the time spent inside choix versus our
    own code, measured in the same run by timing every call into choix.
+   The build is then written to a fresh SQLite store, timed separately.
 2. ``rank-centrality`` with 200 bootstrap resamples on 500 such queries
    (target < 60 s); the peer measured in the same process is the time inside
    choix's stationary-distribution solver.
@@ -18,15 +19,21 @@ from __future__ import annotations
 import argparse
 import functools
 import resource
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import insert
 
 from orlbuild.builders import BuildParameters, bradley_terry, build_orls, rank_centrality
+from orlbuild.store import open_store, upgrade
+from orlbuild.store.builds import store_build
+from orlbuild.store.models import Collection
 
 N_ITEMS = 20
 N_COMPARISONS = 200
@@ -100,12 +107,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(params: BuildParameters, frame: pd.DataFrame) -> dict[str, float]:
-    """Build once, timing the whole build and the time inside choix."""
+def run(params: BuildParameters, frame: pd.DataFrame, *, store: bool = False) -> dict[str, float]:
+    """Build once, timing the whole build and the time inside choix.
+
+    With ``store=True`` the build is also written to a fresh SQLite store and
+    that write is timed on its own.
+    """
     with time_inside_choix() as watch:
         start = time.perf_counter()
-        _, outcome = build_orls(frame, params)
+        resolved, outcome = build_orls(frame, params)
         wall = time.perf_counter() - start
+    store_s = float("nan")
+    if store:
+        with tempfile.TemporaryDirectory() as folder:
+            url = f"sqlite:///{Path(folder) / 'bench.db'}"
+            upgrade(url)
+            engine = open_store(url)
+            with engine.begin() as connection:
+                connection.execute(insert(Collection).values(name="default"))
+            start = time.perf_counter()
+            store_build(engine, collection="default", params=resolved, outcome=outcome, batches=[])
+            store_s = time.perf_counter() - start
+            engine.dispose()
     assert not outcome.failures and len(outcome.orls) == frame["query"].nunique()
     tiers = np.mean([len(o.tiers) for o in outcome.orls.values()])
     return {
@@ -114,6 +137,8 @@ def run(params: BuildParameters, frame: pd.DataFrame) -> dict[str, float]:
         "choix_calls": watch.calls,
         "ours_s": wall - watch.seconds,
         "mean_tiers": float(tiers),
+        "store_s": store_s,
+        "rows": sum(len(o.scores) + len(o.decisions) for o in outcome.orls.values()),
     }
 
 
@@ -128,12 +153,17 @@ def report(title: str, figures: dict[str, float], n_queries: int) -> None:
         f"ratio choix/ours = {figures['choix_s'] / figures['ours_s']:.2f}; "
         f"mean tiers per query {figures['mean_tiers']:.1f}; peak RSS {peak_rss_mb():.0f} MB"
     )
+    if np.isfinite(figures["store_s"]):
+        print(
+            f"  storing it in SQLite: {figures['store_s']:.1f} s for {figures['rows']:,.0f} rows "
+            f"(entries + tie decisions) = {figures['store_s'] / figures['wall_s']:.2f} x the build"
+        )
 
 
 def bench_bt_fisher(n_queries: int = 5000) -> dict[str, float]:
     """Scenario 1."""
     frame = simulated_pairwise(n_queries)
-    figures = run(BuildParameters(source="pairwise", method="bt"), frame)
+    figures = run(BuildParameters(source="pairwise", method="bt"), frame, store=True)
     report("bt + Fisher tiers", figures, n_queries)
     figures["peak_rss_mb"] = peak_rss_mb()
     return figures

@@ -172,3 +172,18 @@ def test_bootstrap_resample_that_drops_an_items_only_comparison_still_fits() -> 
             ),
         )
         assert sorted(i for t in outcome.orls["q"].tiers for i in t) == ["a", "b", "c", "lone"]
+
+
+def test_opt_solver_result_that_is_not_stationary_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from orlbuild.builders import bradley_terry
+
+    monkeypatch.setattr(
+        bradley_terry.choix, "opt_pairwise", lambda *args, **kwargs: np.array([3.0, -3.0])
+    )
+    frame = pairwise(("a", "b"), ("b", "a"), query="q3")
+    with pytest.raises(
+        QueryBuildError, match=r"query 'q3': Bradley-Terry \(opt\) did not converge"
+    ):
+        build_orls(frame, BuildParameters(source="pairwise", solver="opt"))
