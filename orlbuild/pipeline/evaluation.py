@@ -21,7 +21,12 @@ from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
 from orlbuild.store import list_systems
-from orlbuild.store.builds import BuildRecord, get_build, load_query_orls
+from orlbuild.store.builds import (
+    BuildRecord,
+    get_build,
+    load_build_messages,
+    load_query_orls,
+)
 from orlbuild.store.evaluations import score_systems
 from scoring.evaluate import Missing
 from scoring.statistics import (
@@ -34,6 +39,7 @@ from scoring.statistics import (
 
 __all__ = [
     "BuildEvaluation",
+    "build_failures",
     "build_metadata",
     "compare_scores",
     "evaluate_stored_build",
@@ -65,6 +71,8 @@ class BuildEvaluation:
         How missing queries, run order and undefined values were handled.
     missing_queries
         System -> ORL queries its run does not answer.
+    failures
+        ``query: cause`` of every query the build could not order (``on_error = "skip"``).
     """
 
     build: Mapping[str, Any]
@@ -75,6 +83,7 @@ class BuildEvaluation:
     power: Mapping[str, PowerResult] | None = None
     conventions: Mapping[str, str] = field(default_factory=dict)
     missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    failures: Sequence[str] = ()
 
     def means(self) -> pd.DataFrame:
         """Mean score per system (rows, best first on the first measure) and measure (columns)."""
@@ -101,7 +110,7 @@ class BuildEvaluation:
 
     def verdicts(self) -> pd.DataFrame:
         """One row per measure: the significant pairs ``better > worse`` and the others."""
-        rows = []
+        rows: list[dict[str, str]] = []
         if self.comparisons.empty:
             return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
         for measure, pairs in self.comparisons.groupby("measure", sort=False):
@@ -112,7 +121,7 @@ class BuildEvaluation:
             ]
             rows.append(
                 {
-                    "measure": measure,
+                    "measure": str(measure),
                     "significant": ", ".join(
                         o for o, s in zip(ordered, significant, strict=True) if s
                     )
@@ -130,6 +139,7 @@ class BuildEvaluation:
     def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
         """The inputs of the HTML report."""
         lines = [*notes, *(f"{k}: {v}" for k, v in self.conventions.items())]
+        lines += [f"no ORL for {failure}" for failure in self.failures]
         for system, queries in self.missing_queries.items():
             if queries:
                 lines.append(f"{system} has no results for {len(queries)} ORL queries")
@@ -309,4 +319,12 @@ def evaluate_stored_build(
         power=results,
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
+        failures=build_failures(engine, record.id),
     )
+
+
+def build_failures(engine: Engine, build_id: int) -> list[str]:
+    """``query: cause`` of the queries a build skipped."""
+    messages = load_build_messages(engine, build_id)
+    failed = messages[messages["kind"] == "failure"]
+    return [f"{q}: {m}" for q, m in zip(failed["query"], failed["message"], strict=True)]

@@ -23,7 +23,7 @@ from orlbuild.builders.build import resolve_for_frame
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
-from orlbuild.pipeline.evaluation import BuildEvaluation, evaluate_stored_build
+from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
 from orlbuild.progress import progress_bar
 from orlbuild.report import write_report
 from orlbuild.store import batch_fingerprints, open_store, upgrade
@@ -33,7 +33,6 @@ from orlbuild.store.builds import (
     BuildRecord,
     build_and_store,
     get_build,
-    load_build_messages,
     load_query_orls,
 )
 
@@ -286,9 +285,7 @@ def build_orls_for(
         )
         record = get_build(engine, build_id)
     orls = load_query_orls(engine, record.id)
-    messages = load_build_messages(engine, record.id)
-    failures = messages[messages["kind"] == "failure"]
-    failed = tuple(f"{q}: {m}" for q, m in zip(failures["query"], failures["message"], strict=True))
+    failed = tuple(build_failures(engine, record.id))
     return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
 
 

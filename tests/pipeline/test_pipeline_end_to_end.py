@@ -172,7 +172,7 @@ def test_failing_queries_stop_the_build_unless_skipped(tmp_path: Path) -> None:
         'measures = ["RDQm2-a1@10"]\n[[inputs]]\nkind = "pairwise"\npath = "pairs.tsv"\n'
         '[[inputs]]\nkind = "run"\npath = "run.trec"\nsystem = "bm25"\n'
         '[[builds]]\nname = "tricky"\nsource = "pairwise"\n{params}'
-        '[scoring]\nbuild = "tricky"\n'
+        '[scoring]\nbuild = "tricky"\n[report]\npath = "tricky.html"\n'
     )
     config.write_text(body.format(params=""), encoding="utf-8")
     code, _, err = invoke("pipeline", str(config))
@@ -187,6 +187,7 @@ def test_failing_queries_stop_the_build_unless_skipped(tmp_path: Path) -> None:
     (build,) = json.loads(out)["builds"]
     assert build["queries"] == 1 and len(build["failures"]) == 1
     assert build["failures"][0].startswith("q2: ")
+    assert "no ORL for q2: " in (tmp_path / "tricky.html").read_text(encoding="utf-8")
 
 
 def test_report_command_on_the_stored_build(
