@@ -128,14 +128,8 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     caption = (
         f"Mean over queries with its {level} confidence interval ({method} over per-query scores)."
     )
-    return tag(
-        "section",
-        tag("h2", "Systems"),
-        tag("p", esc(caption), class_="caption"),
-        table(header, rows, id="systems-table", class_="data"),
-        tag("figure", figure, class_="chart"),
-        id="systems",
-    )
+    summary = table(header, rows, id="systems-table", class_="data")
+    return _figure_section("systems", "Systems", caption, summary, figure)
 
 
 def significance_section(data: ReportData, order: Sequence[str]) -> str:
@@ -426,11 +420,17 @@ def power_section(data: ReportData) -> str:
         "between the system ordering on a subset and on all queries. '–': threshold not reached."
     )
     figure = figure_to_svg(plot_power_stability(dict(data.power)))
+    summary = table(header, rows, id="power-table", class_="data")
+    return _figure_section("power", "Power and stability", caption, summary, figure)
+
+
+def _figure_section(section_id: str, heading: str, caption: str, summary: str, figure: str) -> str:
+    """A section with a caption, a summary table and an inline SVG figure."""
     return tag(
         "section",
-        tag("h2", "Power and stability"),
+        tag("h2", esc(heading)),
         tag("p", esc(caption), class_="caption"),
-        table(header, rows, id="power-table", class_="data"),
+        summary,
         tag("figure", figure, class_="chart"),
-        id="power",
+        id=section_id,
     )
