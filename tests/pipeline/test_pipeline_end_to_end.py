@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from orlbuild.cli.main import app
+from orlbuild.store import upgrade
 from tests.report.html_page import Page
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
@@ -213,3 +214,15 @@ def test_report_command_on_the_stored_build(
     assert code == 1 and "no build 'nope'" in err
     code, _, err = invoke("--db", url, "report", "--build", "1", "-m", "RDQm9@10")
     assert code == 1 and "RDQm9@10" in err
+
+
+def test_config_database_is_migrated_but_a_db_option_is_not(tmp_path: Path) -> None:
+    config = copy_sample(tmp_path / "sample", power=False)
+    own = f"sqlite:///{config.parent / 'orlbuild.db'}"
+    upgrade(own, "0001")  # a store left behind by an older orlbuild
+    code, _, err = invoke("pipeline", str(config))
+    assert code == 0, err
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    upgrade(other, "0001")
+    code, _, err = invoke("--db", other, "pipeline", str(config))
+    assert code == 1 and "orlbuild db upgrade" in err
