@@ -209,3 +209,29 @@ def test_a_batch_read_by_a_build_cannot_be_deleted(pairwise_db: tuple[str, int])
         assert load_build_orls(engine, build)
     finally:
         engine.dispose()
+
+
+def test_progress_advances_once_per_query(pairwise_db: tuple[str, int]) -> None:
+    from contextlib import contextmanager
+
+    from orlbuild.builders import BuildParameters
+    from orlbuild.store.builds import build_and_store
+
+    seen: dict[str, int] = {"total": 0, "steps": 0}
+
+    @contextmanager
+    def progress(total: int):  # type: ignore[no-untyped-def]
+        seen["total"] = total
+
+        def advance(n: int = 1) -> None:
+            seen["steps"] += n
+
+        yield advance
+
+    url, _ = pairwise_db
+    engine = open_store(url)
+    try:
+        build_and_store(engine, BuildParameters(source="pairwise"), progress=progress)
+    finally:
+        engine.dispose()
+    assert seen == {"total": 3, "steps": 3}

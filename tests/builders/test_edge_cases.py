@@ -32,13 +32,11 @@ def tiers(frame: pd.DataFrame, **options: object) -> list[list[str]]:
     return orl.tiers
 
 
-@pytest.mark.parametrize("method", ["bt", "rank-centrality"])
+@pytest.mark.parametrize("method", ["direct", "bt", "plackett-luce", "borda"])
 def test_single_item_query(method: str) -> None:
-    # a query whose only comparisons are among items of another query is not possible;
-    # a single item arises from the listwise route (one list with one item)
+    # pairwise rows always name two items; a single item arises from a one-item list
     frame = pd.DataFrame({"query": ["q"], "annotator": ["a"], "item": ["d1"], "rank": [1]})
-    assert tiers(frame, source="listwise") == [["d1"]]
-    assert tiers(frame, source="listwise", method="bt") == [["d1"]]
+    assert tiers(frame, source="listwise", method=method) == [["d1"]]
 
 
 def test_two_items_clear_and_unclear() -> None:
