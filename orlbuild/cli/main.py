@@ -109,3 +109,15 @@ _pipeline.register(app)
 from orlbuild.cli import report as _report  # noqa: E402
 
 _report.register(app)
+from orlbuild.cli import score as _score  # noqa: E402
+
+_score.register(app)
+from orlbuild.cli import compare as _compare  # noqa: E402
+
+_compare.register(app)
+from orlbuild.cli import power as _power  # noqa: E402
+
+_power.register(app)
+from orlbuild.cli import results as _results  # noqa: E402
+
+_results.register(app)

@@ -36,8 +36,8 @@ __all__ = [
     "write_transaction",
 ]
 
-# The ORL build tables live with their store access; importing them here puts them on
-# Base.metadata whenever the store is used (models must match the migrations).
+# The ORL build tables and the saved evaluations live with their store access; importing
+# them here puts them on Base.metadata whenever the store is used (models must match the
+# migrations).
 from orlbuild.store import builds as builds
-# Saved evaluations (orlbuild score --save) live with the scoring of systems against builds.
 from orlbuild.store import evaluations as evaluations

@@ -40,14 +40,19 @@ from orlbuild.store.models import NAME_LENGTH, Base
 from orlbuild.store.read import load_run
 from scoring import evaluate, parse_measures
 from scoring.evaluate import Missing
+from scoring.statistics import score_panels
 
 __all__ = [
     "Evaluation",
     "EvaluationValue",
     "SavedEvaluation",
+    "SystemPanels",
     "SystemScores",
+    "build_summary",
+    "check_measures_fit_build",
     "list_evaluations",
     "load_evaluation",
+    "panels_for_systems",
     "save_evaluation",
     "score_run",
     "score_systems",
@@ -135,16 +140,6 @@ class SystemScores:
         """Mean over queries per measure (undefined per-query values left out)."""
         return {str(m): float(v) for m, v in self.per_query.mean(axis=0, skipna=True).items()}
 
-    def document(self, *, per_query: bool = True) -> dict[str, Any]:
-        """The JSON document of ``orlbuild score`` (issue 5's shape)."""
-        return evaluation_document(
-            self.build,
-            self.system,
-            self.means,
-            self.per_query if per_query else None,
-            self.conventions,
-        )
-
 
 def build_summary(build: BuildRecord) -> dict[str, Any]:
     """The ``build`` object of score and results documents."""
@@ -155,28 +150,6 @@ def build_summary(build: BuildRecord) -> dict[str, Any]:
         "source": build.source,
         "method": build.method,
     }
-
-
-def evaluation_document(
-    build: BuildRecord,
-    system: str,
-    means: dict[str, float | None] | dict[str, float],
-    per_query: pd.DataFrame | None,
-    conventions: dict[str, str],
-) -> dict[str, Any]:
-    """``{"build", "system", "mean", "per_query", "conventions"}`` (per_query when given)."""
-    document: dict[str, Any] = {
-        "build": build_summary(build),
-        "system": system,
-        "mean": dict(means),
-    }
-    if per_query is not None:
-        document["per_query"] = {
-            str(query): {str(m): row[m] for m in per_query.columns}
-            for query, row in per_query.iterrows()
-        }
-    document["conventions"] = dict(conventions)
-    return document
 
 
 def check_measures_fit_build(build: BuildRecord, measures: Sequence[str]) -> None:
@@ -279,6 +252,64 @@ def score_systems(
     }
 
 
+@dataclass(frozen=True)
+class SystemPanels:
+    """Per-query scores of several systems, one panel per measure (for paired tests).
+
+    Attributes
+    ----------
+    build
+        The build scored against.
+    panels
+        Measure -> DataFrame (rows: queries every system scored with a defined
+        value; columns: systems).
+    notes
+        Warnings: queries left out of a panel.
+    """
+
+    build: BuildRecord
+    panels: dict[str, pd.DataFrame]
+    notes: list[str]
+
+
+def panels_for_systems(
+    bind: Bind,
+    build: str | int,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+) -> SystemPanels:
+    """Score the stored runs of ``systems`` and lay the scores out as paired panels.
+
+    Raises
+    ------
+    ConfigError
+        Fewer than two systems, or a measure without any query that every
+        system scored with a defined value.
+    """
+    if len(systems) < 2:
+        raise ConfigError(f"comparing needs at least two --system options, got {list(systems)}")
+    scored = score_systems(bind, build, systems, measures=measures, missing=missing)
+    frames = {name: result.per_query for name, result in scored.items()}
+    panels = score_panels(frames, measures)
+    longest = max(len(frame) for frame in frames.values())
+    notes = []
+    for measure, panel in panels.items():
+        if panel.empty:
+            raise ConfigError(
+                f"no query has a defined {measure} for every system (with --missing skip, "
+                "only queries all runs answer count); leave it out or use --missing zero"
+            )
+        if len(panel) < longest:
+            notes.append(
+                f"{measure}: {longest - len(panel)} queries left out (not scored by every "
+                "system, or undefined); paired tests use the other "
+                f"{len(panel)}"
+            )
+    return SystemPanels(next(iter(scored.values())).build, panels, notes)
+
+
 # --- saved evaluations ---------------------------------------------------------------------
 
 
@@ -298,25 +329,6 @@ class SavedEvaluation:
     created_at: datetime
     created_by: str
     per_query: pd.DataFrame = field(repr=False)
-
-    def document(self, *, per_query: bool = True) -> dict[str, Any]:
-        """The ``orlbuild score`` document plus an ``evaluation`` object (id, who, when)."""
-        document = evaluation_document(
-            self.build,
-            self.system,
-            self.means,
-            self.per_query if per_query else None,
-            self.conventions,
-        )
-        document["evaluation"] = {
-            "id": self.id,
-            "run_file": self.run_file,
-            "missing": self.missing,
-            "package_version": self.package_version,
-            "created_at": self.created_at.isoformat(),
-            "created_by": self.created_by,
-        }
-        return document
 
 
 def _finite_or_none(value: Any) -> float | None:
@@ -379,7 +391,7 @@ LIST_COLUMNS = [
 def list_evaluations(
     bind: Bind, *, build: str | int | None = None, system: str | None = None
 ) -> pd.DataFrame:
-    """Saved evaluations, newest first (columns :data:`LIST_COLUMNS`).
+    """Saved evaluations, newest first (columns :data:`LIST_COLUMNS`; times as ISO text).
 
     Parameters
     ----------
@@ -407,7 +419,10 @@ def list_evaluations(
     if system is not None:
         stmt = stmt.where(e.system == system)
     with connect(bind) as connection:
-        rows = [(*row[:3], ", ".join(row[3]), *row[4:]) for row in connection.execute(stmt).all()]
+        rows = [
+            (*row[:3], ", ".join(row[3]), row[4], row[5], row[6].isoformat(), *row[7:])
+            for row in connection.execute(stmt).all()
+        ]
     return pd.DataFrame.from_records(rows, columns=LIST_COLUMNS)
 
 
@@ -431,6 +446,8 @@ def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
             .where(EvaluationValue.evaluation_id == evaluation_id)
             .order_by(EvaluationValue.id)
         ).all()
+    per_query = _wide(values, saved["measures"])
+    per_query.attrs["conventions"] = dict(saved["conventions"])
     return SavedEvaluation(
         id=int(saved["id"]),
         build=get_build(bind, int(saved["build_id"])),
@@ -443,7 +460,7 @@ def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
         package_version=str(saved["package_version"]),
         created_at=saved["created_at"],
         created_by=str(saved["created_by"]),
-        per_query=_wide(values, saved["measures"]),
+        per_query=per_query,
     )
 
 

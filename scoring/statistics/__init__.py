@@ -13,7 +13,7 @@ from scoring.statistics.correction import (
     holm_adjust,
 )
 from scoring.statistics.paired_tests import PAIRED_TESTS, get_paired_test, paired_t_pvalues
-from scoring.statistics.panel import ScorePanel, as_panel
+from scoring.statistics.panel import ScorePanel, as_panel, score_panels
 from scoring.statistics.power import (
     PowerResult,
     ProgressCallback,
@@ -51,5 +51,6 @@ __all__ = [
     "power_analysis",
     "power_analysis_steps",
     "randomization_pvalues",
+    "score_panels",
     "wins_ties_losses",
 ]

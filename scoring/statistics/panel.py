@@ -9,7 +9,7 @@ systems, an ``(n_queries, n_pairs)`` matrix whose columns follow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -19,7 +19,7 @@ import pandas as pd
 
 from scoring.errors import ScoringError
 
-__all__ = ["FloatMatrix", "FloatVector", "IndexVector", "ScorePanel", "as_panel"]
+__all__ = ["FloatMatrix", "FloatVector", "IndexVector", "ScorePanel", "as_panel", "score_panels"]
 
 FloatMatrix: TypeAlias = npt.NDArray[np.float64]
 FloatVector: TypeAlias = npt.NDArray[np.float64]
@@ -142,3 +142,41 @@ def as_panel(
         systems=tuple(systems) if systems is not None else tuple(f"s{i}" for i in range(n_systems)),
         queries=tuple(queries) if queries is not None else tuple(f"q{i}" for i in range(n_queries)),
     )
+
+
+def score_panels(
+    per_system: Mapping[str, pd.DataFrame], measures: Sequence[str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """Turn per-system evaluations into one panel per measure.
+
+    Parameters
+    ----------
+    per_system
+        System -> per-query scores as :func:`scoring.evaluate` returns them
+        (index: query, one column per measure).
+    measures
+        Measures to take (default: the columns of the first system's frame).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Measure -> DataFrame with one column per system (in ``per_system``
+        order) and one row per query. Paired tests need a value of every system
+        on every query, so only queries that all systems scored (``--missing
+        skip`` can leave some out) and whose value is defined for all of them
+        (rank correlations can be NaN) are kept, in the first system's order.
+    """
+    if not per_system:
+        raise ScoringError("no system to compare")
+    frames = list(per_system.values())
+    chosen = list(measures) if measures is not None else [str(c) for c in frames[0].columns]
+    panels = {}
+    for measure in chosen:
+        absent = [name for name, frame in per_system.items() if measure not in frame.columns]
+        if absent:
+            raise ScoringError(f"measure {measure!r} was not computed for {absent}")
+        panel = pd.concat(
+            {name: frame[measure] for name, frame in per_system.items()}, axis=1, join="inner"
+        )
+        panels[measure] = panel.dropna(how="any")
+    return panels

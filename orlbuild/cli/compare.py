@@ -1,0 +1,117 @@
+"""``orlbuild compare``: every pair of systems, per measure, with a paired significance test."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from orlbuild.cli.evaluation import FormatOption, MeasureOption
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.score import (
+    BuildOption,
+    MissingOption,
+    MissingPolicy,
+    SystemsOption,
+    warn,
+)
+from orlbuild.cli.state import get_state
+from orlbuild.store import open_store
+from orlbuild.store.evaluations import SystemPanels, build_summary, panels_for_systems
+from scoring.statistics import compare_systems
+
+
+class PairedTestName(str, Enum):
+    """``--test``: the paired two-sided test (RDQ.md section 9)."""
+
+    randomization = "randomization"
+    t = "t"
+
+
+class CorrectionName(str, Enum):
+    """``--correction``: multiple-comparison adjustment over the pairs of a measure."""
+
+    holm = "holm"
+    bonferroni = "bonferroni"
+    none = "none"
+
+
+TestOption = Annotated[
+    PairedTestName,
+    typer.Option("--test", help="Paired test: randomization (sign flips) or t."),
+]
+PermutationsOption = Annotated[
+    int, typer.Option("--permutations", min=1, help="Sign flips of the randomization test.")
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+]
+
+
+def compare_command(
+    ctx: typer.Context,
+    build: BuildOption,
+    system: SystemsOption,
+    measure: MeasureOption,
+    test: TestOption = PairedTestName.randomization,
+    permutations: PermutationsOption = 1000,
+    correction: Annotated[
+        CorrectionName,
+        typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
+    ] = CorrectionName.holm,
+    alpha: AlphaOption = 0.05,
+    seed: SeedOption = 0,
+    missing: MissingOption = MissingPolicy.zero,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Test every pair of systems on every measure (paired, two-sided)."""
+    scored = load_panels(ctx, build, system, measure, missing)
+    pairs = compare_systems(
+        scored.panels,
+        test=test.value,
+        permutations=permutations,
+        correction=correction.value,
+        alpha=alpha,
+        seed=seed,
+    )
+    settings: dict[str, Any] = {
+        "test": test.value,
+        "permutations": permutations if test is PairedTestName.randomization else None,
+        "correction": correction.value,
+        "alpha": alpha,
+        "seed": seed,
+        "missing": missing.value,
+        "queries": {m: len(panel) for m, panel in scored.panels.items()},
+    }
+    payload = {
+        "build": build_summary(scored.build),
+        "settings": settings,
+        "pairs": pairs.to_dict(orient="records"),
+        "warnings": scored.notes,
+    }
+    warn(scored.notes, fmt)
+    emit(fmt, frame=pairs, payload=payload, title=f"Paired {test.value} tests ({correction.value})")
+
+
+def load_panels(
+    ctx: typer.Context,
+    build: str,
+    systems: list[str],
+    measures: list[str],
+    missing: MissingPolicy,
+) -> SystemPanels:
+    """Open the store and score ``systems`` against ``build`` as paired panels."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        return panels_for_systems(
+            engine, build, systems, measures=measures, missing=missing.literal
+        )
+    finally:
+        engine.dispose()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compare`` to the application."""
+    app.command("compare")(compare_command)

@@ -1,0 +1,122 @@
+"""``orlbuild power``: power@n, N80, discriminative power and ranking stability per measure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from orlbuild.cli.compare import (
+    AlphaOption,
+    PairedTestName,
+    PermutationsOption,
+    SeedOption,
+    TestOption,
+    load_panels,
+)
+from orlbuild.cli.evaluation import FormatOption, MeasureOption
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy, SystemsOption, warn
+from orlbuild.cli.state import get_state
+from orlbuild.errors import ConfigError
+from orlbuild.plots import save_power_stability
+from orlbuild.progress import progress_bar
+from orlbuild.store.evaluations import build_summary
+from scoring.statistics import (
+    PowerResult,
+    default_budgets,
+    power_analysis,
+    power_analysis_steps,
+)
+
+
+def power_command(
+    ctx: typer.Context,
+    build: BuildOption,
+    system: SystemsOption,
+    measure: MeasureOption,
+    budgets: Annotated[
+        str | None,
+        typer.Option(
+            "--budgets",
+            help="Query budgets, e.g. 25,50,100 (default 25..500 step 25, up to the queries).",
+        ),
+    ] = None,
+    subsamples: Annotated[
+        int, typer.Option("--subsamples", min=1, help="Random query subsets per budget.")
+    ] = 300,
+    permutations: PermutationsOption = 1000,
+    alpha: AlphaOption = 0.05,
+    test: TestOption = PairedTestName.randomization,
+    seed: SeedOption = 0,
+    missing: MissingOption = MissingPolicy.zero,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write power and stability curves (PNG).")
+    ] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """How many queries each measure needs to separate the systems, and how stably it ranks them."""
+    chosen = parse_budgets(budgets)
+    scored = load_panels(ctx, build, system, measure, missing)
+    plan = {m: chosen or default_budgets(len(p)) for m, p in scored.panels.items()}
+    total = sum(power_analysis_steps(len(b), subsamples) for b in plan.values())
+    results: dict[str, PowerResult] = {}
+    with progress_bar(total, "power analysis", quiet=get_state(ctx).quiet) as advance:
+        for name, panel in scored.panels.items():
+            results[name] = power_analysis(
+                panel,
+                budgets=plan[name],
+                subsamples=subsamples,
+                permutations=permutations,
+                alpha=alpha,
+                test=test.value,
+                seed=seed,
+                progress=advance,
+            )
+    if plot is not None:
+        save_power_stability(results, plot)
+        typer.echo(f"wrote {plot}", err=True)
+    warn(scored.notes, fmt)
+    payload = {
+        "build": build_summary(scored.build),
+        "systems": list(system),
+        "measures": {name: result.to_dict() for name, result in results.items()},
+        "warnings": scored.notes,
+    }
+    emit(fmt, frame=power_table(results), payload=payload, title="Power and stability")
+
+
+def parse_budgets(text: str | None) -> list[int] | None:
+    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets)."""
+    if text is None:
+        return None
+    budgets = []
+    for part in text.split(","):
+        value = part.strip()
+        if not value.isdigit() or int(value) < 1:
+            raise ConfigError(
+                f"--budgets: {value!r} is not a positive whole number; write e.g. 25,50,100"
+            )
+        budgets.append(int(value))
+    return budgets
+
+
+def power_table(results: dict[str, PowerResult]) -> pd.DataFrame:
+    """One row per (measure, budget) with the measure's summaries repeated on each row."""
+    frames = []
+    for name, result in results.items():
+        frame = result.summary().reset_index()
+        frame.insert(0, "measure", name)
+        frame["n80"] = result.n80
+        frame["discriminative_power"] = result.discriminative_power
+        frame["tau80_budget"] = result.tau80_budget
+        frame["auc_tau"] = result.auc_tau
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``power`` to the application."""
+    app.command("power")(power_command)

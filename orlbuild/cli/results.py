@@ -1,0 +1,122 @@
+"""``orlbuild results list|show|export``: evaluations saved with ``orlbuild score --save``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from orlbuild.cli.evaluation import FormatOption
+from orlbuild.cli.render import OutputFormat, emit, jsonable
+from orlbuild.cli.score_tables import score_report
+from orlbuild.cli.state import get_state
+from orlbuild.store import open_store
+from orlbuild.store.evaluations import (
+    SavedEvaluation,
+    build_summary,
+    list_evaluations,
+    load_evaluation,
+)
+
+results_app = typer.Typer(
+    help="List, show and export saved evaluations (orlbuild score --save).",
+    no_args_is_help=True,
+)
+
+EvaluationArgument = Annotated[int, typer.Argument(help="Evaluation id (see `results list`).")]
+
+
+@results_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    build: Annotated[
+        str | None, typer.Option("--build", "-b", help="Only evaluations of this build.")
+    ] = None,
+    system: Annotated[
+        str | None, typer.Option("--system", "-s", help="Only evaluations of this system.")
+    ] = None,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """List saved evaluations, newest first."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        frame = list_evaluations(engine, build=build, system=system)
+    finally:
+        engine.dispose()
+    emit(
+        fmt,
+        frame=frame,
+        payload={"evaluations": frame.to_dict(orient="records")},
+        title="Saved evaluations",
+    )
+
+
+@results_app.command("show")
+def show_command(
+    ctx: typer.Context,
+    evaluation: EvaluationArgument,
+    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Show a saved evaluation as `orlbuild score` printed it."""
+    saved = _load(ctx, evaluation)
+    table, payload = score_report(saved.per_query, per_query=per_query, extra=_extra(saved))
+    emit(fmt, frame=table, payload=payload, title=f"Evaluation {saved.id}: {saved.system}")
+
+
+@results_app.command("export")
+def export_command(
+    ctx: typer.Context,
+    evaluation: EvaluationArgument,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", help="csv (one row per query) or json.")
+    ] = OutputFormat.csv,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
+    saved = _load(ctx, evaluation)
+    if fmt is OutputFormat.json:
+        _, payload = score_report(saved.per_query, per_query=True, extra=_extra(saved))
+        text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = saved.per_query.reset_index().to_csv(index=False, float_format="%.17g")
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}", err=True)
+
+
+def _load(ctx: typer.Context, evaluation: int) -> SavedEvaluation:
+    """Read one saved evaluation."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        return load_evaluation(engine, evaluation)
+    finally:
+        engine.dispose()
+
+
+def _extra(saved: SavedEvaluation) -> dict[str, Any]:
+    """The members that identify a saved evaluation in its JSON document."""
+    return {
+        "build": build_summary(saved.build),
+        "system": saved.system,
+        "evaluation": {
+            "id": saved.id,
+            "run_file": saved.run_file,
+            "missing": saved.missing,
+            "package_version": saved.package_version,
+            "created_at": saved.created_at.isoformat(),
+            "created_by": saved.created_by,
+        },
+    }
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``results`` sub-commands to the application."""
+    app.add_typer(results_app, name="results")

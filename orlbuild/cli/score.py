@@ -1,0 +1,124 @@
+"""``orlbuild score``: a system's run scored against a stored build's ORLs.
+
+Also defines the options shared by ``score``, ``compare`` and ``power``
+(``--build``, ``--system``, ``--missing``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from sqlalchemy import Engine
+
+from orlbuild.cli.evaluation import FormatOption, MeasureOption
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.score_tables import score_report
+from orlbuild.cli.state import get_state
+from orlbuild.errors import ConfigError
+from orlbuild.ingest.kinds import DuplicatePolicy
+from orlbuild.orl_files import read_run_file
+from orlbuild.store import open_store
+from orlbuild.store.evaluations import (
+    SystemScores,
+    build_summary,
+    save_evaluation,
+    score_run,
+    score_systems,
+)
+from scoring.evaluate import Missing
+
+
+class MissingPolicy(str, Enum):
+    """``--missing``: what ORL queries absent from a run count as (RDQ.md section 8)."""
+
+    zero = "zero"
+    skip = "skip"
+
+    @property
+    def literal(self) -> Missing:
+        """The value :func:`scoring.evaluate` takes."""
+        return "skip" if self is MissingPolicy.skip else "zero"
+
+
+BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
+SystemsOption = Annotated[
+    list[str],
+    typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),
+]
+MissingOption = Annotated[
+    MissingPolicy,
+    typer.Option(
+        "--missing",
+        help="ORL queries absent from a run: zero (score 0, trec_eval -c) or skip.",
+    ),
+]
+
+
+def score_command(
+    ctx: typer.Context,
+    build: BuildOption,
+    measure: MeasureOption,
+    system: Annotated[
+        str | None, typer.Option("--system", "-s", help="A system with a stored run.")
+    ] = None,
+    run: Annotated[Path | None, typer.Option("--run", help="A TREC run file instead.")] = None,
+    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    missing: MissingOption = MissingPolicy.zero,
+    duplicates: Annotated[
+        DuplicatePolicy, typer.Option("--duplicates", help="Repeated run-file lines.")
+    ] = DuplicatePolicy.error,
+    save: Annotated[
+        bool, typer.Option("--save", help="Store the evaluation for `orlbuild results`.")
+    ] = False,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Score a system (stored run, or a run file) against the ORLs of a build."""
+    if (system is None) == (run is None):
+        raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        scores = _score(engine, build, system, run, measure, missing.literal, duplicates)
+        saved = save_evaluation(engine, scores) if save else None
+    finally:
+        engine.dispose()
+    extra = {"build": build_summary(scores.build), "system": scores.system}
+    table, payload = score_report(scores.per_query, per_query=per_query, extra=extra)
+    if saved is not None:
+        payload["evaluation"] = {"id": saved}
+        typer.echo(f"saved as evaluation {saved} (see `orlbuild results show {saved}`)", err=True)
+    warn(payload["warnings"], fmt)
+    emit(fmt, frame=table, payload=payload, title=f"{scores.system} vs build {scores.build.id}")
+
+
+def _score(
+    engine: Engine,
+    build: str,
+    system: str | None,
+    run: Path | None,
+    measures: list[str],
+    missing: Missing,
+    duplicates: DuplicatePolicy,
+) -> SystemScores:
+    """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
+    if run is None:
+        assert system is not None
+        return score_systems(engine, build, [system], measures=measures, missing=missing)[system]
+    frame = read_run_file(run, duplicates=duplicates)
+    return score_run(
+        engine, build, frame, system=run.stem, measures=measures, missing=missing, run_file=str(run)
+    )
+
+
+def warn(notes: list[str], fmt: OutputFormat) -> None:
+    """Print warnings on standard error (JSON carries them in the document instead)."""
+    if fmt is not OutputFormat.json:
+        for note in notes:
+            typer.echo(f"Warning: {note}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``score`` to the application."""
+    app.command("score")(score_command)

@@ -1,0 +1,249 @@
+"""``orlbuild score|compare|power|results`` through CliRunner on a migrated store.
+
+The store holds graded and listwise judgments of 30 queries and four systems'
+runs: ``ideal`` (by grade), ``twin`` (the same lists), ``reversed`` (each list
+backwards) and ``partial`` (answers only the first 20 queries, noisy order).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.cli.main import app
+from orlbuild.ingest.pipeline import ingest_file
+from orlbuild.orl_files import read_run_file
+from orlbuild.store import load_run, open_store
+from orlbuild.store.builds import build_and_store, load_build_orls
+from scoring import evaluate
+from scoring.statistics import compare_systems, score_panels
+
+runner = CliRunner()
+N_QUERIES = 30
+MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP@5", "KendallTau"]
+
+
+def cli(url: str, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["--db", url, "--quiet", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def cli_json(url: str, *args: str) -> dict:  # type: ignore[type-arg]
+    code, out, err = cli(url, *args, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def measure_args(names: list[str]) -> list[str]:
+    return [arg for name in names for arg in ("-m", name)]
+
+
+def _trec(lists: dict[str, list[str]], tag: str) -> str:
+    return "".join(
+        f"{q} Q0 {item} {rank} {100 - rank} {tag}\n"
+        for q, items in lists.items()
+        for rank, item in enumerate(items, start=1)
+    )
+
+
+@pytest.fixture
+def store(migrated_db_url: str, tmp_path: Path) -> str:
+    rng = np.random.default_rng(5)
+    qrels, listwise, ideal = [], ["query\tannotator\titem\trank"], {}
+    for q in range(N_QUERIES):
+        query = f"q{q:02d}"
+        grades = rng.permutation([3, 2, 2, 1, 1, 1, 0, 0])
+        items = [f"{query}d{i}" for i in range(len(grades))]
+        qrels += [f"{query} 0 {item} {grade}" for item, grade in zip(items, grades, strict=True)]
+        order = [items[i] for i in np.argsort(-grades, kind="stable")]
+        listwise += [f"{query}\tann\t{item}\t{r}" for r, item in enumerate(order[:5], start=1)]
+        ideal[query] = order
+    noisy = {q: list(rng.permutation(v)) for q, v in list(ideal.items())[:20]}
+    files = {
+        "graded.qrels": "\n".join(qrels) + "\n",
+        "listwise.tsv": "\n".join(listwise) + "\n",
+        "ideal.trec": _trec(ideal, "ideal"),
+        "twin.trec": _trec(ideal, "twin"),
+        "reversed.trec": _trec({q: v[::-1] for q, v in ideal.items()}, "rev"),
+        "partial.trec": _trec(noisy, "partial"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    engine = open_store(migrated_db_url)
+    try:
+        ingest_file(engine, "graded", tmp_path / "graded.qrels")
+        ingest_file(engine, "listwise", tmp_path / "listwise.tsv")
+        for system in ("ideal", "twin", "reversed", "partial"):
+            ingest_file(engine, "run", tmp_path / f"{system}.trec", system=system)
+        build_and_store(engine, BuildParameters(source="graded"), name="graded")
+        build_and_store(engine, BuildParameters(source="listwise"), name="lists")
+    finally:
+        engine.dispose()
+    return migrated_db_url
+
+
+def expected_scores(url: str, system: str, measures: list[str], missing: str) -> pd.DataFrame:
+    engine = open_store(url)
+    try:
+        orls = load_build_orls(engine, "graded")
+        return evaluate(orls, load_run(engine, "default", system), measures, missing=missing)  # type: ignore[arg-type]
+    finally:
+        engine.dispose()
+
+
+def assert_document_matches(doc: dict, expected: pd.DataFrame) -> None:  # type: ignore[type-arg]
+    assert list(doc["per_query"]) == list(expected.index)
+    for query, row in expected.iterrows():
+        for measure, value in row.items():
+            got = doc["per_query"][query][measure]
+            assert (got is None) if np.isnan(value) else got == pytest.approx(value, abs=1e-12)
+    for measure in expected.columns:
+        mean = expected[measure].mean(skipna=True)
+        got = doc["mean"][measure]
+        assert (got is None) if np.isnan(mean) else got == pytest.approx(mean, abs=1e-12)
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_score_equals_scoring_evaluate(store: str, missing: str) -> None:
+    for system in ("ideal", "partial"):
+        doc = cli_json(
+            store, "score", "--build", "graded", "--system", system,
+            *measure_args(MEASURES), "--missing", missing,
+        )  # fmt: skip
+        assert doc["system"] == system and doc["build"]["name"] == "graded"
+        assert doc["conventions"]["missing"].startswith(missing)
+        assert_document_matches(doc, expected_scores(store, system, MEASURES, missing))
+    assert len(doc["per_query"]) == (N_QUERIES if missing == "zero" else 20)
+
+
+def test_score_run_file_equals_scoring_evaluate(store: str, tmp_path: Path) -> None:
+    run_file = tmp_path / "reversed.trec"
+    doc = cli_json(store, "score", "-b", "graded", "--run", str(run_file), *measure_args(MEASURES))
+    engine = open_store(store)
+    try:
+        orls = load_build_orls(engine, "graded")
+    finally:
+        engine.dispose()
+    assert doc["system"] == "reversed"
+    assert_document_matches(doc, evaluate(orls, read_run_file(run_file), MEASURES))
+
+
+def test_score_table_csv_and_errors(store: str) -> None:
+    code, out, _ = cli(
+        store, "score", "-b", "graded", "-s", "ideal", "-m", "AP@5", "--format", "csv"
+    )
+    assert code == 0 and out.splitlines()[0] == "measure,mean"
+    code, out, _ = cli(store, "score", "-b", "graded", "-s", "ideal", "-m", "AP@5", "--per-query")
+    assert code == 0 and "q29" in out and "mean" in out
+    code, _, err = cli(store, "score", "-b", "lists", "-s", "ideal", "-m", "nDCG(grade=native)@5")
+    assert code == 1 and "needs native grades" in err and "listwise" in err
+    assert "Traceback" not in err
+    code, _, err = cli(store, "score", "-b", "graded", "-m", "AP@5")
+    assert code == 1 and "exactly one of --system" in err
+    code, _, err = cli(store, "score", "-b", "graded", "-s", "nobody", "-m", "AP@5")
+    assert code == 1 and "no system 'nobody'" in err
+    code, _, err = cli(store, "score", "-b", "graded", "-s", "ideal", "-m", "APP@5", "-m", "RDQ@x")
+    assert code == 1 and "'APP@5'" in err and "'RDQ@x'" in err
+    code, _, err = cli(store, "score", "-b", "nope", "-s", "ideal", "-m", "AP@5")
+    assert code == 1 and "no build 'nope'" in err
+
+
+def test_saved_results_list_show_export(store: str, tmp_path: Path) -> None:
+    names = ["RDQm2-a1@5", "KendallTau"]
+    args = ["score", "-b", "graded", "-s", "partial", *measure_args(names), "--missing", "skip"]
+    scored = cli_json(store, *args, "--save")
+    saved_id = scored["evaluation"]["id"]
+    cli_json(store, "score", "-b", "lists", "-s", "ideal", "-m", "AP@5", "--save")
+
+    listed = cli_json(store, "results", "list")["evaluations"]
+    assert [e["id"] for e in listed] == [saved_id + 1, saved_id]
+    only = cli_json(store, "results", "list", "--build", "graded", "--system", "partial")
+    assert [e["id"] for e in only["evaluations"]] == [saved_id]
+    assert only["evaluations"][0]["measures"] == "RDQm2-a1@5, KendallTau"
+
+    shown = cli_json(store, "results", "show", str(saved_id))
+    for key in ("build", "system", "mean", "per_query", "conventions"):
+        assert shown[key] == scored[key]
+    assert shown["evaluation"]["missing"] == "skip"
+
+    code, out, _ = cli(store, "results", "export", str(saved_id))
+    exported = pd.read_csv(io.StringIO(out), index_col="query")
+    expected = expected_scores(store, "partial", names, "skip")
+    pd.testing.assert_frame_equal(
+        exported, expected, check_names=False, check_index_type=False, rtol=0, atol=1e-15
+    )
+    target = tmp_path / "export.json"
+    code, _, _ = cli(
+        store, "results", "export", str(saved_id), "--format", "json", "-o", str(target)
+    )
+    assert code == 0 and json.loads(target.read_text())["per_query"] == scored["per_query"]
+    code, _, err = cli(store, "results", "show", "999")
+    assert code == 1 and "no saved evaluation 999" in err
+
+
+def test_compare_matches_the_library_and_finds_real_differences(store: str) -> None:
+    systems = ["ideal", "twin", "reversed"]
+    names = ["RDQm2-a1@5", "AP@5"]
+    args = ["compare", "-b", "graded", *[a for s in systems for a in ("-s", s)]]
+    doc = cli_json(store, *args, *measure_args(names), "--permutations", "500", "--seed", "3")
+    pairs = pd.DataFrame(doc["pairs"])
+    assert len(pairs) == 2 * 3
+    by_pair = pairs.set_index(["measure", "a", "b"])
+    for measure in names:
+        same = by_pair.loc[(measure, "ideal", "twin")]
+        assert same["p_value"] == 1.0 and not same["significant"]
+        assert (same["wins"], same["ties"], same["losses"]) == (0, N_QUERIES, 0)
+        reverse = by_pair.loc[(measure, "ideal", "reversed")]
+        assert reverse["p_value"] < 0.01 and reverse["significant"]
+        assert reverse["diff"] > 0 and reverse["wins"] > 25
+
+    frames = {s: expected_scores(store, s, names, "zero") for s in systems}
+    expected = compare_systems(score_panels(frames, names), permutations=500, seed=3)
+    pd.testing.assert_frame_equal(pairs, expected, check_dtype=False)
+    assert doc["settings"]["correction"] == "holm" and doc["settings"]["queries"]["AP@5"] == 30
+
+    t_doc = cli_json(store, *args, "-m", "AP@5", "--test", "t", "--correction", "none")
+    assert t_doc["pairs"][1]["p_value"] < 1e-6 and t_doc["settings"]["permutations"] is None
+
+
+def test_compare_needs_two_systems_and_drops_undefined_queries(store: str) -> None:
+    code, _, err = cli(store, "compare", "-b", "graded", "-s", "ideal", "-m", "AP@5")
+    assert code == 1 and "at least two --system" in err
+    code, _, err = cli(
+        store, "compare", "-b", "graded", "-s", "ideal", "-s", "partial", "-m", "AP@5",
+        "--missing", "skip",
+    )  # fmt: skip
+    assert code == 0 and "10 queries left out" in err
+
+
+def test_power_json_plot_and_reproducibility(store: str, tmp_path: Path) -> None:
+    plot = tmp_path / "power.png"
+    args = [
+        "power", "-b", "graded", "-s", "ideal", "-s", "reversed", "-s", "twin",
+        "-m", "RDQm2-a1@5", "-m", "AP@5", "--budgets", "5,10,20",
+        "--subsamples", "30", "--permutations", "200", "--seed", "1",
+    ]  # fmt: skip
+    doc = cli_json(store, *args, "--plot", str(plot))
+    assert set(doc["measures"]) == {"RDQm2-a1@5", "AP@5"}
+    rdq = doc["measures"]["RDQm2-a1@5"]
+    assert set(rdq["power"]) == {"5", "10", "20"} and set(rdq["stability"]) == {"5", "10", "20"}
+    assert rdq["discriminative_power"] == pytest.approx(2 / 3)  # ideal and twin are equal
+    assert rdq["power"]["20"]["median"] > rdq["power"]["5"]["median"]
+    assert rdq["n80"] in (5, 10, 20)
+    assert rdq["stability"]["20"] >= rdq["stability"]["5"]
+    assert plot.read_bytes()[:4] == b"\x89PNG" and plot.stat().st_size > 20_000
+    assert cli_json(store, *args) == doc  # same seed, same numbers
+
+    code, out, _ = cli(store, *args, "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("measure,budget,power_median,power_p90")
+    code, _, err = cli(store, *args[:-8], "--budgets", "10,50")
+    assert code == 1 and "between 1 and the 30 shared queries" in err
+    code, _, err = cli(store, *args[:-8], "--budgets", "10,x")
+    assert code == 1 and "'x' is not a positive whole number" in err
