@@ -72,7 +72,9 @@ def majority_preference_cycles(
     Returns
     -------
     list of list of str
-        Each cycle as its items, starting from its smallest item id.
+        The shortest cycles - every cycle of the smallest length that has
+        any, at most ``limit`` - each as its items starting from its smallest
+        item id, sorted.
     """
     counts = comparisons.count_matrix()
     wins, losses = np.nonzero(counts > counts.T)
@@ -81,11 +83,15 @@ def majority_preference_cycles(
         (str(comparisons.items[a]), str(comparisons.items[b]))
         for a, b in zip(wins.tolist(), losses.tolist(), strict=True)
     )
-    cycles: list[list[str]] = []
-    for cycle in nx.simple_cycles(graph):
-        start = cycle.index(min(cycle))
-        cycles.append(cycle[start:] + cycle[:start])
-        if len(cycles) >= limit:
-            break
-    cycles.sort(key=lambda c: (len(c), c))
-    return cycles
+    # Shortest cycles first: a near-tournament has astronomically many long cycles,
+    # but every intransitivity shows up in the shortest ones (3-cycles in a tournament).
+    for bound in range(3, graph.number_of_nodes() + 1):
+        cycles = []
+        for cycle in nx.simple_cycles(graph, length_bound=bound):
+            start = cycle.index(min(cycle))
+            cycles.append(cycle[start:] + cycle[:start])
+            if len(cycles) >= limit:
+                break
+        if cycles:
+            return sorted(cycles, key=lambda c: (len(c), c))
+    return []

@@ -89,3 +89,17 @@ def test_raw_preferences_of_lists_and_grades() -> None:
         ("y", "z"),
         ("z", "x"),
     ]
+
+
+def test_cycles_are_the_shortest_ones() -> None:
+    from orlbuild.builders.comparison_graph import majority_preference_cycles
+    from orlbuild.builders.comparisons import comparisons_from_pairwise
+
+    # a > b > c > d > a is the only cycle; adding a > c leaves the 3-cycle a > c > d > a
+    square = pd.DataFrame(
+        [("q", "x", w, lo, 0) for w, lo in [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]],
+        columns=PAIRS.columns,
+    )
+    assert majority_preference_cycles(comparisons_from_pairwise(square)) == [["a", "b", "c", "d"]]
+    chord = pd.concat([square, pd.DataFrame([("q", "x", "a", "c", 0)], columns=PAIRS.columns)])
+    assert majority_preference_cycles(comparisons_from_pairwise(chord)) == [["a", "c", "d"]]
