@@ -167,11 +167,11 @@ def test_failing_queries_stop_the_build_unless_skipped(tmp_path: Path) -> None:
         "q2\ta\te1\te2\nq2\ta\te3\te4\n",  # q2: two components, no order between them
         encoding="utf-8",
     )
-    shutil.copy(SAMPLE / "runs" / "bm25.trec", tmp_path / "run.trec")
+    shutil.copy(SAMPLE / "runs" / "bm25.trec", tmp_path / "run.txt")  # format given in the config
     config = tmp_path / "pipeline.toml"
     body = (
         'measures = ["RDQm2-a1@10"]\n[[inputs]]\nkind = "pairwise"\npath = "pairs.tsv"\n'
-        '[[inputs]]\nkind = "run"\npath = "run.trec"\nsystem = "bm25"\n'
+        '[[inputs]]\nkind = "run"\npath = "run.txt"\nformat = "trec"\nsystem = "bm25"\n'
         '[[builds]]\nname = "tricky"\nsource = "pairwise"\n{params}'
         '[scoring]\nbuild = "tricky"\n[report]\npath = "tricky.html"\n'
     )
