@@ -294,7 +294,12 @@ def panels_for_systems(
     frames = {name: result.per_query for name, result in scored.items()}
     panels = score_panels(frames, measures)
     longest = max(len(frame) for frame in frames.values())
-    notes = []
+    treatment = "scored 0" if missing == "zero" else "left out"
+    notes = [
+        f"{name}: {len(result.missing_queries)} ORL queries are missing from the run ({treatment})"
+        for name, result in scored.items()
+        if result.missing_queries
+    ]
     for measure, panel in panels.items():
         if panel.empty:
             raise ConfigError(

@@ -221,6 +221,7 @@ def test_compare_needs_two_systems_and_drops_undefined_queries(store: str) -> No
         "--missing", "skip",
     )  # fmt: skip
     assert code == 0 and "10 queries left out" in err
+    assert "partial: 10 ORL queries are missing from the run (left out)" in err
 
 
 def test_power_json_plot_and_reproducibility(store: str, tmp_path: Path) -> None:
