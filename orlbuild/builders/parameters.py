@@ -40,7 +40,7 @@ GRADE_AGGREGATES = ("median", "mean", "max", "majority")
 SOLVERS = ("ilsr", "opt", "mm")
 _UNCERTAINTY: dict[str, tuple[str, ...]] = {
     # first entry is the default
-    "bt": ("fisher", "bootstrap"),
+    "bt": ("fisher", "bootstrap", "ep"),
     "plackett-luce": ("fisher", "bootstrap"),
     "rank-centrality": ("bootstrap",),
     "borda": ("bootstrap",),
@@ -69,7 +69,9 @@ class BuildParameters:
         Significance level of the leader test; ``0`` disables ties.
     uncertainty
         ``fisher`` (BT and Plackett-Luce default) or ``bootstrap``
-        (Rank Centrality and Borda default); ``none`` for direct and graded.
+        (Rank Centrality and Borda default); ``ep`` (BT only: choix's
+        expectation propagation, about 30 times slower); ``none`` for direct
+        and graded.
     cluster
         ``none`` or ``annotators`` (clustered sandwich, BT with Fisher only).
     resample

@@ -14,6 +14,7 @@ The steps (ORL.md, pairwise route and "Tiering"):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -29,11 +30,12 @@ from orlbuild.builders.uncertainty import (
     ScoreUncertainty,
     bootstrap_samples,
     bootstrap_uncertainty,
+    ep_uncertainty,
     fisher_uncertainty,
     sandwich_uncertainty,
 )
 
-__all__ = ["orl_from_model", "score_uncertainty"]
+__all__ = ["UNCERTAINTY_ESTIMATORS", "orl_from_model", "score_uncertainty"]
 
 
 def score_uncertainty(
@@ -46,21 +48,49 @@ def score_uncertainty(
     EstimationError
         When a fit fails or the estimator does not apply.
     """
+    return UNCERTAINTY_ESTIMATORS[str(params.uncertainty)](model, params, rng)
+
+
+def _bootstrap(
+    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+) -> ScoreUncertainty:
+    if params.resample == "annotators":
+        clusters = model.unit_annotators
+    else:
+        clusters = np.arange(len(model.unit_annotators), dtype=np.int64)
+    samples = bootstrap_samples(model.fit, clusters, resamples=params.bootstrap, rng=rng)
+    label = f"bootstrap({params.resample}, B={params.bootstrap})"
+    return bootstrap_uncertainty(model.fit(), samples, variance=label)
+
+
+def _fisher(
+    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+) -> ScoreUncertainty:
     scores = model.fit()
-    if params.uncertainty == "bootstrap":
-        if params.resample == "annotators":
-            clusters = model.unit_annotators
-        else:
-            clusters = np.arange(len(model.unit_annotators), dtype=np.int64)
-        samples = bootstrap_samples(model.fit, clusters, resamples=params.bootstrap, rng=rng)
-        label = f"bootstrap({params.resample}, B={params.bootstrap})"
-        return bootstrap_uncertainty(scores, samples, variance=label)
     information = model.information(scores)
     if information is None:
-        raise EstimationError(f"--uncertainty {params.uncertainty} needs a likelihood model")
+        raise EstimationError("--uncertainty fisher needs a likelihood model")
     if params.cluster == "annotators":
         return sandwich_uncertainty(scores, information, model.comparisons)
     return fisher_uncertainty(scores, information)
+
+
+def _expectation_propagation(
+    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+) -> ScoreUncertainty:
+    alpha = params.reg / model.comparisons.n_items
+    return ep_uncertainty(model.comparisons.count_matrix(), alpha=alpha)
+
+
+#: ``--uncertainty`` name -> estimator (which methods allow which is decided by
+#: :func:`~orlbuild.builders.parameters.resolve_parameters`).
+UNCERTAINTY_ESTIMATORS: dict[
+    str, Callable[[ScoreModel, BuildParameters, np.random.Generator], ScoreUncertainty]
+] = {
+    "fisher": _fisher,
+    "bootstrap": _bootstrap,
+    "ep": _expectation_propagation,
+}
 
 
 def _single_item(query: str, item: str) -> QueryORL:

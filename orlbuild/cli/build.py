@@ -46,7 +46,8 @@ def build_command(
     name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
     sig: Annotated[float, typer.Option(help="Significance level of ties; 0 = no ties.")] = 0.05,
     uncertainty: Annotated[
-        str | None, typer.Option(help="fisher (bt default) or bootstrap (rank-centrality).")
+        str | None,
+        typer.Option(help="fisher (bt default), bootstrap (rank-centrality default) or ep (bt)."),
     ] = None,
     cluster: Annotated[
         str | None, typer.Option(help="none or annotators (sandwich, bt + fisher).")

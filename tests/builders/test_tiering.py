@@ -203,3 +203,17 @@ def test_tiers_partition_items_in_score_order(scores: list[float], se: float, si
         exact = d.rule == "exact score tie"
         tested = sig > 0 and d.p_value is not None and d.p_value >= sig
         assert (d.decision == "tied") == (exact or tested)
+
+
+def test_ep_uncertainty_is_an_option_for_bt_and_agrees_with_fisher() -> None:
+    rng = np.random.default_rng(8)
+    frame = simulate_pairwise(rng, rng.normal(size=6), 500)
+    fisher = build_orls(frame, BuildParameters(source="pairwise"))[1].orls["q"]
+    ep = build_orls(frame, BuildParameters(source="pairwise", uncertainty="ep"))[1].orls["q"]
+    assert {d.variance for d in ep.decisions} == {"ep(logit)"}
+    for item, score in fisher.scores.items():
+        assert abs(ep.scores[item] - score) < 0.1
+    with pytest.raises(ConfigError, match="choose one of bootstrap"):
+        resolve_parameters(
+            BuildParameters(source="pairwise", method="rank-centrality", uncertainty="ep")
+        )
