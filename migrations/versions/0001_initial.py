@@ -135,7 +135,7 @@ def upgrade() -> None:
     sa.Column('item_id', sa.Integer(), nullable=False),
     sa.Column('rank', sa.Integer(), nullable=False),
     sa.Column('score', sa.Float(precision=53), nullable=True),
-    sa.CheckConstraint('rank >= 1', name=op.f('ck_run_entries_rank')),
+    sa.CheckConstraint('rank >= 0', name=op.f('ck_run_entries_rank')),
     sa.ForeignKeyConstraint(['batch_id'], ['ingest_batches.id'], name=op.f('fk_run_entries_batch_id_ingest_batches'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['item_id'], ['items.id'], name=op.f('fk_run_entries_item_id_items')),
     sa.ForeignKeyConstraint(['query_id'], ['queries.id'], name=op.f('fk_run_entries_query_id_queries')),

@@ -212,12 +212,13 @@ class GradedJudgment(Base):
 
 
 class RunEntry(Base):
-    """One retrieved item of a system's run: its rank and (optional) score."""
+    """One retrieved item of a system's run: its rank (as in the file) and optional score."""
 
     __tablename__ = "run_entries"
     __table_args__ = (
         UniqueConstraint("system_id", "query_id", "item_id"),
-        CheckConstraint("rank >= 1", name="rank"),
+        # TREC runs often count ranks from 0; the score decides the order anyway.
+        CheckConstraint("rank >= 0", name="rank"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -14,10 +14,10 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import pandas as pd
-from sqlalchemy import Connection, Select, func, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import Connection, func, select
 
 from orlbuild.errors import StoreError
+from orlbuild.store.bulk import IN_LIST_CHUNK, paused_gc
 from orlbuild.store.engine import Bind, connect
 from orlbuild.store.models import (
     Annotator,
@@ -49,9 +49,6 @@ __all__ = [
 
 #: The collection used when none is named.
 DEFAULT_COLLECTION = "default"
-
-#: Ids per ``IN (...)`` list: far below SQLite's 32766 bound parameters.
-IN_LIST_CHUNK = 5_000
 
 BATCH_COLUMNS = [
     "id",
@@ -122,27 +119,53 @@ def _query_ids(connection: Connection, cid: int, queries: Iterable[str]) -> list
     return sorted(ids)
 
 
-def _frame(
+_NAME_TABLES: dict[str, Any] = {"query": Query, "annotator": Annotator, "item": Item}
+
+
+def _names(connection: Connection, model: Any, cid: int) -> pd.Series:
+    """All names of one kind in a collection, indexed by id."""
+    rows = connection.execute(select(model.id, model.name).where(model.collection_id == cid)).all()
+    ids, names = zip(*rows, strict=True) if rows else ((), ())
+    return pd.Series(list(names), index=pd.Index(list(ids), dtype="int64"), dtype=object)
+
+
+def _load_facts(
     bind: Bind,
     collection: str,
     queries: Iterable[str] | None,
-    build: Any,
-    columns: list[str],
-    query_column: Any,
+    model: Any,
+    columns: dict[str, str],
+    sort: list[str],
+    where: Any = None,
 ) -> pd.DataFrame:
-    """Run ``build(cid)`` (a select) per chunk of query ids and collect the rows."""
-    with connect(bind) as connection:
+    """Fetch fact rows by id, then turn name ids into names with vectorised lookups.
+
+    ``columns`` maps output column -> fact attribute; attributes ending in
+    ``_id`` (other than ``batch_id``) are replaced by the names they refer to.
+    """
+    attributes = [getattr(model, attribute) for attribute in columns.values()]
+    with connect(bind) as connection, paused_gc():
         cid = collection_id(connection, collection)
-        statements: list[Select]
+        base = select(model.id, *attributes).join(Query, Query.id == model.query_id)
+        base = base.where(Query.collection_id == cid)
+        if where is not None:
+            base = base.where(where)
         if queries is None:
-            statements = [build(cid)]
+            statements = [base]
         else:
             ids = _query_ids(connection, cid, queries)
-            statements = [build(cid).where(query_column.in_(part)) for part in _chunks(ids)]
+            statements = [base.where(model.query_id.in_(part)) for part in _chunks(ids)]
         rows: list[Any] = []
         for stmt in statements:
             rows.extend(connection.execute(stmt).all())
-    return pd.DataFrame.from_records(rows, columns=columns)
+        frame = pd.DataFrame.from_records(rows, columns=["_row", *columns])
+        for output, attribute in columns.items():
+            if attribute.endswith("_id") and attribute != "batch_id":
+                kind = "item" if attribute in ("winner_id", "loser_id") else output
+                names = _names(connection, _NAME_TABLES[kind], cid)
+                frame[output] = names.reindex(frame[output].to_numpy()).to_numpy()
+    frame = frame.sort_values([*sort, "_row"], kind="stable").drop(columns="_row")
+    return frame.reset_index(drop=True)
 
 
 def load_pairwise(
@@ -166,22 +189,16 @@ def load_pairwise(
         true neither item is preferred) and ``batch_id`` (int), one row per
         stored judgment, sorted by query, annotator and ingestion order.
     """
-    winner, loser = aliased(Item), aliased(Item)
     j = PairwiseJudgment
-
-    def build(cid: int) -> Select:
-        return (
-            select(Query.name, Annotator.name, winner.name, loser.name, j.tie, j.batch_id)
-            .join(Query, Query.id == j.query_id)
-            .join(Annotator, Annotator.id == j.annotator_id)
-            .join(winner, winner.id == j.winner_id)
-            .join(loser, loser.id == j.loser_id)
-            .where(Query.collection_id == cid)
-            .order_by(Query.name, Annotator.name, j.id)
-        )
-
-    columns = ["query", "annotator", "winner", "loser", "tie", "batch_id"]
-    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    columns = {
+        "query": "query_id",
+        "annotator": "annotator_id",
+        "winner": "winner_id",
+        "loser": "loser_id",
+        "tie": "tie",
+        "batch_id": "batch_id",
+    }
+    frame = _load_facts(bind, collection, queries, j, columns, ["query", "annotator"])
     return frame.astype({"tie": bool, "batch_id": "int64"})
 
 
@@ -195,22 +212,17 @@ def load_listwise(
     pandas.DataFrame
         Columns ``query, annotator, item`` (str), ``rank`` (int, 1 = best
         tier; equal ranks are ties) and ``batch_id`` (int), sorted by query,
-        annotator, rank and item.
+        annotator, batch, rank and item.
     """
-    j = ListwiseJudgment
-
-    def build(cid: int) -> Select:
-        return (
-            select(Query.name, Annotator.name, Item.name, j.rank, j.batch_id)
-            .join(Query, Query.id == j.query_id)
-            .join(Annotator, Annotator.id == j.annotator_id)
-            .join(Item, Item.id == j.item_id)
-            .where(Query.collection_id == cid)
-            .order_by(Query.name, Annotator.name, j.batch_id, j.rank, Item.name)
-        )
-
-    columns = ["query", "annotator", "item", "rank", "batch_id"]
-    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    columns = {
+        "query": "query_id",
+        "annotator": "annotator_id",
+        "item": "item_id",
+        "rank": "rank",
+        "batch_id": "batch_id",
+    }
+    sort = ["query", "annotator", "batch_id", "rank", "item"]
+    frame = _load_facts(bind, collection, queries, ListwiseJudgment, columns, sort)
     return frame.astype({"rank": "int64", "batch_id": "int64"})
 
 
@@ -225,20 +237,15 @@ def load_graded(
         Columns ``query, annotator, item`` (str), ``grade`` (int >= 0) and
         ``batch_id`` (int), sorted by query, annotator and item.
     """
-    j = GradedJudgment
-
-    def build(cid: int) -> Select:
-        return (
-            select(Query.name, Annotator.name, Item.name, j.grade, j.batch_id)
-            .join(Query, Query.id == j.query_id)
-            .join(Annotator, Annotator.id == j.annotator_id)
-            .join(Item, Item.id == j.item_id)
-            .where(Query.collection_id == cid)
-            .order_by(Query.name, Annotator.name, Item.name, j.batch_id)
-        )
-
-    columns = ["query", "annotator", "item", "grade", "batch_id"]
-    frame = _frame(bind, collection, queries, build, columns, j.query_id)
+    columns = {
+        "query": "query_id",
+        "annotator": "annotator_id",
+        "item": "item_id",
+        "grade": "grade",
+        "batch_id": "batch_id",
+    }
+    sort = ["query", "annotator", "item", "batch_id"]
+    frame = _load_facts(bind, collection, queries, GradedJudgment, columns, sort)
     return frame.astype({"grade": "int64", "batch_id": "int64"})
 
 
@@ -255,8 +262,8 @@ def load_run(
     -------
     pandas.DataFrame
         Columns ``query, item`` (str), ``rank`` (int, as in the file) and
-        ``score`` (float64, NaN when the file had no scores), sorted by query
-        and rank.
+        ``score`` (float64, NaN when the file had no scores), sorted by query,
+        rank and item.
     """
     with connect(bind) as connection:
         cid = collection_id(connection, collection)
@@ -269,19 +276,10 @@ def load_run(
             f"no system {system!r} in collection {collection!r} "
             f"(known: {', '.join(known) or 'none'}); ingest its run with `orlbuild ingest run`"
         )
-    r = RunEntry
-
-    def build(_cid: int) -> Select:
-        return (
-            select(Query.name, Item.name, r.rank, r.score)
-            .join(Query, Query.id == r.query_id)
-            .join(Item, Item.id == r.item_id)
-            .where(r.system_id == sid)
-            .order_by(Query.name, r.rank, Item.name)
-        )
-
-    columns = ["query", "item", "rank", "score"]
-    frame = _frame(bind, collection, queries, build, columns, r.query_id)
+    columns = {"query": "query_id", "item": "item_id", "rank": "rank", "score": "score"}
+    sort = ["query", "rank", "item"]
+    where = RunEntry.system_id == sid
+    frame = _load_facts(bind, collection, queries, RunEntry, columns, sort, where)
     return frame.astype({"rank": "int64", "score": "float64"})
 
 

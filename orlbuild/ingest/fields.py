@@ -1,0 +1,185 @@
+"""Vectorised conversion of string columns into typed arrays, naming the first bad line.
+
+Each converter works on a whole chunk at once (NumPy / pandas); only when a
+chunk fails does a slow scan find the first offending row, so that the error
+names its line and value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.errors import InputError
+from orlbuild.ingest.records import ColumnChunk
+from orlbuild.ingest.vocabulary import Vocabulary
+from orlbuild.store.models import NAME_LENGTH
+
+__all__ = ["finite_floats", "flags", "identifier_codes", "integers"]
+
+#: Largest integer a rank or grade may take (the store's INTEGER is 32-bit on PostgreSQL).
+MAX_INTEGER = 2**31 - 1
+
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+_FLAGS = {"0": False, "1": True, "false": False, "true": True, "": False}
+
+
+def _fail_at(
+    chunk: ColumnChunk,
+    mask: np.ndarray,
+    values: list[str] | np.ndarray,
+    reason: str,
+    label: str,
+    hint: str,
+) -> None:
+    """Raise :class:`InputError` for the first row where ``mask`` is true, if any."""
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(reason, file=label, line=int(chunk.lines[i]), value=values[i], hint=hint)
+
+
+def identifier_codes(
+    chunk: ColumnChunk,
+    column: str,
+    label: str,
+    vocabulary: Vocabulary,
+    *,
+    default: str | None = None,
+) -> np.ndarray:
+    """Vocabulary codes of the identifiers in ``column`` (surrounding whitespace stripped).
+
+    Only the distinct values of the chunk are stripped and checked, so the
+    cost is one hash pass over the column.
+
+    Parameters
+    ----------
+    chunk
+        The rows.
+    column
+        Column name; when absent from the chunk every row gets ``default``.
+    label
+        File name for messages.
+    vocabulary
+        Assigns the codes (shared by every chunk of the file).
+    default
+        Value for absent columns and empty cells; ``None`` makes an empty
+        cell an error.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` codes into ``vocabulary.names``.
+    """
+    raw = chunk.columns.get(column)
+    if raw is None:
+        if default is None:  # pragma: no cover - required columns are checked by the reader
+            raise InputError(f"missing required column {column!r}", file=label)
+        return np.repeat(vocabulary.codes_for([default]), len(chunk))
+    local, uniques = pd.factorize(np.asarray(raw, dtype=object))
+    names = [str(u).strip() for u in uniques]
+    if default is not None:
+        names = [n or default for n in names]
+    empty = [i for i, n in enumerate(names) if not n]
+    if empty:
+        reason, hint = f"empty {column}", f"every row needs a {column}"
+        _fail_at(chunk, np.isin(local, empty), raw, reason, label, hint)
+    too_long = [i for i, n in enumerate(names) if len(n) > NAME_LENGTH]
+    if too_long:
+        reason, hint = f"{column} is longer than {NAME_LENGTH} characters", "use shorter ids"
+        _fail_at(chunk, np.isin(local, too_long), raw, reason, label, hint)
+    return vocabulary.codes_for(names)[local]
+
+
+def _parse_or_locate(
+    chunk: ColumnChunk,
+    raw: list[str],
+    convert: Callable[[np.ndarray], np.ndarray],
+    valid: Callable[[str], bool],
+    reason: str,
+    label: str,
+    hint: str,
+) -> np.ndarray:
+    """Convert a whole column at once; on failure find the first value ``valid`` rejects."""
+    try:
+        return convert(np.asarray(raw, dtype=np.str_))
+    except (ValueError, OverflowError):
+        mask = np.fromiter((not valid(v) for v in raw), dtype=bool, count=len(raw))
+        _fail_at(chunk, mask, raw, reason, label, hint)
+        raise  # pragma: no cover - the fast path and ``valid`` disagree
+
+
+def integers(chunk: ColumnChunk, column: str, label: str, *, minimum: int, hint: str) -> np.ndarray:
+    """Integers of ``column`` that must be ``>= minimum``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` array.
+    """
+    raw = chunk.columns[column]
+    reason = f"{column} must be an integer"
+    values = _parse_or_locate(
+        chunk,
+        raw,
+        lambda a: a.astype(np.int64),
+        lambda v: _INTEGER.fullmatch(v) is not None,
+        reason,
+        label,
+        hint,
+    )
+    # numpy accepts "1_000" like int(); the text format does not.
+    underscores = np.char.find(np.asarray(raw, dtype=np.str_), "_") >= 0
+    _fail_at(chunk, underscores, raw, reason, label, hint)
+    _fail_at(chunk, values < minimum, raw, f"{column} must be >= {minimum}", label, hint)
+    _fail_at(chunk, values > MAX_INTEGER, raw, f"{column} is too large", label, hint)
+    return values
+
+
+def _is_float(value: str) -> bool:
+    """Whether ``float()`` accepts ``value``."""
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def finite_floats(chunk: ColumnChunk, column: str, label: str, *, hint: str) -> np.ndarray:
+    """Finite floats of ``column`` (NaN and infinities are errors); NaN when the column is absent.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float64`` array.
+    """
+    raw = chunk.columns.get(column)
+    if raw is None:
+        return np.full(len(chunk), np.nan)
+    reason = f"{column} must be a number"
+    values = _parse_or_locate(
+        chunk, raw, lambda a: a.astype(np.float64), _is_float, reason, label, hint
+    )
+    _fail_at(chunk, ~np.isfinite(values), raw, f"{column} must be finite", label, hint)
+    return values
+
+
+def flags(chunk: ColumnChunk, column: str, label: str) -> np.ndarray:
+    """Booleans of a 0/1 column (``true``/``false`` and empty cells = 0 accepted).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``bool`` array, all false when the column is absent.
+    """
+    raw = chunk.columns.get(column)
+    if raw is None:
+        return np.zeros(len(chunk), dtype=bool)
+    mapped = pd.Series(raw, dtype=object).str.strip().str.lower().map(_FLAGS)
+    _fail_at(
+        chunk, mapped.isna().to_numpy(), raw, f"{column} must be 0 or 1", label, "use 1 for a tie"
+    )
+    return mapped.to_numpy(dtype=bool)

@@ -1,0 +1,301 @@
+"""The four kinds of input: their columns, per-chunk conversion and whole-file checks.
+
+Per chunk, string columns become typed arrays and names become integer codes
+of per-file vocabularies (so a million rows cost a few arrays, not a million
+objects). After the whole file is read, checks that span rows run on those
+arrays: consecutive listwise ranks, an item twice in one list, conflicting
+grades, a repeated (query, item) in a run. Each names the line and value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.errors import InputError
+from orlbuild.ingest.fields import finite_floats, flags, identifier_codes, integers
+from orlbuild.ingest.records import Column, ColumnChunk, RecordLayout
+from orlbuild.ingest.source import InputFormat
+from orlbuild.ingest.vocabulary import Vocabularies
+
+__all__ = [
+    "DEFAULT_ANNOTATOR",
+    "KINDS",
+    "DuplicatePolicy",
+    "Facts",
+    "IngestKind",
+]
+
+#: Annotator of rows whose file names none.
+DEFAULT_ANNOTATOR = "_"
+
+#: Column name -> aligned array (names as vocabulary codes).
+Facts = dict[str, np.ndarray]
+
+
+class DuplicatePolicy(str, Enum):
+    """What to do with a repeated (query, item) in a run (``--duplicates``)."""
+
+    error = "error"
+    keep_first = "keep-first"
+
+
+@dataclass(frozen=True)
+class IngestKind:
+    """One kind of input: layout, chunk parser and whole-file check.
+
+    ``check`` returns the facts to store and how many rows it dropped.
+    """
+
+    name: str
+    layout: RecordLayout
+    parse: Callable[[ColumnChunk, str, Vocabularies], Facts]
+    check: Callable[[Facts, np.ndarray, str, Vocabularies, DuplicatePolicy], tuple[Facts, int]]
+
+
+def _query_annotator(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Codes of the query and annotator columns."""
+    return {
+        "query_id": identifier_codes(chunk, "query", label, vocab.queries),
+        "annotator_id": identifier_codes(
+            chunk, "annotator", label, vocab.annotators, default=DEFAULT_ANNOTATOR
+        ),
+    }
+
+
+def _fail(reason: str, label: str, line: int, value: object, hint: str) -> None:
+    """Raise the :class:`InputError` of a whole-file check."""
+    raise InputError(reason, file=label, line=line, value=value, hint=hint)
+
+
+def _first(mask: np.ndarray | pd.Series) -> int | None:
+    """Position of the first true entry, or ``None``."""
+    hits = np.flatnonzero(np.asarray(mask))
+    return int(hits[0]) if hits.size else None
+
+
+def _frame(facts: Facts, lines: np.ndarray) -> pd.DataFrame:
+    """The facts and line numbers as one DataFrame (in file order)."""
+    return pd.DataFrame({**facts, "line": lines})
+
+
+# --- pairwise -------------------------------------------------------------------------
+
+
+def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Query, annotator, winner, loser, tie; ``winner == loser`` is an error."""
+    winner = identifier_codes(chunk, "winner", label, vocab.items)
+    loser = identifier_codes(chunk, "loser", label, vocab.items)
+    same = _first(winner == loser)
+    if same is not None:
+        _fail(
+            "winner and loser are the same item",
+            label,
+            int(chunk.lines[same]),
+            vocab.items.names[winner[same]],
+            "a preference needs two different items",
+        )
+    return {
+        **_query_annotator(chunk, label, vocab),
+        "winner_id": winner,
+        "loser_id": loser,
+        "tie": flags(chunk, "tie", label),
+    }
+
+
+def _check_nothing(
+    facts: Facts, _lines: np.ndarray, _label: str, _vocab: Vocabularies, _policy: DuplicatePolicy
+) -> tuple[Facts, int]:
+    """Pairwise rows are independent: repeated comparisons are real evidence."""
+    return facts, 0
+
+
+# --- listwise -------------------------------------------------------------------------
+
+
+def _parse_listwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Query, annotator, item and an integer rank >= 1."""
+    return {
+        **_query_annotator(chunk, label, vocab),
+        "item_id": identifier_codes(chunk, "item", label, vocab.items),
+        "rank": integers(
+            chunk, "rank", label, minimum=1, hint="ranks are tiers 1, 2, 3, ... (1 = best)"
+        ),
+    }
+
+
+def _list_name(vocab: Vocabularies, query: int, annotator: int) -> str:
+    """``query 'q1', annotator 'a1'`` for messages."""
+    return f"query {vocab.queries.names[query]!r}, annotator {vocab.annotators.names[annotator]!r}"
+
+
+def _check_listwise(
+    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
+) -> tuple[Facts, int]:
+    """No item twice in one list; ranks consecutive from 1 within each list."""
+    frame = _frame(facts, lines)
+    keys = ["query_id", "annotator_id"]
+    twice = _first(frame.duplicated([*keys, "item_id"]))
+    if twice is not None:
+        row = frame.iloc[twice]
+        _fail(
+            f"item listed twice in the list of {_list_name(vocab, row.query_id, row.annotator_id)}",
+            label,
+            int(row.line),
+            vocab.items.names[row.item_id],
+            "give each item one rank per list (tied items share a rank)",
+        )
+    ranks = frame.drop_duplicates([*keys, "rank"]).groupby(keys)["rank"].agg(["max", "size"])
+    gaps = ranks[ranks["max"] != ranks["size"]]
+    if not gaps.empty:
+        in_gap = frame.set_index(keys).index.isin(gaps.index)
+        first = frame[in_gap].iloc[0]
+        query, annotator = int(first.query_id), int(first.annotator_id)
+        members = frame[(frame.query_id == query) & (frame.annotator_id == annotator)]
+        present = set(members["rank"].tolist())
+        missing = next(r for r in range(1, len(present) + 2) if r not in present)
+        culprit = members[members["rank"] > missing].iloc[0]
+        _fail(
+            f"ranks are not consecutive from 1 in the list of {_list_name(vocab, query, annotator)}"
+            f": rank {missing} is missing",
+            label,
+            int(culprit.line),
+            int(culprit["rank"]),
+            "number the tiers 1, 2, 3, ... without gaps (tied items share a rank)",
+        )
+    return facts, 0
+
+
+# --- graded ---------------------------------------------------------------------------
+
+
+def _parse_graded(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Query, annotator, item and an integer grade >= 0."""
+    return {
+        **_query_annotator(chunk, label, vocab),
+        "item_id": identifier_codes(chunk, "item", label, vocab.items),
+        "grade": integers(
+            chunk, "grade", label, minimum=0, hint="grades are integers >= 0 (0 = not relevant)"
+        ),
+    }
+
+
+def _check_graded(
+    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
+) -> tuple[Facts, int]:
+    """One grade per (query, annotator, item): repeats must agree and are stored once."""
+    frame = _frame(facts, lines)
+    keys = ["query_id", "annotator_id", "item_id"]
+    first_grade = frame.groupby(keys)["grade"].transform("first")
+    conflict = _first(frame["grade"] != first_grade)
+    if conflict is not None:
+        row = frame.iloc[conflict]
+        _fail(
+            f"conflicting grades for item {vocab.items.names[row.item_id]!r} in the labels of "
+            f"{_list_name(vocab, row.query_id, row.annotator_id)} (first graded "
+            f"{int(first_grade.iloc[conflict])})",
+            label,
+            int(row.line),
+            int(row.grade),
+            "keep one grade per query, annotator and item",
+        )
+    repeated = frame.duplicated(keys).to_numpy()
+    kept = {name: values[~repeated] for name, values in facts.items()}
+    return kept, int(repeated.sum())
+
+
+# --- runs -----------------------------------------------------------------------------
+
+
+def _parse_run(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Query, item, integer rank >= 0 and an optional finite score."""
+    return {
+        "query_id": identifier_codes(chunk, "query", label, vocab.queries),
+        "item_id": identifier_codes(chunk, "item", label, vocab.items),
+        "rank": integers(chunk, "rank", label, minimum=0, hint="ranks are integers >= 0"),
+        "score": finite_floats(chunk, "score", label, hint="scores are finite numbers"),
+    }
+
+
+def _check_run(
+    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, policy: DuplicatePolicy
+) -> tuple[Facts, int]:
+    """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
+
+    "First" follows the run ordering of RDQ.md section 8: highest score first
+    (lowest rank when the run has no scores), earlier line on ties.
+    """
+    frame = _frame(facts, lines)
+    keys = ["query_id", "item_id"]
+    repeated = frame.duplicated(keys)
+    if not repeated.any():
+        return facts, 0
+    if policy is DuplicatePolicy.error:
+        row = frame[repeated].iloc[0]
+        earlier = frame[(frame.query_id == row.query_id) & (frame.item_id == row.item_id)]
+        _fail(
+            f"item repeated in the run for query {vocab.queries.names[row.query_id]!r} "
+            f"(first on line {int(earlier.line.iloc[0])})",
+            label,
+            int(row.line),
+            vocab.items.names[row.item_id],
+            "remove the repeated line, or pass --duplicates keep-first",
+        )
+    has_scores = bool(np.isfinite(facts["score"]).any())
+    order = ["score", "line"] if has_scores else ["rank", "line"]
+    ascending = [False, True] if has_scores else [True, True]
+    survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
+    positions = np.sort(survivors.index.to_numpy())
+    kept = {name: values[positions] for name, values in facts.items()}
+    return kept, len(frame) - len(positions)
+
+
+KINDS: Mapping[str, IngestKind] = {
+    "listwise": IngestKind(
+        "listwise",
+        RecordLayout(
+            (Column("query"), Column("annotator", False), Column("item"), Column("rank")),
+            tier_list_key="ranking",
+        ),
+        _parse_listwise,
+        _check_listwise,
+    ),
+    "pairwise": IngestKind(
+        "pairwise",
+        RecordLayout(
+            (
+                Column("query"),
+                Column("annotator", False),
+                Column("winner", aliases=("item_a",)),
+                Column("loser", aliases=("item_b",)),
+                Column("tie", False),
+            )
+        ),
+        _parse_pairwise,
+        _check_nothing,
+    ),
+    "graded": IngestKind(
+        "graded",
+        RecordLayout(
+            (Column("query"), Column("annotator", False), Column("item"), Column("grade")),
+            headerless=InputFormat.qrels,
+            headerless_columns=("query", "iteration", "item", "grade"),
+        ),
+        _parse_graded,
+        _check_graded,
+    ),
+    "run": IngestKind(
+        "run",
+        RecordLayout(
+            (Column("query"), Column("item"), Column("rank"), Column("score", False)),
+            headerless=InputFormat.trec,
+            headerless_columns=("query", "q0", "item", "rank", "score", "tag"),
+        ),
+        _parse_run,
+        _check_run,
+    ),
+}

@@ -1,0 +1,284 @@
+"""Ingest one file: read, validate, and store it as one batch in one transaction.
+
+The file is streamed once (hashing, decoding and parsing in chunks), checked
+completely, and only then written; any error leaves the store untouched.
+Identical content already stored is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import getpass
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+from sqlalchemy import Engine
+
+from orlbuild.errors import ConfigError, InputError
+from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
+from orlbuild.ingest.records import read_chunks
+from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format
+from orlbuild.ingest.vocabulary import Vocabularies
+from orlbuild.store.batches import NewBatch, store_batch
+from orlbuild.store.bulk import paused_gc
+from orlbuild.store.models import NAME_LENGTH
+from orlbuild.store.read import DEFAULT_COLLECTION
+
+__all__ = [
+    "USER_ENV_VAR",
+    "IngestResult",
+    "ingest_file",
+    "ingest_graded_file",
+    "ingest_listwise_file",
+    "ingest_pairwise_file",
+    "ingest_run_file",
+]
+
+#: Environment variable naming who ingests (``created_by``); defaults to the login name.
+USER_ENV_VAR = "ORLBUILD_USER"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What an ingest did.
+
+    Attributes
+    ----------
+    batch_id
+        The new batch, or the existing one holding identical content.
+    created
+        ``False`` when the content was already stored (nothing was written).
+    kind, file_name, sha256
+        The input.
+    rows
+        Rows stored in the batch.
+    dropped
+        Rows not stored: identical repeated grades, or run lines dropped by
+        ``--duplicates keep-first``.
+    system
+        The run's system (runs only).
+    """
+
+    batch_id: int
+    created: bool
+    kind: str
+    file_name: str
+    sha256: str
+    rows: int
+    dropped: int = 0
+    system: str | None = None
+
+    @property
+    def message(self) -> str:
+        """One line for the user."""
+        if not self.created:
+            return (
+                f"{self.file_name} is already stored as batch {self.batch_id} (same content, "
+                f"sha256 {self.sha256[:12]}); nothing to do"
+            )
+        text = f"stored {self.rows} {self.kind} rows from {self.file_name} as batch {self.batch_id}"
+        if self.system:
+            text += f" (system {self.system!r})"
+        if self.dropped:
+            text += f"; skipped {self.dropped} repeated rows"
+        return text
+
+
+def _created_by() -> str:
+    """Who is ingesting: ``$ORLBUILD_USER``, else the login name."""
+    try:
+        user = os.environ.get(USER_ENV_VAR) or getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return user[:NAME_LENGTH]
+
+
+def _with_first_line(lines: Iterator[str]) -> tuple[str | None, Iterator[str]]:
+    """Peek at the first non-blank line without losing it."""
+    seen: list[str] = []
+    for text in lines:
+        seen.append(text)
+        if text.strip():
+            break
+    first = seen[-1] if seen and seen[-1].strip() else None
+    return first, itertools.chain(seen, lines)
+
+
+def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat | None:
+    """A qrels/TREC-run layout recognised from the first line (no header, right width)."""
+    layout = kind.layout
+    if layout.headerless is None or first_line is None:
+        return None
+    fields = first_line.split()
+    header_words = {c.name for c in layout.columns} | {"winner", "loser"}
+    looks_headerless = len(fields) == len(layout.headerless_columns) and "," not in first_line
+    if looks_headerless and not header_words & {f.lower() for f in fields}:
+        return layout.headerless
+    return None
+
+
+def _choose_format(
+    kind: IngestKind, name: str, override: InputFormat | None, first_line: str | None
+) -> InputFormat:
+    """``--format``, else the extension, else (stdin or unknown extension) a sniff."""
+    if override is None and (name == STDIN or not _known_extension(name)):
+        sniffed = _sniff_headerless(kind, first_line)
+        if sniffed is not None:
+            return sniffed
+    return detect_format(name, override, first_line)
+
+
+def _known_extension(name: str) -> bool:
+    """Whether :func:`detect_format` recognises the extension of ``name``."""
+    try:
+        detect_format(name, None, None)
+    except InputError:
+        return False
+    return True
+
+
+def _concatenate(parts: list[Facts]) -> Facts:
+    """Join the per-chunk facts column by column."""
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def _check_name(value: str, what: str) -> str:
+    """A collection or system name: non-empty after stripping, not too long."""
+    name = value.strip()
+    if not name or len(name) > NAME_LENGTH:
+        raise ConfigError(f"invalid {what} name {value!r}: use 1 to {NAME_LENGTH} characters")
+    return name
+
+
+def _read_facts(
+    spec: IngestKind,
+    source: Source,
+    fmt: InputFormat | None,
+    vocab: Vocabularies,
+    duplicates: DuplicatePolicy,
+) -> tuple[Facts, int]:
+    """Parse and check the whole input; returns the facts to store and the rows dropped."""
+    first_line, lines = _with_first_line(source.lines())
+    chosen = _choose_format(spec, source.name, fmt, first_line)
+    parts: list[Facts] = []
+    line_parts: list[np.ndarray] = []
+    for chunk in read_chunks(lines, chosen, spec.layout, source.label):
+        parts.append(spec.parse(chunk, source.label, vocab))
+        line_parts.append(chunk.lines)
+    line_numbers = np.concatenate(line_parts)
+    facts, dropped = spec.check(_concatenate(parts), line_numbers, source.label, vocab, duplicates)
+    if "score" in facts:
+        scores = facts["score"].astype(object)
+        scores[np.isnan(facts["score"])] = None
+        facts["score"] = scores
+    return facts, dropped
+
+
+def ingest_file(
+    engine: Engine,
+    kind: str,
+    path: str | Path,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    fmt: InputFormat | None = None,
+    system: str | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    stream: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> IngestResult:
+    """Read, validate and store one file of judgments or one run (FORMATS.md).
+
+    Parameters
+    ----------
+    engine
+        A store engine at the newest schema (:func:`orlbuild.store.open_store`).
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    path
+        The file, or ``-`` for standard input.
+    collection
+        Collection to store into (created if new).
+    fmt
+        Force a format instead of detecting it from the extension.
+    system
+        The system a run belongs to (required for runs).
+    duplicates
+        Runs only: a repeated (query, item) is an error, or ``keep-first``
+        keeps its best-ordered occurrence.
+    stream
+        Read from this binary stream instead of opening ``path`` (which is
+        then only the name used in messages).
+    on_progress
+        Called with the number of bytes read, for progress bars.
+
+    Returns
+    -------
+    IngestResult
+        The batch written, or the existing batch with identical content.
+
+    Raises
+    ------
+    InputError
+        Bad input; the message names the file, line and value. Nothing is stored.
+    """
+    spec = KINDS[kind]
+    collection = _check_name(collection, "collection")
+    if kind == "run":
+        if system is None:
+            raise ConfigError("ingesting a run needs the system's name: pass --system NAME")
+        system = _check_name(system, "system")
+    elif system is not None:
+        raise ConfigError("--system applies to runs only")
+    source = Source(str(path), stream=stream, on_progress=on_progress)
+    vocab = Vocabularies()
+    with paused_gc():
+        facts, dropped = _read_facts(spec, source, fmt, vocab, duplicates)
+        stored = store_batch(
+            engine,
+            NewBatch(
+                kind=kind,
+                collection=collection,
+                file_name=source.label,
+                sha256=source.sha256,
+                created_by=_created_by(),
+                vocabularies=vocab.as_lists(),
+                facts=facts,
+                system=system,
+            ),
+        )
+    return IngestResult(
+        batch_id=stored.id,
+        created=stored.created,
+        kind=kind,
+        file_name=source.label,
+        sha256=source.sha256,
+        rows=stored.row_count,
+        dropped=dropped if stored.created else 0,
+        system=stored.system,
+    )
+
+
+def ingest_listwise_file(engine: Engine, path: str | Path, **options: object) -> IngestResult:
+    """Ingest listwise judgments (``query, annotator, item, rank``); see :func:`ingest_file`."""
+    return ingest_file(engine, "listwise", path, **options)  # type: ignore[arg-type]
+
+
+def ingest_pairwise_file(engine: Engine, path: str | Path, **options: object) -> IngestResult:
+    """Ingest pairwise preferences (``query, annotator, winner, loser, tie``)."""
+    return ingest_file(engine, "pairwise", path, **options)  # type: ignore[arg-type]
+
+
+def ingest_graded_file(engine: Engine, path: str | Path, **options: object) -> IngestResult:
+    """Ingest graded labels (TREC qrels or ``query, annotator, item, grade``)."""
+    return ingest_file(engine, "graded", path, **options)  # type: ignore[arg-type]
+
+
+def ingest_run_file(
+    engine: Engine, path: str | Path, *, system: str, **options: object
+) -> IngestResult:
+    """Ingest a system's run (TREC run or ``query, item, rank, score``)."""
+    return ingest_file(engine, "run", path, system=system, **options)  # type: ignore[arg-type]

@@ -1,0 +1,371 @@
+"""Readers that turn numbered lines into column chunks of strings.
+
+Three families, all streaming in chunks of :data:`CHUNK_ROWS` rows:
+
+* delimited text with a header (``tsv``, ``csv``), parsed by the :mod:`csv`
+  module (quoted fields, CRLF line endings);
+* JSON Lines (one object per line), including the nested-tier listwise shape
+  ``{"query": "q1", "ranking": ["d3", ["d1", "d7"], "d2"]}``;
+* headerless whitespace-separated TREC files (``qrels``, ``trec`` runs).
+
+Every value comes out as a string (missing optional columns are absent, empty
+cells are ``""``), each row with the number of the physical line it starts on,
+so that validation can name the line of any bad value.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from orlbuild.errors import InputError
+from orlbuild.ingest.source import InputFormat
+
+__all__ = [
+    "CHUNK_ROWS",
+    "Column",
+    "ColumnChunk",
+    "RecordLayout",
+    "read_chunks",
+]
+
+#: Rows per chunk: large enough for vectorised checks, small enough to stream.
+CHUNK_ROWS = 65_536
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a tabular or JSONL input.
+
+    Attributes
+    ----------
+    name
+        Canonical name (header or JSON key).
+    required
+        Whether the column must be present.
+    aliases
+        Other accepted header names (e.g. ``item_a`` for ``winner``).
+    """
+
+    name: str
+    required: bool = True
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordLayout:
+    """The columns of one kind of input, and its headerless TREC layout if any."""
+
+    columns: tuple[Column, ...]
+    headerless: InputFormat | None = None
+    headerless_columns: tuple[str, ...] = ()
+    tier_list_key: str | None = None
+
+    def describe(self) -> str:
+        """The columns as a hint, e.g. ``query, annotator (optional), item, rank``."""
+        return ", ".join(c.name + ("" if c.required else " (optional)") for c in self.columns)
+
+
+@dataclass
+class ColumnChunk:
+    """Up to :data:`CHUNK_ROWS` rows: one list of strings per present column."""
+
+    lines: np.ndarray
+    columns: dict[str, list[str]]
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def read_chunks(
+    lines: Iterable[str], fmt: InputFormat, layout: RecordLayout, label: str
+) -> Iterator[ColumnChunk]:
+    """Parse the lines (numbered from 1) in format ``fmt`` into chunks of the layout's columns.
+
+    Raises
+    ------
+    InputError
+        Missing required columns, a row with the wrong number of fields, a
+        line that is not a JSON object, or a file without data rows.
+    """
+    if fmt in (InputFormat.tsv, InputFormat.csv):
+        chunks = _delimited_chunks(lines, "\t" if fmt is InputFormat.tsv else ",", layout, label)
+    elif fmt is InputFormat.jsonl:
+        chunks = _jsonl_chunks(lines, layout, label)
+    elif fmt is layout.headerless:
+        chunks = _whitespace_chunks(lines, fmt, layout, label)
+    else:
+        raise InputError(
+            f"format {fmt.value!r} does not hold this kind of data",
+            file=label,
+            hint="use tsv, csv or jsonl"
+            + (f" or {layout.headerless.value}" if layout.headerless else ""),
+        )
+    seen = 0
+    for chunk in chunks:
+        seen += len(chunk)
+        yield chunk
+    if seen == 0:
+        raise InputError(
+            "the file has no data rows", file=label, line=1, hint=f"expected {layout.describe()}"
+        )
+
+
+def _header_map(header: list[str], layout: RecordLayout, label: str, line: int) -> dict[str, int]:
+    """Map canonical column names to header positions; complain about missing ones."""
+    names = [h.strip().lower() for h in header]
+    duplicated = sorted({n for n in names if names.count(n) > 1 and n})
+    if duplicated:
+        raise InputError(
+            "duplicate column in the header",
+            file=label,
+            line=line,
+            value=duplicated[0],
+            hint="give every column a distinct name",
+        )
+    positions: dict[str, int] = {}
+    for column in layout.columns:
+        for candidate in (column.name, *column.aliases):
+            if candidate in names:
+                positions[column.name] = names.index(candidate)
+                break
+        else:
+            if column.required:
+                raise InputError(
+                    f"missing required column {column.name!r}",
+                    file=label,
+                    line=line,
+                    value=",".join(header),
+                    hint=f"the header must name the columns {layout.describe()}",
+                )
+    return positions
+
+
+def _delimited_chunks(
+    lines: Iterable[str], delimiter: str, layout: RecordLayout, label: str
+) -> Iterator[ColumnChunk]:
+    """Chunks of a delimited file with a header row (csv module)."""
+    reader = csv.reader(lines, delimiter=delimiter)
+    header: list[str] | None = None
+    previous_end = 0
+    rows: list[list[str]] = []
+    starts: list[int] = []
+    positions: dict[str, int] = {}
+    try:
+        for row in reader:
+            start, previous_end = previous_end + 1, reader.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if header is None:
+                header = row
+                positions = _header_map(row, layout, label, start)
+                continue
+            rows.append(row)
+            starts.append(start)
+            if len(rows) >= CHUNK_ROWS:
+                yield _columns_of(rows, starts, header, positions, label)
+                rows, starts = [], []
+    except csv.Error as exc:
+        raise InputError(
+            f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})",
+            file=label,
+            line=reader.line_num,
+            hint="check the quoting on this line",
+        ) from None
+    if header is None:
+        raise InputError("the file has no header row", file=label, line=1, hint=layout.describe())
+    if rows:
+        yield _columns_of(rows, starts, header, positions, label)
+
+
+def _columns_of(
+    rows: list[list[str]],
+    starts: list[int],
+    header: list[str],
+    positions: dict[str, int],
+    label: str,
+) -> ColumnChunk:
+    """Transpose rows into columns after checking every row has the header's width."""
+    width = len(header)
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    bad = np.flatnonzero(lengths != width)
+    if bad.size:
+        i = int(bad[0])
+        raise InputError(
+            f"expected {width} fields like the header, found {len(rows[i])}",
+            file=label,
+            line=starts[i],
+            value=rows[i],
+            hint="quote fields that contain the separator",
+        )
+    transposed = list(zip(*rows, strict=True))
+    values = {name: list(transposed[pos]) for name, pos in positions.items()}
+    return ColumnChunk(np.asarray(starts, dtype=np.int64), values)
+
+
+def _json_text(value: object) -> str:
+    """A JSON scalar as the string a delimited file would hold."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return json.dumps(value)
+
+
+def _jsonl_chunks(lines: Iterable[str], layout: RecordLayout, label: str) -> Iterator[ColumnChunk]:
+    """Chunks of a JSON Lines file (objects keyed by the layout's column names)."""
+    keys = {c.name: (c.name, *c.aliases) for c in layout.columns}
+    values: dict[str, list[str]] = {c.name: [] for c in layout.columns}
+    starts: list[int] = []
+    present: set[str] = set()
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"not valid JSON ({exc.msg})",
+                file=label,
+                line=number,
+                value=text.strip()[:80],
+                hint="write one JSON object per line",
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(
+                "expected a JSON object", file=label, line=number, value=text.strip()[:80]
+            )
+        if layout.tier_list_key is not None and layout.tier_list_key in record:
+            rows = _tier_list_rows(record, layout, label, number)
+        else:
+            rows = [_json_row(record, keys, layout, label, number)]
+        for row in rows:
+            present.update(row)
+            for column in layout.columns:
+                values[column.name].append(row.get(column.name, ""))
+            starts.append(number)
+        if len(starts) >= CHUNK_ROWS:
+            yield _json_chunk(starts, values, present, layout)
+            values = {c.name: [] for c in layout.columns}
+            starts = []
+    if starts:
+        yield _json_chunk(starts, values, present, layout)
+
+
+def _json_chunk(
+    starts: list[int], values: dict[str, list[str]], present: set[str], layout: RecordLayout
+) -> ColumnChunk:
+    """Keep the optional columns that occurred anywhere so far."""
+    kept = {c.name: values[c.name] for c in layout.columns if c.required or c.name in present}
+    return ColumnChunk(np.asarray(starts, dtype=np.int64), kept)
+
+
+def _json_row(
+    record: dict[str, object],
+    keys: dict[str, tuple[str, ...]],
+    layout: RecordLayout,
+    label: str,
+    number: int,
+) -> dict[str, str]:
+    """One flat JSONL object as canonical column -> string."""
+    row: dict[str, str] = {}
+    for column in layout.columns:
+        for key in keys[column.name]:
+            if key in record:
+                row[column.name] = _json_text(record[key])
+                break
+        else:
+            if column.required:
+                raise InputError(
+                    f"missing required field {column.name!r}",
+                    file=label,
+                    line=number,
+                    value=sorted(record),
+                    hint=f"each object needs {layout.describe()}",
+                )
+    return row
+
+
+def _tier_list_rows(
+    record: dict[str, object], layout: RecordLayout, label: str, number: int
+) -> list[dict[str, str]]:
+    """Expand ``{"query", "annotator", "ranking": [a, [b, c], d]}`` into item/rank rows."""
+    key = layout.tier_list_key or ""
+    tiers = record[key]
+    if "query" not in record:
+        raise InputError(
+            "missing required field 'query'", file=label, line=number, value=sorted(record)
+        )
+    if not isinstance(tiers, list) or not tiers:
+        raise InputError(
+            f"{key!r} must be a non-empty list of items or lists of tied items",
+            file=label,
+            line=number,
+            value=tiers,
+        )
+    base = {"query": _json_text(record["query"])}
+    if "annotator" in record:
+        base["annotator"] = _json_text(record["annotator"])
+    rows: list[dict[str, str]] = []
+    for rank, tier in enumerate(tiers, start=1):
+        members = tier if isinstance(tier, list) else [tier]
+        if not members or any(isinstance(m, (list, dict)) or m is None for m in members):
+            raise InputError(
+                "a tier must be an item or a non-empty list of items",
+                file=label,
+                line=number,
+                value=tier,
+                hint='nest at most one level: ["d3", ["d1", "d7"], "d2"]',
+            )
+        rows.extend({**base, "item": _json_text(m), "rank": str(rank)} for m in members)
+    return rows
+
+
+def _whitespace_chunks(
+    lines: Iterable[str], fmt: InputFormat, layout: RecordLayout, label: str
+) -> Iterator[ColumnChunk]:
+    """Chunks of a headerless whitespace-separated TREC file (qrels or run)."""
+    names = layout.headerless_columns
+    width = len(names)
+    rows: list[list[str]] = []
+    starts: list[int] = []
+    for number, text in enumerate(lines, start=1):
+        fields = text.split()
+        if not fields:
+            continue
+        if len(fields) != width:
+            raise InputError(
+                f"a TREC {fmt.value} line needs {width} fields ({' '.join(names)}), "
+                f"found {len(fields)}",
+                file=label,
+                line=number,
+                value=text.strip(),
+                hint="separate fields by whitespace; identifiers cannot contain spaces",
+            )
+        rows.append(fields)
+        starts.append(number)
+        if len(rows) >= CHUNK_ROWS:
+            yield _positional_chunk(rows, starts, layout)
+            rows, starts = [], []
+    if rows:
+        yield _positional_chunk(rows, starts, layout)
+
+
+def _positional_chunk(
+    rows: list[list[str]], starts: list[int], layout: RecordLayout
+) -> ColumnChunk:
+    """Columns of a headerless chunk, keeping only those the layout knows."""
+    transposed = list(zip(*rows, strict=True))
+    known = {c.name for c in layout.columns}
+    values = {
+        name: list(transposed[i])
+        for i, name in enumerate(layout.headerless_columns)
+        if name in known
+    }
+    return ColumnChunk(np.asarray(starts, dtype=np.int64), values)

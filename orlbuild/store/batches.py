@@ -1,0 +1,259 @@
+"""Ingest batches: storing one file's facts in one transaction, finding and deleting batches.
+
+A batch is identified by its content: the same bytes of the same kind in the
+same collection are stored once (a second ingest is a no-op). Deleting a
+batch deletes its facts (``ON DELETE CASCADE``); it is refused while anything
+outside the judgment tables refers to the batch (e.g. the ORL builds that read
+it), unless forced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+from sqlalchemy import Engine, MetaData, Table, delete, func, insert, inspect, select, update
+from sqlalchemy.exc import IntegrityError
+
+from orlbuild.errors import StoreError
+from orlbuild.store.bulk import ensure_collection, ensure_names, ensure_system, insert_rows
+from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.models import (
+    Annotator,
+    Collection,
+    GradedJudgment,
+    IngestBatch,
+    Item,
+    ListwiseJudgment,
+    PairwiseJudgment,
+    Query,
+    RunEntry,
+    System,
+)
+
+__all__ = [
+    "FACT_TABLES",
+    "NewBatch",
+    "StoredBatch",
+    "delete_batch",
+    "find_batch",
+    "store_batch",
+]
+
+#: The fact table of each batch kind.
+FACT_TABLES: dict[str, Table] = {
+    "listwise": ListwiseJudgment.__table__,  # type: ignore[dict-item]
+    "pairwise": PairwiseJudgment.__table__,  # type: ignore[dict-item]
+    "graded": GradedJudgment.__table__,  # type: ignore[dict-item]
+    "run": RunEntry.__table__,  # type: ignore[dict-item]
+}
+
+# Which vocabulary a fact column's codes index.
+_VOCABULARY_OF = {
+    "query_id": "queries",
+    "annotator_id": "annotators",
+    "item_id": "items",
+    "winner_id": "items",
+    "loser_id": "items",
+}
+
+
+@dataclass(frozen=True)
+class NewBatch:
+    """One validated file, ready to be stored.
+
+    Attributes
+    ----------
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    collection
+        Collection name (created if new).
+    file_name, sha256, created_by
+        Provenance.
+    vocabularies
+        ``queries``, ``items`` and ``annotators``: code -> name lists.
+    facts
+        Column name -> aligned array. ``query_id``, ``annotator_id``,
+        ``item_id``, ``winner_id`` and ``loser_id`` hold vocabulary codes,
+        the other columns values (``None`` for SQL NULL).
+    system
+        The system a run belongs to (runs only).
+    """
+
+    kind: str
+    collection: str
+    file_name: str
+    sha256: str
+    created_by: str
+    vocabularies: Mapping[str, Sequence[str]]
+    facts: Mapping[str, np.ndarray]
+    system: str | None = None
+
+    @property
+    def row_count(self) -> int:
+        """Number of fact rows."""
+        return len(next(iter(self.facts.values()))) if self.facts else 0
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    """The outcome of :func:`store_batch`.
+
+    Attributes
+    ----------
+    id
+        Batch id (of the existing batch when the content was already stored).
+    created
+        ``False`` when identical content was already stored (nothing written).
+    row_count
+        Rows the batch holds.
+    system
+        For runs, the system the existing or new batch belongs to.
+    """
+
+    id: int
+    created: bool
+    row_count: int
+    system: str | None = None
+
+
+def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBatch | None:
+    """The stored batch with this content, if any."""
+    stmt = (
+        select(IngestBatch.id, IngestBatch.row_count, System.name)
+        .join(Collection, Collection.id == IngestBatch.collection_id)
+        .outerjoin(System, System.id == IngestBatch.system_id)
+        .where(Collection.name == collection, IngestBatch.kind == kind)
+        .where(IngestBatch.sha256 == sha256)
+    )
+    with connect(bind) as connection:
+        row = connection.execute(stmt).first()
+    if row is None:
+        return None
+    return StoredBatch(int(row[0]), created=False, row_count=int(row[1]), system=row[2])
+
+
+_NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
+
+
+def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
+    """Store a batch and all its facts in one transaction (or find it already stored).
+
+    Raises
+    ------
+    StoreError
+        When a run repeats (query, item) pairs the system already has from
+        another batch.
+    """
+    existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
+    if existing is not None:
+        return existing
+    try:
+        with write_transaction(engine) as connection:
+            cid = ensure_collection(connection, batch.collection)
+            system_id = None
+            if batch.system is not None:
+                system_id = ensure_system(connection, cid, batch.system)
+            inserted = connection.execute(
+                insert(IngestBatch).values(
+                    collection_id=cid,
+                    kind=batch.kind,
+                    file_name=batch.file_name,
+                    sha256=batch.sha256,
+                    row_count=batch.row_count,
+                    created_at=datetime.now(timezone.utc),
+                    created_by=batch.created_by,
+                    system_id=system_id,
+                )
+            ).inserted_primary_key
+            assert inserted is not None  # an INSERT always reports its primary key
+            batch_id = int(inserted[0])
+            ids = {
+                vocabulary: ensure_names(connection, model, cid, batch.vocabularies[vocabulary])
+                for vocabulary, model in _NAME_MODELS
+            }
+            columns = ["batch_id"]
+            arrays = [np.full(batch.row_count, batch_id, dtype=np.int64)]
+            if system_id is not None:
+                columns.append("system_id")
+                arrays.append(np.full(batch.row_count, system_id, dtype=np.int64))
+            # Rows go in grouped by query (file order within a query): index inserts stay
+            # local and a query's judgments end up next to each other on disk.
+            order = np.argsort(ids["queries"][batch.facts["query_id"]], kind="stable")
+            for column, values in batch.facts.items():
+                vocabulary = _VOCABULARY_OF.get(column)
+                columns.append(column)
+                arrays.append((values if vocabulary is None else ids[vocabulary][values])[order])
+            insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays)
+    except IntegrityError as exc:
+        # A concurrent ingest of the same content won the race: report it as a no-op.
+        existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
+        if existing is not None:
+            return existing
+        if batch.kind == "run":
+            raise StoreError(
+                f"system {batch.system!r} already has entries for some of these (query, item) "
+                "pairs from another batch; delete that batch first (`orlbuild batches list`)"
+            ) from exc
+        raise StoreError(f"the store refused the batch: {exc.orig}") from exc
+    return StoredBatch(int(batch_id), created=True, row_count=batch.row_count, system=batch.system)
+
+
+def _references(engine: Engine) -> list[tuple[str, str, bool]]:
+    """(table, column, nullable) of every foreign key to ``ingest_batches`` outside the facts."""
+    inspector = inspect(engine)
+    own = {t.name for t in FACT_TABLES.values()}
+    found: list[tuple[str, str, bool]] = []
+    for table in inspector.get_table_names():
+        if table in own:
+            continue
+        nullable = {c["name"]: bool(c["nullable"]) for c in inspector.get_columns(table)}
+        for fk in inspector.get_foreign_keys(table):
+            if fk["referred_table"] == IngestBatch.__tablename__:
+                found.extend((table, col, nullable[col]) for col in fk["constrained_columns"])
+    return found
+
+
+def delete_batch(engine: Engine, batch_id: int, *, force: bool = False) -> int:
+    """Delete a batch and its facts; returns the number of fact rows removed.
+
+    Any other table with a foreign key to ``ingest_batches`` (the builds of
+    the ORL issue record the batches they read that way) blocks the deletion
+    while it has rows referring to the batch. With ``force=True`` those
+    references are cleared first: set to NULL where the column is nullable,
+    otherwise the referring rows are deleted.
+
+    Raises
+    ------
+    StoreError
+        No such batch, or the batch is in use and ``force`` is false.
+    """
+    references = _references(engine)
+    with write_transaction(engine) as connection:
+        row = connection.execute(
+            select(IngestBatch.kind, IngestBatch.row_count).where(IngestBatch.id == batch_id)
+        ).first()
+        if row is None:
+            raise StoreError(f"no ingest batch with id {batch_id}; see `orlbuild batches list`")
+        for table_name, column, nullable in references:
+            table = Table(table_name, MetaData(), autoload_with=connection)
+            uses = connection.scalar(
+                select(func.count()).select_from(table).where(table.c[column] == batch_id)
+            )
+            if not uses:
+                continue
+            if not force:
+                raise StoreError(
+                    f"batch {batch_id} is used by {uses} row(s) of {table_name!r} "
+                    "(e.g. ORL builds that read it); pass --force to delete it anyway"
+                )
+            if nullable:
+                connection.execute(
+                    update(table).where(table.c[column] == batch_id).values({column: None})
+                )
+            else:
+                connection.execute(delete(table).where(table.c[column] == batch_id))
+        connection.execute(delete(IngestBatch).where(IngestBatch.id == batch_id))
+    return int(row.row_count)

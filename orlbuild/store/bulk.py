@@ -1,0 +1,159 @@
+"""Bulk writes: concurrency-safe get-or-create of names and fast fact inserts.
+
+Names (collections, systems, annotators, queries, items) are created with
+``INSERT ... ON CONFLICT DO NOTHING`` followed by a select of their ids, so
+processes that ingest files sharing queries and items at the same time never
+duplicate a name nor fail on one. Names are inserted in sorted order and
+tables in a fixed order, so concurrent PostgreSQL transactions take their row
+locks in the same order and cannot deadlock.
+
+Facts are inserted with SQLAlchemy Core ``executemany`` in chunks of plain
+tuples; on PostgreSQL with ``COPY ... FROM STDIN`` through psycopg.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from orlbuild.store.models import Collection, System
+
+__all__ = [
+    "INSERT_CHUNK",
+    "IN_LIST_CHUNK",
+    "ensure_collection",
+    "ensure_names",
+    "ensure_system",
+    "insert_rows",
+    "paused_gc",
+]
+
+#: Ids per ``IN (...)`` list: far below SQLite's 32766 bound parameters.
+IN_LIST_CHUNK = 5_000
+
+#: Rows per ``executemany`` call.
+INSERT_CHUNK = 50_000
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Suspend the cyclic garbage collector while millions of short-lived rows are built.
+
+    Bulk parsing and fetching create no reference cycles, but every list and
+    tuple they allocate counts towards the collector's thresholds; collections
+    triggered that way cost more than the work itself.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _insert_ignoring_conflicts(connection: Connection, table: Any) -> Any:
+    """``INSERT ... ON CONFLICT DO NOTHING`` for the connection's dialect."""
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table).on_conflict_do_nothing()
+
+
+def ensure_names(
+    connection: Connection, model: Any, collection_id: int, names: Sequence[str]
+) -> np.ndarray:
+    """Get or create named rows of ``model`` (Query, Item, Annotator, System).
+
+    Parameters
+    ----------
+    connection
+        Inside the ingest transaction.
+    model
+        A model with ``collection_id`` and ``name`` columns.
+    collection_id
+        The owning collection.
+    names
+        Names to look up; may repeat.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` ids aligned with ``names``.
+    """
+    table: Table = model.__table__
+    unique = sorted(set(names))
+    statement = _insert_ignoring_conflicts(connection, table)
+    for start in range(0, len(unique), INSERT_CHUNK):
+        part = unique[start : start + INSERT_CHUNK]
+        connection.execute(statement, [{"collection_id": collection_id, "name": n} for n in part])
+    ids: dict[str, int] = {}
+    for start in range(0, len(unique), IN_LIST_CHUNK):
+        part = unique[start : start + IN_LIST_CHUNK]
+        rows = connection.execute(
+            select(table.c.name, table.c.id).where(
+                table.c.collection_id == collection_id, table.c.name.in_(part)
+            )
+        )
+        ids.update((str(name), int(id_)) for name, id_ in rows)
+    return np.fromiter((ids[n] for n in names), dtype=np.int64, count=len(names))
+
+
+def ensure_collection(connection: Connection, name: str) -> int:
+    """Get or create the collection ``name``; returns its id."""
+    connection.execute(
+        _insert_ignoring_conflicts(connection, Collection.__table__), [{"name": name}]
+    )
+    return int(connection.scalar(select(Collection.id).where(Collection.name == name)) or 0)
+
+
+def ensure_system(connection: Connection, collection_id: int, name: str) -> int:
+    """Get or create the system ``name`` in a collection; returns its id."""
+    return int(ensure_names(connection, System, collection_id, [name])[0])
+
+
+def insert_rows(
+    connection: Connection, table: Table, columns: Sequence[str], arrays: Sequence[np.ndarray]
+) -> int:
+    """Insert aligned column arrays into ``table``; returns the number of rows.
+
+    PostgreSQL gets ``COPY ... FROM STDIN`` (psycopg 3), other databases
+    Core ``executemany`` in chunks of :data:`INSERT_CHUNK` tuples.
+    """
+    total = len(arrays[0]) if arrays else 0
+    if total == 0:
+        return 0
+    if connection.dialect.name == "postgresql":
+        _copy_rows(connection, table, columns, arrays)
+        return total
+    statement = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
+    sql = str(statement)
+    # Positional parameters in the order the compiled statement binds them.
+    order = [columns.index(key) for key in statement.positiontup or columns]
+    for start in range(0, total, INSERT_CHUNK):
+        stop = min(start + INSERT_CHUNK, total)
+        parts = [arrays[i][start:stop].tolist() for i in order]
+        connection.exec_driver_sql(sql, list(zip(*parts, strict=True)))
+    return total
+
+
+def _copy_rows(
+    connection: Connection, table: Table, columns: Sequence[str], arrays: Sequence[np.ndarray]
+) -> None:
+    """``COPY table (columns) FROM STDIN`` through the connection's psycopg cursor."""
+    raw = connection.connection.driver_connection
+    assert raw is not None  # an open connection always has its DBAPI connection
+    column_list = ", ".join(f'"{c}"' for c in columns)
+    total = len(arrays[0])
+    with (
+        raw.cursor() as cursor,
+        cursor.copy(f'COPY "{table.name}" ({column_list}) FROM STDIN') as copy,
+    ):
+        for start in range(0, total, INSERT_CHUNK):
+            stop = min(start + INSERT_CHUNK, total)
+            for row in zip(*(a[start:stop].tolist() for a in arrays), strict=True):
+                copy.write_row(row)

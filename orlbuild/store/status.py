@@ -1,0 +1,85 @@
+"""Row counts per collection, for ``orlbuild status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+
+from orlbuild.store.engine import Bind, connect
+from orlbuild.store.models import (
+    Annotator,
+    Collection,
+    GradedJudgment,
+    IngestBatch,
+    Item,
+    ListwiseJudgment,
+    PairwiseJudgment,
+    Query,
+    RunEntry,
+    System,
+)
+from orlbuild.store.read import collection_id
+
+__all__ = ["STATUS_COUNTS", "store_status"]
+
+#: The per-collection counts, in display order (``runs`` is per system).
+STATUS_COUNTS = ("queries", "items", "annotators", "listwise", "pairwise", "graded", "batches")
+
+_NAMES: dict[str, Any] = {"queries": Query, "items": Item, "annotators": Annotator}
+_FACTS: dict[str, Any] = {
+    "listwise": ListwiseJudgment,
+    "pairwise": PairwiseJudgment,
+    "graded": GradedJudgment,
+}
+
+
+def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
+    """Count what the store holds, per collection.
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    collection
+        Only this collection (a :class:`StoreError` if it does not exist).
+
+    Returns
+    -------
+    dict
+        ``{"collections": {name: {"queries": n, "items": n, "annotators": n,
+        "listwise": n, "pairwise": n, "graded": n, "runs": {system: n},
+        "batches": n}}}``.
+    """
+    with connect(bind) as connection:
+        if collection is None:
+            ids = dict(connection.execute(select(Collection.name, Collection.id)).tuples().all())
+        else:
+            ids = {collection: collection_id(connection, collection)}
+
+        def count_by_collection(column: Any, stmt: Any) -> dict[int, int]:
+            rows = connection.execute(stmt.add_columns(func.count()).group_by(column)).all()
+            return {int(c): int(n) for c, n in rows}
+
+        counts: dict[str, dict[int, int]] = {}
+        for key, model in _NAMES.items():
+            counts[key] = count_by_collection(model.collection_id, select(model.collection_id))
+        batch_cid = IngestBatch.collection_id
+        for key, model in _FACTS.items():
+            counts[key] = count_by_collection(
+                batch_cid, select(batch_cid).join(model, model.batch_id == IngestBatch.id)
+            )
+        counts["batches"] = count_by_collection(batch_cid, select(batch_cid))
+        run_rows = connection.execute(
+            select(System.collection_id, System.name, func.count(RunEntry.id))
+            .outerjoin(RunEntry, RunEntry.system_id == System.id)
+            .group_by(System.collection_id, System.name)
+            .order_by(System.name)
+        ).all()
+    result: dict[str, Any] = {}
+    for name in sorted(ids):
+        cid = ids[name]
+        entry: dict[str, Any] = {key: counts[key].get(cid, 0) for key in STATUS_COUNTS}
+        entry["runs"] = {system: int(n) for c, system, n in run_rows if c == cid}
+        result[name] = {k: entry[k] for k in (*STATUS_COUNTS[:-1], "runs", "batches")}
+    return {"collections": result}
