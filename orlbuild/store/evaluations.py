@@ -38,7 +38,7 @@ from orlbuild.store.builds import BuildRecord, default_user, get_build, load_bui
 from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base
 from orlbuild.store.read import load_run
-from scoring import evaluate, parse_measures
+from scoring import ORL, evaluate, parse_measures
 from scoring.evaluate import Missing
 from scoring.statistics import score_panels
 
@@ -209,11 +209,62 @@ def score_run(
     -------
     SystemScores
     """
+    record, orls = _build_and_orls(bind, build, measures)
+    return _scores(record, orls, run, system, measures, missing, run_file)
+
+
+def score_systems(
+    bind: Bind,
+    build: str | int,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+) -> dict[str, SystemScores]:
+    """Score the stored runs of ``systems`` (in the build's collection) against a build.
+
+    The build's ORLs are read once; each system's run is read from the
+    build's collection. Parameters as in :func:`score_run`.
+    """
+    if len(set(systems)) != len(systems):
+        raise ConfigError(f"a system is named twice: {list(systems)}")
+    record, orls = _build_and_orls(bind, build, measures)
+    return {
+        system: _scores(
+            record,
+            orls,
+            load_run(bind, record.collection, system),
+            system,
+            measures,
+            missing,
+            None,
+        )
+        for system in systems
+    }
+
+
+def _build_and_orls(
+    bind: Bind, build: str | int, measures: Sequence[str]
+) -> tuple[BuildRecord, dict[str, ORL]]:
+    """The build's record and ORLs, after checking that the measures fit it."""
     record = get_build(bind, build)
     check_measures_fit_build(record, measures)
     orls = load_build_orls(bind, record.id)
     if not orls:
         raise StoreError(f"build {record.id} has no ORL to score against")
+    return record, orls
+
+
+def _scores(
+    record: BuildRecord,
+    orls: dict[str, ORL],
+    run: pd.DataFrame,
+    system: str,
+    measures: Sequence[str],
+    missing: Missing,
+    run_file: str | None,
+) -> SystemScores:
+    """Evaluate one run with :func:`scoring.evaluate` and keep what it reported."""
     frame = evaluate(orls, run, list(measures), missing=missing)
     return SystemScores(
         build=record,
@@ -225,31 +276,6 @@ def score_run(
         missing_queries=tuple(frame.attrs.get("missing_queries", ())),
         run_file=run_file,
     )
-
-
-def score_systems(
-    bind: Bind,
-    build: str | int,
-    systems: Sequence[str],
-    *,
-    measures: Sequence[str],
-    missing: Missing = "zero",
-) -> dict[str, SystemScores]:
-    """Score the stored runs of ``systems`` (in the build's collection) against a build."""
-    if len(set(systems)) != len(systems):
-        raise ConfigError(f"a system is named twice: {list(systems)}")
-    record = get_build(bind, build)
-    return {
-        system: score_run(
-            bind,
-            record.id,
-            load_run(bind, record.collection, system),
-            system=system,
-            measures=measures,
-            missing=missing,
-        )
-        for system in systems
-    }
 
 
 @dataclass(frozen=True)
