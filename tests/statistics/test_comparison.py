@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from scoring.errors import ScoringError
-from scoring.statistics import COMPARISON_COLUMNS, compare_systems, holm_adjust, wins_ties_losses
+from scoring.statistics import (
+    COMPARISON_COLUMNS,
+    compare_systems,
+    holm_adjust,
+    score_panels,
+    wins_ties_losses,
+)
 
 
 @pytest.fixture
@@ -83,3 +89,18 @@ def test_bad_input(panel: pd.DataFrame) -> None:
         compare_systems(panel, correction="fdr")
     with pytest.raises(ScoringError, match="alpha"):
         compare_systems(panel, alpha=1.5)
+
+
+def test_score_panels_pair_queries_that_every_system_defines() -> None:
+    index = pd.Index(["q1", "q2", "q3"], name="query")
+    first = pd.DataFrame({"m": [0.1, 0.2, np.nan], "n": [1.0, 1.0, 1.0]}, index=index)
+    second = pd.DataFrame({"m": [0.4, 0.3], "n": [0.0, 0.5]}, index=pd.Index(["q2", "q1"]))
+    panels = score_panels({"A": first, "B": second})
+    assert list(panels) == ["m", "n"]
+    assert panels["m"].to_dict(orient="index") == {
+        "q1": {"A": 0.1, "B": 0.3},
+        "q2": {"A": 0.2, "B": 0.4},
+    }
+    assert list(panels["n"].index) == ["q1", "q2"]  # q3: not scored by B
+    with pytest.raises(ScoringError, match="'AP@5' was not computed for"):
+        score_panels({"A": first, "B": second}, ["AP@5"])
