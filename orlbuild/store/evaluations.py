@@ -451,7 +451,7 @@ def list_evaluations(
         stmt = stmt.where(e.system == system)
     with connect(bind) as connection:
         rows = [
-            (*row[:3], ", ".join(row[3]), row[4], row[5], row[6].isoformat(), *row[7:])
+            (*row[:3], ", ".join(row[3]), row[4], row[5], _utc(row[6]).isoformat(), *row[7:])
             for row in connection.execute(stmt).all()
         ]
     return pd.DataFrame.from_records(rows, columns=LIST_COLUMNS)
@@ -489,10 +489,15 @@ def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
         missing=str(saved["missing"]),
         conventions=dict(saved["conventions"]),
         package_version=str(saved["package_version"]),
-        created_at=saved["created_at"],
+        created_at=_utc(saved["created_at"]),
         created_by=str(saved["created_by"]),
         per_query=per_query,
     )
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite returns naive datetimes; they were stored in UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _wide(values: Iterable[Any], measures: Sequence[str]) -> pd.DataFrame:
