@@ -3,20 +3,46 @@
 Pure functions over pandas/NumPy inputs (no store access). The entry point is
 :func:`build_orls`; the routes, estimators and tiering are importable from
 their modules for reuse and testing.
+
+The names below are loaded on first use (PEP 562): the store imports the light
+record types from here, and should not pay for choix, SciPy and networkx.
 """
 
-from orlbuild.builders.build import build_orls
-from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
-from orlbuild.builders.parameters import BuildParameters, resolve_parameters
-from orlbuild.builders.quality import QualityReport, build_quality, raw_preferences
-from orlbuild.builders.results import (
-    BuildOutcome,
-    QueryBuildError,
-    QueryFailure,
-    QueryORL,
-    TieDecision,
-)
-from orlbuild.builders.tiering import tiers_from_scores
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orlbuild.builders.build import build_orls
+    from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
+    from orlbuild.builders.parameters import BuildParameters, resolve_parameters
+    from orlbuild.builders.quality import QualityReport, build_quality, raw_preferences
+    from orlbuild.builders.results import (
+        BuildOutcome,
+        QueryBuildError,
+        QueryFailure,
+        QueryORL,
+        TieDecision,
+    )
+    from orlbuild.builders.tiering import tiers_from_scores
+
+_HOME = {
+    "BuildOutcome": "results",
+    "BuildParameters": "parameters",
+    "QualityReport": "quality",
+    "QueryBuildError": "results",
+    "QueryFailure": "results",
+    "QueryORL": "results",
+    "TieDecision": "results",
+    "build_orls": "build",
+    "build_quality": "quality",
+    "merge_adjacent_tiers": "overrides",
+    "raw_preferences": "quality",
+    "resolve_parameters": "parameters",
+    "split_tier_at": "overrides",
+    "tiers_from_scores": "tiering",
+}
 
 __all__ = [
     "BuildOutcome",
@@ -34,3 +60,9 @@ __all__ = [
     "split_tier_at",
     "tiers_from_scores",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orlbuild import __version__
-from orlbuild.builders.build import build_orls
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
@@ -59,7 +58,9 @@ from orlbuild.store.read import (
     load_listwise,
     load_pairwise,
 )
-from scoring.orl import ORL
+
+if TYPE_CHECKING:
+    from scoring.orl import ORL
 
 __all__ = [
     "Build",
@@ -477,6 +478,10 @@ def build_and_store(
         Resolved parameters.
     outcome : BuildOutcome
     """
+    # Imported here: the estimators pull in choix/scipy/networkx, which every other
+    # command that opens the store (this module registers the build tables) would pay for.
+    from orlbuild.builders.build import build_orls
+
     if params.source not in JUDGMENT_LOADERS:
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
@@ -728,6 +733,8 @@ def load_build_orls(bind: Bind, build: str | int) -> dict[str, ORL]:
     dict of str to scoring.ORL
         Query -> ORL, sorted by query.
     """
+    from scoring.orl import ORL  # the scoring package is heavy to import; only needed here
+
     build_id = resolve_build(bind, build)
     entries = load_build_entries(bind, build_id)
     orls: dict[str, ORL] = {}
