@@ -18,6 +18,7 @@ from scoring.statistics import (
     normalised_auc,
     power_analysis,
     power_analysis_steps,
+    randomization_pvalues,
 )
 
 SMALL = {"subsamples": 40, "permutations": 200}
@@ -134,3 +135,31 @@ def test_vectorised_kendall_tau_equals_scipy(rows: np.ndarray, reference: np.nda
     ours = kendall_tau_rows(rows, reference)
     theirs = [stats.kendalltau(row, reference).statistic for row in rows]
     np.testing.assert_allclose(ours, theirs, equal_nan=True, atol=1e-12)
+
+
+def test_vectorised_analysis_equals_a_per_pair_loop() -> None:
+    """Same random stream, one pair at a time with scipy's Kendall tau: identical results."""
+    panel = simulated_panel(0.02, n_queries=60, n_systems=4)
+    scores = panel.to_numpy()
+    budgets, subsamples, permutations, alpha = [10, 30], 12, 99, 0.1
+    result = power_analysis(
+        panel, budgets=budgets, subsamples=subsamples, permutations=permutations,
+        alpha=alpha, seed=11,
+    )  # fmt: skip
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    entropy = np.random.SeedSequence(11).entropy
+    for row, budget in enumerate(budgets):
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(1, budget)))
+        rejections, taus = np.zeros(len(pairs)), []
+        for _ in range(subsamples):
+            subset = rng.choice(60, size=budget, replace=False)
+            start = rng.bit_generator.state
+            for k, (a, b) in enumerate(pairs):
+                rng.bit_generator.state = start  # every pair sees the same sign flips
+                diffs = scores[subset, a] - scores[subset, b]
+                p = randomization_pvalues(diffs, permutations=permutations, rng=rng)[0]
+                rejections[k] += p < alpha
+            means = scores[subset].mean(axis=0)
+            taus.append(stats.kendalltau(means, scores.mean(axis=0)).statistic)
+        np.testing.assert_array_equal(result.pair_power[row], rejections / subsamples)
+        np.testing.assert_allclose(result.taus[row], taus, atol=1e-12)
