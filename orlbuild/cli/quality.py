@@ -7,7 +7,6 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.builders.quality import build_quality, raw_preferences
 from orlbuild.cli.build import opened_store
 from orlbuild.cli.render import OutputFormat, emit, print_json
 from orlbuild.store.builds import get_build, load_build_judgments, load_build_orls
@@ -29,6 +28,8 @@ def quality_command(
 
     csv prints the per-annotator agreement; json prints everything.
     """
+    from orlbuild.builders.quality import build_quality, raw_preferences  # networkx: load late
+
     with opened_store(ctx) as engine:
         record = get_build(engine, build)
         judgments = load_build_judgments(engine, record)
