@@ -19,7 +19,6 @@ from orlbuild.cli.score import (
 from orlbuild.cli.state import get_state
 from orlbuild.store import open_store
 from orlbuild.store.evaluations import SystemPanels, build_summary, panels_for_systems
-from scoring.statistics import compare_systems
 
 
 class PairedTestName(str, Enum):
@@ -67,6 +66,8 @@ def compare_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Test every pair of systems on every measure (paired, two-sided)."""
+    from scoring.statistics import compare_systems  # SciPy loads only when the command runs
+
     scored = load_panels(ctx, build, system, measure, missing)
     pairs = compare_systems(
         scored.panels,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import pandas as pd
 import typer
@@ -21,15 +21,11 @@ from orlbuild.cli.render import OutputFormat, emit
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy, SystemsOption, warn
 from orlbuild.cli.state import get_state
 from orlbuild.errors import ConfigError
-from orlbuild.plots import save_power_stability
 from orlbuild.progress import progress_bar
 from orlbuild.store.evaluations import build_summary
-from scoring.statistics import (
-    PowerResult,
-    default_budgets,
-    power_analysis,
-    power_analysis_steps,
-)
+
+if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs
+    from scoring.statistics import PowerResult
 
 
 def power_command(
@@ -58,6 +54,8 @@ def power_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """How many queries each measure needs to separate the systems, and how stably it ranks them."""
+    from scoring.statistics import default_budgets, power_analysis, power_analysis_steps
+
     chosen = parse_budgets(budgets)
     scored = load_panels(ctx, build, system, measure, missing)
     plan = {m: chosen or default_budgets(len(p)) for m, p in scored.panels.items()}
@@ -76,6 +74,8 @@ def power_command(
                 progress=advance,
             )
     if plot is not None:
+        from orlbuild.plots import save_power_stability
+
         save_power_stability(results, plot)
         typer.echo(f"wrote {plot}", err=True)
     warn(scored.notes, fmt)

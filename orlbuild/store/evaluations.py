@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,9 +38,10 @@ from orlbuild.store.builds import BuildRecord, default_user, get_build, load_bui
 from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base
 from orlbuild.store.read import load_run
-from scoring import ORL, evaluate, parse_measures
-from scoring.evaluate import Missing
-from scoring.statistics import score_panels
+
+if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
+    from scoring import ORL
+    from scoring.evaluate import Missing
 
 __all__ = [
     "Evaluation",
@@ -162,6 +163,8 @@ def check_measures_fit_build(build: BuildRecord, measures: Sequence[str]) -> Non
     ConfigError
         A native-grade measure on a listwise or pairwise build.
     """
+    from scoring import parse_measures
+
     native = [
         name
         for name, measure in zip(measures, parse_measures(measures), strict=True)
@@ -265,6 +268,8 @@ def _scores(
     run_file: str | None,
 ) -> SystemScores:
     """Evaluate one run with :func:`scoring.evaluate` and keep what it reported."""
+    from scoring import evaluate
+
     frame = evaluate(orls, run, list(measures), missing=missing)
     return SystemScores(
         build=record,
@@ -314,6 +319,8 @@ def panels_for_systems(
         Fewer than two systems, or a measure without any query that every
         system scored with a defined value.
     """
+    from scoring.statistics import score_panels
+
     if len(systems) < 2:
         raise ConfigError(f"comparing needs at least two --system options, got {list(systems)}")
     scored = score_systems(bind, build, systems, measures=measures, missing=missing)
