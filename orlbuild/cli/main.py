@@ -121,3 +121,12 @@ _power.register(app)
 from orlbuild.cli import results as _results  # noqa: E402
 
 _results.register(app)
+from orlbuild.cli import ingest as _ingest  # noqa: E402
+
+_ingest.register(app)
+from orlbuild.cli import batches as _batches  # noqa: E402
+
+_batches.register(app)
+from orlbuild.cli import status as _status  # noqa: E402
+
+_status.register(app)

@@ -143,10 +143,10 @@ def _check_listwise(
     if twice is not None:
         row = frame.iloc[twice]
         _fail(
-            f"item listed twice in the list of {_list_name(vocab, row.query_id, row.annotator_id)}",
+            f"item listed twice in the list of {_list_name(vocab, int(row.query_id), int(row.annotator_id))}",
             label,
             int(row.line),
-            vocab.items.names[row.item_id],
+            vocab.items.names[int(row.item_id)],
             "give each item one rank per list (tied items share a rank)",
         )
     ranks = frame.drop_duplicates([*keys, "rank"]).groupby(keys)["rank"].agg(["max", "size"])
@@ -195,8 +195,8 @@ def _check_graded(
     if conflict is not None:
         row = frame.iloc[conflict]
         _fail(
-            f"conflicting grades for item {vocab.items.names[row.item_id]!r} in the labels of "
-            f"{_list_name(vocab, row.query_id, row.annotator_id)} (first graded "
+            f"conflicting grades for item {vocab.items.names[int(row.item_id)]!r} in the labels of "
+            f"{_list_name(vocab, int(row.query_id), int(row.annotator_id))} (first graded "
             f"{int(first_grade.iloc[conflict])})",
             label,
             int(row.line),
@@ -238,11 +238,11 @@ def _check_run(
         row = frame[repeated].iloc[0]
         earlier = frame[(frame.query_id == row.query_id) & (frame.item_id == row.item_id)]
         _fail(
-            f"item repeated in the run for query {vocab.queries.names[row.query_id]!r} "
+            f"item repeated in the run for query {vocab.queries.names[int(row.query_id)]!r} "
             f"(first on line {int(earlier.line.iloc[0])})",
             label,
             int(row.line),
-            vocab.items.names[row.item_id],
+            vocab.items.names[int(row.item_id)],
             "remove the repeated line, or pass --duplicates keep-first",
         )
     has_scores = bool(np.isfinite(facts["score"]).any())

@@ -238,6 +238,7 @@ class BuildRecord:
     n_queries: int
     n_failed: int
     batches: tuple[BatchInfo, ...]
+    overrides: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready metadata (the ``build`` object of ``orl export --format json``)."""
@@ -259,6 +260,7 @@ class BuildRecord:
                 {"id": b.id, "kind": b.kind, "file_name": b.file_name, "sha256": b.sha256}
                 for b in self.batches
             ],
+            "overrides": [dict(o, created_at=str(o["created_at"])) for o in self.overrides],
         }
 
 
@@ -348,7 +350,7 @@ def store_build(
     name: str | None = None,
     created_by: str | None = None,
     parent_id: int | None = None,
-    override: dict[str, str] | None = None,
+    overrides: Sequence[dict[str, Any]] = (),
 ) -> int:
     """Write a build and everything it produced in one transaction.
 
@@ -371,8 +373,10 @@ def store_build(
         Who ran it (default: the OS user).
     parent_id
         The build this one is derived from (overrides).
-    override
-        For a derived build: ``query, action, argument, reason, created_by``.
+    overrides
+        For a derived build, its overrides oldest first (the parent's, then the
+        new one): ``query, action, argument, reason, created_by`` and
+        optionally ``created_at`` (default: now).
 
     Returns
     -------
@@ -422,11 +426,13 @@ def store_build(
         ):
             if rows:
                 connection.execute(insert(table), rows)
-        if override is not None:
+        if overrides:
             connection.execute(
-                insert(BuildOverride).values(
-                    build_id=build_id, parent_id=parent_id, created_at=now, **override
-                )
+                insert(BuildOverride),
+                [
+                    {"build_id": build_id, "parent_id": parent_id, "created_at": now, **o}
+                    for o in overrides
+                ],
             )
     return int(build_id)
 
@@ -560,6 +566,12 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
             .where(bb.build_id == build_id)
             .order_by(bb.id)
         ).all()
+        o = BuildOverride
+        override_rows = connection.execute(
+            select(o.query, o.action, o.argument, o.reason, o.created_by, o.created_at)
+            .where(o.build_id == build_id)
+            .order_by(o.id)
+        ).all()
     created_at = b.created_at
     if created_at.tzinfo is None:  # SQLite returns naive datetimes; they were stored in UTC
         created_at = created_at.replace(tzinfo=timezone.utc)
@@ -589,6 +601,7 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
         n_queries=int(b.n_queries),
         n_failed=int(b.n_failed),
         batches=batches,
+        overrides=tuple(dict(r._mapping) for r in override_rows),
     )
 
 
@@ -838,7 +851,8 @@ def override_build(
     The original build is never modified: every ORL, decision and message is
     copied into the new build, the override is applied to ``query``, and the
     override (who, why) is recorded with the new build, whose parent is the
-    original.
+    original (after the parent's own overrides, so a build lists its whole
+    override history).
 
     Raises
     ------
@@ -878,11 +892,14 @@ def override_build(
         name=record.name,
         created_by=who,
         parent_id=record.id,
-        override={
-            "query": query,
-            "action": action,
-            "argument": argument,
-            "reason": reason.strip(),
-            "created_by": who,
-        },
+        overrides=[
+            *record.overrides,
+            {
+                "query": query,
+                "action": action,
+                "argument": argument,
+                "reason": reason.strip(),
+                "created_by": who,
+            },
+        ],
     )

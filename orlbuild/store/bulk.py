@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Table, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 
 from orlbuild.store.models import Collection, System
 
@@ -128,7 +129,12 @@ def insert_rows(
     if total == 0:
         return 0
     if connection.dialect.name == "postgresql":
-        _copy_rows(connection, table, columns, arrays)
+        dbapi = connection.dialect.dbapi
+        try:
+            _copy_rows(connection, table, columns, arrays)
+        except dbapi.IntegrityError as exc:  # type: ignore[union-attr]
+            # The raw driver's error, wrapped as SQLAlchemy would wrap an executemany's.
+            raise IntegrityError(f"COPY {table.name}", None, exc) from exc
         return total
     statement = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
     sql = str(statement)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 from sqlalchemy import func, select
 
 from orlbuild.store.engine import Bind, connect
@@ -21,7 +22,7 @@ from orlbuild.store.models import (
 )
 from orlbuild.store.read import collection_id
 
-__all__ = ["STATUS_COUNTS", "store_status"]
+__all__ = ["STATUS_COUNTS", "status_frame", "store_status"]
 
 #: The per-collection counts, in display order (``runs`` is per system).
 STATUS_COUNTS = ("queries", "items", "annotators", "listwise", "pairwise", "graded", "batches")
@@ -53,7 +54,7 @@ def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
     """
     with connect(bind) as connection:
         if collection is None:
-            ids = dict(connection.execute(select(Collection.name, Collection.id)).tuples().all())
+            ids = {str(n): int(i) for n, i in connection.execute(select(Collection.name, Collection.id))}
         else:
             ids = {collection: collection_id(connection, collection)}
 
@@ -83,3 +84,20 @@ def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
         entry["runs"] = {system: int(n) for c, system, n in run_rows if c == cid}
         result[name] = {k: entry[k] for k in (*STATUS_COUNTS[:-1], "runs", "batches")}
     return {"collections": result}
+
+
+def status_frame(payload: dict[str, Any]) -> pd.DataFrame:
+    """The :func:`store_status` document as a table: one row per collection.
+
+    ``runs`` becomes two columns: ``systems`` (how many) and ``run_entries``
+    (rows over all systems).
+    """
+    records = []
+    for name, entry in payload["collections"].items():
+        record = {"collection": name, **{k: entry[k] for k in STATUS_COUNTS if k != "batches"}}
+        record["systems"] = len(entry["runs"])
+        record["run_entries"] = sum(entry["runs"].values())
+        record["batches"] = entry["batches"]
+        records.append(record)
+    columns = ["collection", *STATUS_COUNTS[:-1], "systems", "run_entries", "batches"]
+    return pd.DataFrame.from_records(records, columns=columns)

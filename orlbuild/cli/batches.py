@@ -1,0 +1,56 @@
+"""``orlbuild batches list|delete``: the ingested files (provenance)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.state import get_state
+from orlbuild.store import list_batches, open_store
+from orlbuild.store.batches import delete_batch
+
+batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
+
+
+@batches_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="Only this collection.")
+    ] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
+        OutputFormat.table
+    ),
+) -> None:
+    """List the ingested files: id, kind, file, sha256, rows, when and by whom."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        frame = list_batches(engine, collection)
+    finally:
+        engine.dispose()
+    frame["created_at"] = frame["created_at"].astype(str)
+    emit(fmt, frame=frame, title="Ingest batches")
+
+
+@batches_app.command("delete")
+def delete_command(
+    ctx: typer.Context,
+    batch_id: Annotated[int, typer.Argument(metavar="ID", help="Batch id (see `batches list`).")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Delete even if an ORL build used the batch.")
+    ] = False,
+) -> None:
+    """Delete a batch and every row it stored (refused while a build uses it)."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        rows = delete_batch(engine, batch_id, force=force)
+    finally:
+        engine.dispose()
+    typer.echo(f"deleted batch {batch_id} ({rows} rows)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``batches`` sub-commands to the root application."""
+    app.add_typer(batches_app, name="batches")

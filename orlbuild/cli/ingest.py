@@ -1,0 +1,98 @@
+"""``orlbuild ingest listwise|pairwise|graded|run FILE``: load judgments and runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orlbuild.cli.state import get_state
+from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
+from orlbuild.ingest.source import STDIN
+from orlbuild.progress import progress_bar
+from orlbuild.store import open_store
+from orlbuild.store.read import DEFAULT_COLLECTION
+
+ingest_app = typer.Typer(
+    help="Load judgments and runs into the store (one batch per file).", no_args_is_help=True
+)
+
+FileArg = Annotated[str, typer.Argument(help="Input file, or '-' for standard input.")]
+CollectionOpt = Annotated[
+    str, typer.Option("--collection", "-c", help="Collection (namespace) to store into.")
+]
+FormatOpt = Annotated[
+    InputFormat | None,
+    typer.Option("--format", "-f", help="Input format (default: from the file extension)."),
+]
+
+
+def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None:
+    """Open the store, ingest one file with a progress bar, print the outcome."""
+    state = get_state(ctx)
+    engine = open_store(state.db_url)
+    size = None if file == STDIN or not Path(file).is_file() else Path(file).stat().st_size
+    try:
+        with progress_bar(size, f"ingest {kind}", quiet=state.quiet) as advance:
+            result = ingest_file(engine, kind, file, on_progress=advance, **options)  # type: ignore[arg-type]
+    finally:
+        engine.dispose()
+    typer.echo(result.message)
+
+
+@ingest_app.command("listwise")
+def listwise_command(
+    ctx: typer.Context,
+    file: FileArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+) -> None:
+    """Ingest listwise judgments: query, annotator (optional), item, rank (or JSONL tiers)."""
+    _ingest(ctx, "listwise", file, collection=collection, fmt=fmt)
+
+
+@ingest_app.command("pairwise")
+def pairwise_command(
+    ctx: typer.Context,
+    file: FileArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+) -> None:
+    """Ingest pairwise preferences: query, annotator (optional), winner, loser, tie (optional)."""
+    _ingest(ctx, "pairwise", file, collection=collection, fmt=fmt)
+
+
+@ingest_app.command("graded")
+def graded_command(
+    ctx: typer.Context,
+    file: FileArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+) -> None:
+    """Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade."""
+    _ingest(ctx, "graded", file, collection=collection, fmt=fmt)
+
+
+@ingest_app.command("run")
+def run_command(
+    ctx: typer.Context,
+    file: FileArg,
+    system: Annotated[str, typer.Option("--system", "-s", help="Name of the system.")],
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+    duplicates: Annotated[
+        DuplicatePolicy,
+        typer.Option(
+            "--duplicates",
+            help="A repeated (query, item): 'error', or 'keep-first' (best-ordered line).",
+        ),
+    ] = DuplicatePolicy.error,
+) -> None:
+    """Ingest a system's run: TREC run, or query, item, rank, score (optional)."""
+    _ingest(ctx, "run", file, collection=collection, fmt=fmt, system=system, duplicates=duplicates)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``ingest`` sub-commands to the root application."""
+    app.add_typer(ingest_app, name="ingest")

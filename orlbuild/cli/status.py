@@ -1,0 +1,35 @@
+"""``orlbuild status``: what the store holds, per collection."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.state import get_state
+from orlbuild.store import open_store
+from orlbuild.store.status import status_frame, store_status
+
+
+def status_command(
+    ctx: typer.Context,
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="Only this collection.")
+    ] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
+        OutputFormat.table
+    ),
+) -> None:
+    """Count queries, items, annotators, judgments, run entries and batches."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        payload = store_status(engine, collection)
+    finally:
+        engine.dispose()
+    emit(fmt, frame=status_frame(payload), payload=payload, title="Store status")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``status`` to the root application."""
+    app.command("status")(status_command)

@@ -1,0 +1,53 @@
+"""Helpers for the ingestion tests: run the CLI, count what the store holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from orlbuild.cli.main import app
+from orlbuild.store import open_store
+from orlbuild.store.status import store_status
+
+GOOD_PAIRWISE = "query\tannotator\twinner\tloser\nq1\ta1\td1\td2\nq1\ta2\td2\td3\nq2\ta1\td4\td1\n"
+
+
+def run_cli(url: str, *args: str, stdin: bytes | None = None) -> Result:
+    """Invoke ``orlbuild --db URL ARGS`` in-process."""
+    return CliRunner().invoke(app, ["--db", url, "--quiet", *args], input=stdin)
+
+
+def store_counts(url: str) -> dict[str, Any]:
+    """The ``orlbuild status`` document of the whole store."""
+    engine = open_store(url)
+    try:
+        return store_status(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def write_file(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
+    """Write text (UTF-8) or raw bytes to ``tmp_path/name`` and return the path."""
+
+    def write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def seeded_db_url(migrated_db_url: str, tmp_path: Path) -> str:
+    """A migrated store that already holds one small pairwise batch (3 rows)."""
+    path = tmp_path / "seed.tsv"
+    path.write_text(GOOD_PAIRWISE)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    return migrated_db_url

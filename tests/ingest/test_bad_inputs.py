@@ -1,0 +1,184 @@
+"""The catalogue of bad inputs: each exits 1, names the file and line, and stores nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.ingest.conftest import run_cli, store_counts
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """One bad file: which command reads it, its content, and what the error must say."""
+
+    kind: str
+    name: str
+    content: str | bytes
+    line: int
+    fragment: str
+    options: tuple[str, ...] = ()
+
+
+H_LIST = "query,annotator,item,rank\n"
+H_PAIR = "query\tannotator\twinner\tloser\ttie\n"
+H_GRADE = "query,annotator,item,grade\n"
+H_RUN = "query,item,rank,score\n"
+RUN = ("--system", "bm25")
+
+CASES = {
+    "missing required column": BadInput(
+        "listwise", "l.csv", "query,annotator,item\nq1,a1,d1\n", 1, "missing required column 'rank'"
+    ),
+    "missing required JSON field": BadInput(
+        "listwise",
+        "l.jsonl",
+        '{"query": "q1", "item": "d1", "rank": 1}\n{"query": "q1", "item": "d2"}\n',
+        2,
+        "missing required field 'rank'",
+    ),
+    "non-integer rank": BadInput(
+        "listwise", "l.csv", H_LIST + "q1,a1,d1,1\nq1,a1,d2,2.5\n", 3, "rank must be an integer"
+    ),
+    "rank below 1": BadInput(
+        "listwise", "l.csv", H_LIST + "q1,a1,d1,1\nq1,a1,d2,0\n", 3, "rank must be >= 1"
+    ),
+    "ranks not consecutive": BadInput(
+        "listwise", "l.csv", H_LIST + "q1,a1,d1,1\nq1,a1,d2,3\nq1,a1,d3,3\n", 3, "rank 2 is missing"
+    ),
+    "item twice in one list": BadInput(
+        "listwise", "l.csv", H_LIST + "q1,a1,d1,1\nq1,a1,d2,2\nq1,a1,d1,3\n", 4, "item listed twice"
+    ),
+    "item twice in one nested JSONL list": BadInput(
+        "listwise",
+        "l.jsonl",
+        '{"query": "q1", "ranking": ["d1", ["d2", "d1"]]}\n',
+        1,
+        "item listed twice",
+    ),
+    "non-integer grade": BadInput(
+        "graded", "g.csv", H_GRADE + "q1,a1,d1,high\n", 2, "grade must be an integer"
+    ),
+    "negative grade": BadInput(
+        "graded", "g.qrels", "q1 0 d1 1\nq1 0 d2 -1\n", 2, "grade must be >= 0"
+    ),
+    "conflicting grades": BadInput(
+        "graded", "g.csv", H_GRADE + "q1,a1,d1,2\nq1,a1,d2,1\nq1,a1,d1,0\n", 4, "conflicting grades"
+    ),
+    "winner equals loser": BadInput(
+        "pairwise",
+        "p.tsv",
+        H_PAIR + "q1\ta1\td1\td2\t0\nq1\ta1\td3\td3\t0\n",
+        3,
+        "winner and loser are the same item",
+    ),
+    "tie flag not 0/1": BadInput(
+        "pairwise", "p.tsv", H_PAIR + "q1\ta1\td1\td2\tmaybe\n", 2, "tie must be 0 or 1"
+    ),
+    "empty identifier": BadInput(
+        "pairwise", "p.tsv", H_PAIR + "q1\ta1\td1\td2\t0\n \ta1\td1\td2\t0\n", 3, "empty query"
+    ),
+    "row with too many fields": BadInput(
+        "pairwise", "p.csv", "query,winner,loser\nq1,d1,d2\nq1,d1,d2,d3\n", 3, "expected 3 fields"
+    ),
+    "TREC run line with wrong number of fields": BadInput(
+        "run", "r.trec", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 t\n", 2, "needs 6 fields", RUN
+    ),
+    "qrels line with wrong number of fields": BadInput(
+        "graded", "g.qrels", "q1 0 d1 1\nq1 d2 1\n", 2, "needs 4 fields"
+    ),
+    "non-numeric score": BadInput(
+        "run", "r.trec", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n", 2, "score must be a number", RUN
+    ),
+    "NaN score": BadInput(
+        "run", "r.trec", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 NaN t\n", 2, "score must be finite", RUN
+    ),
+    "infinite score": BadInput(
+        "run", "r.csv", H_RUN + "q1,d1,1,2.0\nq1,d2,2,-inf\n", 3, "score must be finite", RUN
+    ),
+    "non-integer run rank": BadInput(
+        "run", "r.trec", "q1 Q0 d1 one 2.0 t\n", 1, "rank must be an integer", RUN
+    ),
+    "repeated (query, document) in a run": BadInput(
+        "run",
+        "r.trec",
+        "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq1 Q0 d1 3 0.5 t\n",
+        3,
+        "item repeated in the run",
+        RUN,
+    ),
+    "non-UTF-8 bytes": BadInput(
+        "pairwise",
+        "p.tsv",
+        H_PAIR.encode() + b"q1\ta1\td1\td2\t0\nq\xe9\ta1\td1\td2\t0\n",
+        3,
+        "not valid UTF-8",
+    ),
+    "empty file": BadInput("pairwise", "p.tsv", b"", 1, "the file is empty"),
+    "header only": BadInput("pairwise", "p.tsv", H_PAIR, 1, "no data rows"),
+    "invalid JSON": BadInput(
+        "pairwise",
+        "p.jsonl",
+        '{"query": "q1", "winner": "d1", "loser": "d2"}\n{"query": \n',
+        2,
+        "not valid JSON",
+    ),
+    "malformed nested tier": BadInput(
+        "listwise",
+        "l.jsonl",
+        '{"query": "q1", "ranking": ["d1", [["d2"]]]}\n',
+        1,
+        "a tier must be an item",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_bad_input_is_rejected_and_stores_nothing(
+    case: BadInput, seeded_db_url: str, write_file: Callable[[str, str | bytes], Path]
+) -> None:
+    path = write_file(case.name, case.content)
+    before = store_counts(seeded_db_url)
+
+    result = run_cli(seeded_db_url, "ingest", case.kind, str(path), *case.options)
+
+    assert result.exit_code == 1, result.output
+    message = result.output.strip().splitlines()[-1]
+    assert message.startswith("Error: ")
+    assert f"{path}, line {case.line}:" in message
+    assert case.fragment in message
+    assert "Traceback" not in result.output
+    assert store_counts(seeded_db_url) == before
+
+
+def test_unknown_extension_asks_for_format(
+    seeded_db_url: str, write_file: Callable[[str, str | bytes], Path]
+) -> None:
+    path = write_file("p.dat", "query,winner,loser\nq1,d1,d2\n")
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    assert "--format" in result.output
+    assert run_cli(seeded_db_url, "ingest", "pairwise", str(path), "--format", "csv").exit_code == 0
+
+
+def test_missing_file_is_an_error(seeded_db_url: str, tmp_path: Path) -> None:
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(tmp_path / "nope.tsv"))
+    assert result.exit_code == 1
+    assert "no such file" in result.output
+
+
+def test_run_needs_consistent_system_entries(
+    seeded_db_url: str, write_file: Callable[[str, str | bytes], Path]
+) -> None:
+    """A failure while writing (not parsing) also rolls the whole file back."""
+    first = write_file("a.trec", "q1 Q0 d1 1 2.0 t\n")
+    second = write_file("b.trec", "q9 Q0 d9 1 3.0 t\nq1 Q0 d1 1 1.0 t\n")
+    assert run_cli(seeded_db_url, "ingest", "run", str(first), "--system", "s").exit_code == 0
+    before = store_counts(seeded_db_url)
+    result = run_cli(seeded_db_url, "ingest", "run", str(second), "--system", "s")
+    assert result.exit_code == 1
+    assert "already has entries" in result.output
+    assert store_counts(seeded_db_url) == before  # q9 and d9 were not created either
