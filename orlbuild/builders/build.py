@@ -210,4 +210,10 @@ def build_orls(
             "nothing was stored (use --on-error skip to build the others)"
         )
     outcome.warnings += [f"query {f.query!r} skipped: {f.cause}" for f in outcome.failures]
+    naive = (resolved.method, resolved.uncertainty, resolved.cluster) == ("bt", "fisher", "none")
+    if resolved.source == "listwise" and naive:
+        outcome.warnings.append(
+            "the pairs implied by one list are not independent, so Fisher variances "
+            "understate the uncertainty; --cluster annotators clusters them by annotator"
+        )
     return resolved, outcome

@@ -65,12 +65,27 @@ def decisions_command(
     query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """List tie/separate decisions, newest build first, with the items' intervals."""
+    """List tie/separate decisions, newest build first, with the items' intervals.
+
+    JSON also lists the overrides behind derived builds (who, why).
+    """
     with opened_store(ctx) as engine:
         ids = [get_build(engine, build).id] if build else list_builds(engine)["id"].tolist()
         decisions = _with_intervals(load_tie_decisions(engine, ids, query), engine)
-    emit(fmt, frame=decisions, payload={"decisions": decisions.to_dict("records")},
-         title="tie decisions")  # fmt: skip
+        overrides = pd.DataFrame(
+            [{"build": i, **o} for i in ids for o in get_build(engine, i).overrides],
+            columns=["build", "query", "action", "argument", "reason", "created_by", "created_at"],
+        )
+    if query is not None:
+        overrides = overrides[overrides["query"] == query]
+    overrides["created_at"] = overrides["created_at"].astype(str)
+    payload = {
+        "decisions": decisions.to_dict("records"),
+        "overrides": overrides.to_dict("records"),
+    }
+    emit(fmt, frame=decisions, payload=payload, title="tie decisions")
+    if fmt is OutputFormat.table and len(overrides):
+        emit(fmt, frame=overrides, title="overrides (who, why)")
 
 
 @audit_app.command("override")

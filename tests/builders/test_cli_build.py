@@ -147,10 +147,18 @@ def test_audit_override_derives_a_new_build_and_diff_shows_the_move(
     moved = run_json(url, "orl", "diff", str(build), str(derived["build"]))["moved"]
     assert moved and {m["query"] for m in moved} == {"q0"}
     assert all(m["change"] == "up" for m in moved)
-    audit_new = run_json(url, "audit", str(derived["build"]), "--query", "q0")["decisions"]
-    assert audit_new[-1]["rule"] == "override: merge tiers 1 and 2"
+    audit_new = run_json(url, "audit", str(derived["build"]), "--query", "q0")
+    assert audit_new["decisions"][-1]["rule"] == "override: merge tiers 1 and 2"
+    (override,) = audit_new["overrides"]
+    assert override["reason"] == "indistinguishable in review" and override["created_by"] == "alice"
+    again = run_json(
+        url, "audit", "override", str(derived["build"]), "--query", "q1", "--merge-tiers", "1",
+        "--reason", "second look",
+    )  # fmt: skip
+    history = run_json(url, "orl", "show", str(again["build"]))["build"]["overrides"]
+    assert [o["reason"] for o in history] == ["indistinguishable in review", "second look"]
     everything = run_json(url, "audit")["decisions"]
-    assert everything[0]["build"] == derived["build"]  # newest build first
+    assert everything[0]["build"] == again["build"]  # newest build first
     code, _, err = cli(
         url, "audit", "override", str(build), "--query", "q0", "--split-at", "nope",
         "--reason", "x",

@@ -125,8 +125,9 @@ def test_listwise_default_method_depends_on_lists_per_query() -> None:
     params, outcome = build_orls(single, BuildParameters(source="listwise"))
     assert params.method == "direct"
     assert outcome.orls["q"].tiers == [["d1"], ["d2"], ["d3"], ["d4"], ["d5"]]
-    params, _ = build_orls(LISTS, BuildParameters(source="listwise"))
+    params, outcome = build_orls(LISTS, BuildParameters(source="listwise"))
     assert params.method == "bt"
+    assert any("--cluster annotators" in w for w in outcome.warnings)
     with pytest.raises(ConfigError, match="'q' have several"):
         build_orls(LISTS, BuildParameters(source="listwise", method="direct"))
 
