@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from scoring.candidate import check_cutoff, credited_ranks
 from scoring.errors import ScoringError
@@ -218,6 +217,8 @@ def rank_correlation(
         return RankCorrelation(float("nan"), "candidate and ORL hold different items")
     if orl.n_tiers == 1:
         return RankCorrelation(float("nan"), "ORL is a single tier (constant reference)")
+    from scipy import stats  # imported here: it costs every CLI start about a second
+
     positions = np.arange(1, len(shown) + 1)
     ranks = np.array([orl[item] for item in shown])
     if method == "kendall":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -26,7 +25,7 @@ HANDLED_ERRORS: tuple[type[Exception], ...] = (OrlbuildError, ScoringError)
 class _ErrorHandlingGroup(TyperGroup):
     """Turn library errors into ``Error: ...`` on standard error and exit code 1."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # click or typer._click Context, by typer version
         try:
             return super().invoke(ctx)
         except HANDLED_ERRORS as exc:

@@ -11,7 +11,6 @@ import warnings
 from typing import Protocol
 
 import numpy as np
-from scipy import stats
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
@@ -57,6 +56,8 @@ def paired_t_pvalues(
         p-values, shape ``(n_pairs,)``. When the statistic is undefined (all
         differences zero, or a single query) the test does not reject: ``p = 1``.
     """
+    from scipy import stats  # lazy: scipy.stats costs every CLI start ~1 s
+
     first, second = pairs
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
