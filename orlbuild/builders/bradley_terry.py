@@ -17,6 +17,7 @@ import numpy as np
 from scipy.special import expit
 
 from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.results import EstimationError
 
 __all__ = [
     "bradley_terry_information",
@@ -24,10 +25,6 @@ __all__ = [
     "pairs_from_counts",
     "regularisation_information",
 ]
-
-
-class EstimationError(Exception):
-    """choix failed (no convergence, absorbing classes, non-finite scores)."""
 
 
 def pairs_from_counts(counts: FloatArray) -> list[tuple[int, int]]:

@@ -16,8 +16,8 @@ import choix
 import numpy as np
 from scipy.special import softmax
 
-from orlbuild.builders.bradley_terry import EstimationError
 from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.results import EstimationError
 
 __all__ = ["plackett_luce_information", "plackett_luce_rankings"]
 

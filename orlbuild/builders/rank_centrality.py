@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from choix.utils import statdist
 
-from orlbuild.builders.bradley_terry import EstimationError
 from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.results import EstimationError
 
 __all__ = ["rank_centrality_pairwise"]
 

@@ -13,6 +13,7 @@ from orlbuild.errors import BuildError
 
 __all__ = [
     "BuildOutcome",
+    "EstimationError",
     "QueryBuildError",
     "QueryFailure",
     "QueryORL",
@@ -132,6 +133,14 @@ class QueryFailure:
 
     query: str
     cause: str
+
+
+class EstimationError(Exception):
+    """An estimator failed on one query's data (choix did not converge, found
+    several absorbing classes, returned non-finite scores...).
+
+    Internal: the routes turn it into a :class:`QueryBuildError` naming the query.
+    """
 
 
 class QueryBuildError(BuildError):

@@ -19,11 +19,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from orlbuild.builders.bradley_terry import EstimationError
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
 from orlbuild.builders.comparisons import IntArray
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import QueryBuildError, QueryORL, TieDecision
+from orlbuild.builders.results import EstimationError, QueryBuildError, QueryORL, TieDecision
 from orlbuild.builders.score_models import ScoreModel
 from orlbuild.builders.tiering import tiers_from_scores
 from orlbuild.builders.uncertainty import (

@@ -27,8 +27,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import erfc, expit
 
-from orlbuild.builders.bradley_terry import EstimationError, pairs_from_counts
+from orlbuild.builders.bradley_terry import pairs_from_counts
 from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
+from orlbuild.builders.results import EstimationError
 
 __all__ = [
     "Z_95",
