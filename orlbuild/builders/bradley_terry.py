@@ -10,13 +10,14 @@ Hunter 2004) are selectable.
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Callable
 
 import choix
 import numpy as np
 from scipy.special import expit
 
 from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.estimation import fitted_scores
 from orlbuild.builders.results import EstimationError
 
 __all__ = [
@@ -63,36 +64,15 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
     n = counts.shape[0]
     if n == 1:
         return np.zeros(1)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            if solver == "ilsr":
-                params = choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500)
-            elif solver == "opt":
-                params = choix.opt_pairwise(n, pairs_from_counts(counts), alpha=alpha)
-            elif solver == "mm":
-                params = choix.mm_pairwise(n, pairs_from_counts(counts), alpha=alpha)
-            else:
-                raise ValueError(f"unknown Bradley-Terry solver {solver!r}")
-    except RuntimeError as exc:  # choix: "Did not converge after N iterations"
-        raise EstimationError(
-            f"Bradley-Terry ({solver}) did not converge ({exc}); the usual cause is an item "
-            "that never wins or never loses, which needs --reg > 0"
-        ) from exc
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise EstimationError(
-            f"Bradley-Terry ({solver}) failed: {exc}; an item that never wins or never "
-            "loses needs --reg > 0"
-        ) from exc
-    params = np.asarray(params, dtype=np.float64)
-    if not np.all(np.isfinite(params)):
-        raise EstimationError(
-            f"Bradley-Terry ({solver}) returned non-finite scores; an item that never wins "
-            "or never loses needs --reg > 0"
-        )
+    solvers: dict[str, Callable[[], FloatArray]] = {
+        "ilsr": lambda: choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500),
+        "opt": lambda: choix.opt_pairwise(n, pairs_from_counts(counts), alpha=alpha),
+        "mm": lambda: choix.mm_pairwise(n, pairs_from_counts(counts), alpha=alpha),
+    }
+    params = fitted_scores(f"Bradley-Terry ({solver})", solvers[solver])
     if solver == "opt":
         _check_stationary(counts, params, alpha)
-    return params - params.mean()
+    return params
 
 
 def _check_stationary(counts: FloatArray, params: FloatArray, alpha: float) -> None:

@@ -9,7 +9,6 @@ the listwise route with a message naming the query and the annotator.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 
 import choix
@@ -17,7 +16,7 @@ import numpy as np
 from scipy.special import softmax
 
 from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.results import EstimationError
+from orlbuild.builders.estimation import fitted_scores
 
 __all__ = ["plackett_luce_information", "plackett_luce_rankings"]
 
@@ -52,21 +51,11 @@ def plackett_luce_rankings(
         "opt": choix.opt_rankings,
         "mm": choix.mm_rankings,
     }
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            params = funcs[solver](n_items, list(rankings), alpha=alpha)
-    except RuntimeError as exc:
-        raise EstimationError(f"Plackett-Luce ({solver}) did not converge: {exc}") from exc
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise EstimationError(
-            f"Plackett-Luce ({solver}) failed: {exc}; an item that is always ranked "
-            "first or always last needs --reg > 0"
-        ) from exc
-    params = np.asarray(params, dtype=np.float64)
-    if not np.all(np.isfinite(params)):
-        raise EstimationError(f"Plackett-Luce ({solver}) returned non-finite scores; use --reg > 0")
-    return params - params.mean()
+    return fitted_scores(
+        f"Plackett-Luce ({solver})",
+        lambda: funcs[solver](n_items, list(rankings), alpha=alpha),
+        hint="an item that is always ranked first or always last needs --reg > 0",
+    )
 
 
 def plackett_luce_information(scores: FloatArray, rankings: Rankings) -> FloatArray:

@@ -23,7 +23,7 @@ import numpy as np
 from choix.utils import statdist
 
 from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.results import EstimationError
+from orlbuild.builders.estimation import fitted_scores
 
 __all__ = ["rank_centrality_pairwise"]
 
@@ -58,16 +58,4 @@ def rank_centrality_pairwise(counts: FloatArray, *, alpha: float) -> FloatArray:
     chain = np.where(compared, counts.T / np.where(compared, pairs, 1), 0.0) + alpha / 2
     np.fill_diagonal(chain, 0.0)
     chain -= np.diag(chain.sum(axis=1))
-    try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            params = np.log(statdist(chain))
-    except (ValueError, np.linalg.LinAlgError) as exc:
-        raise EstimationError(
-            f"Rank Centrality failed: {exc}; an item that never wins or never loses needs --reg > 0"
-        ) from exc
-    if not np.all(np.isfinite(params)):
-        raise EstimationError(
-            "Rank Centrality returned non-finite scores; an item that never wins or "
-            "never loses needs --reg > 0"
-        )
-    return np.asarray(params - params.mean(), dtype=np.float64)
+    return fitted_scores("Rank Centrality", lambda: np.log(statdist(chain)))

@@ -1,0 +1,56 @@
+"""One guarded call into an estimator: choix's failures become :class:`EstimationError`.
+
+choix signals trouble in three ways - ``RuntimeError`` ("Did not converge
+after N iterations"), ``ValueError`` (a Markov chain with several absorbing
+classes) or silently non-finite scores (an item that never wins or never
+loses without regularisation). :func:`fitted_scores` turns all three into one
+message that says what to do, and centres the scores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.results import EstimationError
+
+__all__ = ["NEEDS_REG", "fitted_scores"]
+
+#: The usual cause of a failed fit, and its cure.
+NEEDS_REG = "an item that never wins or never loses needs --reg > 0"
+
+
+def fitted_scores(
+    label: str, fit: Callable[[], npt.ArrayLike], *, hint: str = NEEDS_REG
+) -> FloatArray:
+    """Run ``fit`` and return its scores centred on zero.
+
+    Parameters
+    ----------
+    label
+        The estimator, e.g. ``"Bradley-Terry (ilsr)"`` (named in the error).
+    fit
+        Returns the scores (log-strengths), e.g. a choix call.
+    hint
+        What the user can do when the fit fails.
+
+    Raises
+    ------
+    EstimationError
+        On non-convergence, a failed solve, or non-finite scores.
+    """
+    try:
+        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            params = np.asarray(fit(), dtype=np.float64)
+    except RuntimeError as exc:
+        raise EstimationError(f"{label} did not converge ({exc}); {hint}") from exc
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        raise EstimationError(f"{label} failed: {exc}; {hint}") from exc
+    if not np.all(np.isfinite(params)):
+        raise EstimationError(f"{label} returned non-finite scores; {hint}")
+    return np.asarray(params - params.mean(), dtype=np.float64)
