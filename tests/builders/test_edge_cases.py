@@ -186,3 +186,17 @@ def test_opt_solver_result_that_is_not_stationary_is_reported(
         QueryBuildError, match=r"query 'q3': Bradley-Terry \(opt\) did not converge"
     ):
         build_orls(frame, BuildParameters(source="pairwise", solver="opt"))
+
+
+@pytest.mark.parametrize("method", ["bt", "plackett-luce", "borda"])
+def test_listwise_disconnected_components_are_ordered_separately(method: str) -> None:
+    frame = pd.DataFrame(
+        [("q", a, d, r) for a in ("a1", "a2", "a3") for r, d in enumerate(["x1", "x2"], 1)]
+        + [("q", a, d, r) for a in ("b1", "b2", "b3") for r, d in enumerate(["y1", "y2"], 1)],
+        columns=["query", "annotator", "item", "rank"],
+    )
+    with pytest.raises(QueryBuildError, match="disconnected into 2 components"):
+        build_orls(frame, BuildParameters(source="listwise", method=method))
+    params = BuildParameters(source="listwise", method=method, sig=0.0, disconnected="tiers")
+    orl = build_orls(frame, params)[1].orls["q"]
+    assert orl.tiers == [["x1", "y1"], ["x2", "y2"]]
