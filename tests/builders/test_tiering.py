@@ -217,3 +217,23 @@ def test_ep_uncertainty_is_an_option_for_bt_and_agrees_with_fisher() -> None:
         resolve_parameters(
             BuildParameters(source="pairwise", method="rank-centrality", uncertainty="ep")
         )
+
+
+def test_two_item_bradley_terry_matches_the_closed_form() -> None:
+    # a beats b 30 times, b beats a 10 times: MLE s_a - s_b = log(30/10), and the
+    # Fisher standard error of the difference is sqrt(n / (wins * losses)).
+    frame = pd.DataFrame(
+        {"query": "q", "annotator": "x", "winner": ["a"] * 30 + ["b"] * 10,
+         "loser": ["b"] * 30 + ["a"] * 10, "tie": 0}
+    )  # fmt: skip
+    orl = build_orls(frame, BuildParameters(source="pairwise", reg=0.0))[1].orls["q"]
+    (decision,) = orl.decisions
+    assert decision.diff == pytest.approx(np.log(3.0), abs=1e-6)
+    assert decision.se == pytest.approx(np.sqrt(40 / (30 * 10)), rel=1e-6)
+    z = np.log(3.0) / np.sqrt(40 / 300)
+    from scipy.stats import norm
+
+    assert decision.p_value == pytest.approx(2 * norm.sf(z), rel=1e-6)
+    low, high = orl.intervals["a"]  # type: ignore[misc]
+    # centred scores: s_a = diff / 2, Var(s_a) = Var(diff) / 4
+    assert (high - low) / 2 == pytest.approx(1.959964 * np.sqrt(40 / 300) / 2, rel=1e-5)
