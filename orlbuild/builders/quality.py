@@ -83,7 +83,9 @@ class QualityReport:
     agreement
         Share of raw preferences consistent with the ORL (NaN with none).
     annotators
-        ``annotator, preferences, consistent, contradicted, tied, agreement``.
+        ``annotator, preferences, consistent, contradicted, tied, agreement,
+        agreement_ordered`` (the last: consistent share among the strict
+        preferences whose two items the ORL puts in different tiers).
     cycles
         ``query, length, cycle`` (items joined by ``" > "``).
     """
@@ -105,10 +107,12 @@ def _classify(prefs: pd.DataFrame, ranks: pd.Series) -> pd.DataFrame:
     same = rank_w == rank_l
     return pd.DataFrame(
         {
-            "annotator": prefs["annotator"].to_numpy(),
+            "annotator": prefs["annotator"].to_numpy()[known],
             "consistent": np.where(tie, same, rank_w < rank_l)[known],
             "contradicted": (~tie & (rank_w > rank_l))[known],
             "tied": (~tie & same)[known],
+            "sided": (~tie & (rank_w < rank_l))[known],
+            "ordered": (~tie & ~same)[known],
         }
     )
 
@@ -157,8 +161,14 @@ def build_quality(
         consistent=("consistent", "sum"),
         contradicted=("contradicted", "sum"),
         tied=("tied", "sum"),
+        sided=("sided", "sum"),
+        sided_total=("ordered", "sum"),
     )
     per["agreement"] = per["consistent"] / per["preferences"]
+    # Among strict preferences whose items the ORL orders: how often the annotator sided
+    # with the ORL (a careless annotator is near 0.5, an adversarial one below).
+    per["agreement_ordered"] = per.pop("sided") / (per["sided_total"])
+    per = per.drop(columns="sided_total")
     agreement = float(classified["consistent"].mean()) if len(classified) else float("nan")
     cycle_rows = []
     for query, part in prefs.groupby("query", sort=True):

@@ -83,7 +83,11 @@ def decisions_command(
         "decisions": decisions.to_dict("records"),
         "overrides": overrides.to_dict("records"),
     }
-    emit(fmt, frame=decisions, payload=payload, title="tie decisions")
+    shown = decisions
+    if fmt is OutputFormat.table:  # the full record is in csv/json; keep the table readable
+        columns = ["build", "query", "leader", "item", "diff", "se", "p_value", "decision", "rule"]
+        shown = decisions[columns if build is None else columns[1:]]
+    emit(fmt, frame=shown, payload=payload, title="tie decisions")
     if fmt is OutputFormat.table and len(overrides):
         emit(fmt, frame=overrides, title="overrides (who, why)")
 

@@ -57,19 +57,22 @@ def quality_command(
         return
     summary = pd.DataFrame(
         [
-            ("raw preferences", len(prefs)),
-            ("agreement with the ORL", report.agreement),
-            (f"items with < {min_comparisons} comparisons", len(flagged)),
-            ("majority-preference cycles", len(report.cycles)),
+            ("raw preferences", f"{len(prefs)}"),
+            ("agreement with the ORL", f"{report.agreement:.4f}"),
+            (f"items with < {min_comparisons} comparisons", f"{len(flagged)}"),
+            ("queries with majority-preference cycles", f"{report.cycles['query'].nunique()}"),
         ],
         columns=["check", "value"],
-    ).astype({"value": object})
+    )
     emit(fmt, frame=summary, title=f"quality of build {record.id}")
     emit(fmt, frame=report.annotators, title="agreement per annotator")
     if len(flagged):
         emit(fmt, frame=flagged, title=f"items under --min-comparisons {min_comparisons}")
     if len(report.cycles):
-        emit(fmt, frame=report.cycles, title="majority-preference cycles")
+        per_query = report.cycles.groupby("query", sort=True).agg(
+            shortest=("length", "min"), cycles=("cycle", "size"), example=("cycle", "first")
+        )
+        emit(fmt, frame=per_query, title="majority-preference cycles (all in --format json)")
 
 
 def register(app: typer.Typer) -> None:

@@ -519,6 +519,9 @@ def build_and_store(
 def resolve_build(bind: Bind, ref: str | int) -> int:
     """The id of a build given as an id or a name (the newest build of that name).
 
+    A build derived by an override keeps its parent's name, so a name follows
+    the audited version; use the id to read an earlier one.
+
     Raises
     ------
     StoreError

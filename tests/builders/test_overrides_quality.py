@@ -72,6 +72,8 @@ def test_quality_counts_agreement_per_annotator_and_cycles() -> None:
     assert per.loc["careless", "agreement"] == 0.0
     assert per.loc["good", "contradicted"] == 0 and per.loc["good", "tied"] == 3
     assert per.loc["good", "agreement"] == 32 / 35
+    assert per.loc["good", "agreement_ordered"] == 1.0  # x, y, z share a tier: not ordered
+    assert per.loc["careless", "agreement_ordered"] == 0.0
     assert report.agreement == pytest.approx(32 / 41)
     assert report.cycles.to_dict("records") == [{"query": "q", "length": 3, "cycle": "x > y > z"}]
 
@@ -103,3 +105,15 @@ def test_cycles_are_the_shortest_ones() -> None:
     assert majority_preference_cycles(comparisons_from_pairwise(square)) == [["a", "b", "c", "d"]]
     chord = pd.concat([square, pd.DataFrame([("q", "x", "a", "c", 0)], columns=PAIRS.columns)])
     assert majority_preference_cycles(comparisons_from_pairwise(chord)) == [["a", "c", "d"]]
+
+
+def test_quality_ignores_preferences_on_items_outside_the_orl() -> None:
+    grades = pd.DataFrame(
+        {"query": "q", "annotator": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
+         "grade": [2, 1, 0, 1, 2]}
+    )  # fmt: skip
+    report = build_quality(raw_preferences(grades, "graded"), {"q": {"x": 1, "y": 2}})
+    per = report.annotators.set_index("annotator")
+    assert per.loc["a", "preferences"] == 1 and per.loc["a", "consistent"] == 1  # z left out
+    assert per.loc["b", "contradicted"] == 1
+    assert report.agreement == 0.5
