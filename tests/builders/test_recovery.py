@@ -74,3 +74,27 @@ def test_fisher_intervals_of_differences_are_calibrated() -> None:
         covered.extend((np.abs(error) <= Z_95 * unc.se)[upper].tolist())
     coverage = float(np.mean(covered))
     assert 0.90 <= coverage <= 0.98, coverage
+
+
+def test_plackett_luce_fisher_intervals_are_calibrated() -> None:
+    from orlbuild.builders.listwise import ranked_lists
+    from orlbuild.builders.score_models import PlackettLuceModel
+
+    rng = np.random.default_rng(3)
+    params = resolve_parameters(BuildParameters(source="listwise", method="plackett-luce"))
+    covered = []
+    for _ in range(120):
+        truth = rng.normal(size=8)
+        rows = []
+        for annotator in range(25):  # Plackett-Luce rankings by the Gumbel-max trick
+            order = np.argsort(-(truth + rng.gumbel(size=8)))
+            rows += [("q", f"a{annotator}", f"d{i}", r + 1) for r, i in enumerate(order)]
+        frame = pd.DataFrame(rows, columns=["query", "annotator", "item", "rank"])
+        model = PlackettLuceModel(ranked_lists(frame), params.reg)
+        unc = score_uncertainty(model, params, rng)
+        true = truth[[int(i[1:]) for i in model.data.items]]
+        upper = np.triu_indices(8, 1)
+        error = (unc.scores[:, None] - unc.scores[None, :]) - (true[:, None] - true[None, :])
+        covered.extend((np.abs(error) <= Z_95 * unc.se)[upper].tolist())
+    coverage = float(np.mean(covered))
+    assert 0.90 <= coverage <= 0.98, coverage
