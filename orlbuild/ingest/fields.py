@@ -50,10 +50,11 @@ def identifier_codes(
     *,
     default: str | None = None,
 ) -> np.ndarray:
-    """Vocabulary codes of the identifiers in ``column`` (surrounding whitespace stripped).
+    """Provisional vocabulary codes of the identifiers in ``column`` (whitespace stripped).
 
     Only the distinct values of the chunk are stripped and checked, so the
-    cost is one hash pass over the column.
+    cost is one hash pass over the column. The codes become final with
+    :meth:`Vocabularies.finish`.
 
     Parameters
     ----------
@@ -72,26 +73,27 @@ def identifier_codes(
     Returns
     -------
     numpy.ndarray
-        ``int64`` codes into ``vocabulary.names``.
+        ``int64`` provisional codes.
     """
     raw = chunk.columns.get(column)
     if raw is None:
         if default is None:  # pragma: no cover - required columns are checked by the reader
             raise InputError(f"missing required column {column!r}", file=label)
-        return np.repeat(vocabulary.codes_for([default]), len(chunk))
+        offset = vocabulary.add(np.asarray([default], dtype=object))
+        return np.full(len(chunk), offset, dtype=np.int64)
     local, uniques = pd.factorize(np.asarray(raw, dtype=object))
-    names = [str(u).strip() for u in uniques]
+    names = pd.Series(uniques, dtype=object).str.strip()
     if default is not None:
-        names = [n or default for n in names]
-    empty = [i for i, n in enumerate(names) if not n]
-    if empty:
-        reason, hint = f"empty {column}", f"every row needs a {column}"
-        _fail_at(chunk, np.isin(local, empty), raw, reason, label, hint)
-    too_long = [i for i, n in enumerate(names) if len(n) > NAME_LENGTH]
-    if too_long:
-        reason, hint = f"{column} is longer than {NAME_LENGTH} characters", "use shorter ids"
-        _fail_at(chunk, np.isin(local, too_long), raw, reason, label, hint)
-    return vocabulary.codes_for(names)[local]
+        names[names == ""] = default
+    lengths = names.str.len().to_numpy()
+    problems = (
+        (lengths == 0, f"empty {column}", f"every row needs a {column}"),
+        (lengths > NAME_LENGTH, f"{column} is longer than {NAME_LENGTH} characters", "shorten it"),
+    )
+    for bad, reason, hint in problems:
+        if bad.any():
+            _fail_at(chunk, np.isin(local, np.flatnonzero(bad)), raw, reason, label, hint)
+    return local.astype(np.int64) + vocabulary.add(names.to_numpy(dtype=object))
 
 
 def _parse_or_locate(
@@ -178,8 +180,10 @@ def flags(chunk: ColumnChunk, column: str, label: str) -> np.ndarray:
     raw = chunk.columns.get(column)
     if raw is None:
         return np.zeros(len(chunk), dtype=bool)
-    mapped = pd.Series(raw, dtype=object).str.strip().str.lower().map(_FLAGS)
-    _fail_at(
-        chunk, mapped.isna().to_numpy(), raw, f"{column} must be 0 or 1", label, "use 1 for a tie"
-    )
-    return mapped.to_numpy(dtype=bool)
+    local, uniques = pd.factorize(np.asarray(raw, dtype=object))
+    meaning = [_FLAGS.get(str(u).strip().lower()) for u in uniques]
+    unknown = [i for i, m in enumerate(meaning) if m is None]
+    if unknown:
+        mask = np.isin(local, unknown)
+        _fail_at(chunk, mask, raw, f"{column} must be 0 or 1", label, "use 1 for a tie")
+    return np.asarray(meaning, dtype=bool)[local]

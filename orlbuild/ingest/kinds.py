@@ -87,18 +87,9 @@ def _frame(facts: Facts, lines: np.ndarray) -> pd.DataFrame:
 
 
 def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
-    """Query, annotator, winner, loser, tie; ``winner == loser`` is an error."""
+    """Query, annotator, winner, loser, tie (``winner == loser`` is checked per file)."""
     winner = identifier_codes(chunk, "winner", label, vocab.items)
     loser = identifier_codes(chunk, "loser", label, vocab.items)
-    same = _first(winner == loser)
-    if same is not None:
-        _fail(
-            "winner and loser are the same item",
-            label,
-            int(chunk.lines[same]),
-            vocab.items.names[winner[same]],
-            "a preference needs two different items",
-        )
     return {
         **_query_annotator(chunk, label, vocab),
         "winner_id": winner,
@@ -107,10 +98,19 @@ def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fact
     }
 
 
-def _check_nothing(
-    facts: Facts, _lines: np.ndarray, _label: str, _vocab: Vocabularies, _policy: DuplicatePolicy
+def _check_pairwise(
+    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
 ) -> tuple[Facts, int]:
-    """Pairwise rows are independent: repeated comparisons are real evidence."""
+    """``winner == loser`` is an error; repeated comparisons are kept (real evidence)."""
+    same = _first(facts["winner_id"] == facts["loser_id"])
+    if same is not None:
+        _fail(
+            "winner and loser are the same item",
+            label,
+            int(lines[same]),
+            vocab.items.names[int(facts["winner_id"][same])],
+            "a preference needs two different items",
+        )
     return facts, 0
 
 
@@ -142,8 +142,9 @@ def _check_listwise(
     twice = _first(frame.duplicated([*keys, "item_id"]))
     if twice is not None:
         row = frame.iloc[twice]
+        where = _list_name(vocab, int(row.query_id), int(row.annotator_id))
         _fail(
-            f"item listed twice in the list of {_list_name(vocab, int(row.query_id), int(row.annotator_id))}",
+            f"item listed twice in the list of {where}",
             label,
             int(row.line),
             vocab.items.names[int(row.item_id)],
@@ -276,7 +277,7 @@ KINDS: Mapping[str, IngestKind] = {
             )
         ),
         _parse_pairwise,
-        _check_nothing,
+        _check_pairwise,
     ),
     "graded": IngestKind(
         "graded",

@@ -170,7 +170,9 @@ def _read_facts(
         parts.append(spec.parse(chunk, source.label, vocab))
         line_parts.append(chunk.lines)
     line_numbers = np.concatenate(line_parts)
-    facts, dropped = spec.check(_concatenate(parts), line_numbers, source.label, vocab, duplicates)
+    facts = _concatenate(parts)
+    vocab.finish(facts)
+    facts, dropped = spec.check(facts, line_numbers, source.label, vocab, duplicates)
     if "score" in facts:
         scores = facts["score"].astype(object)
         scores[np.isnan(facts["score"])] = None

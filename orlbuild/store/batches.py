@@ -35,6 +35,7 @@ from orlbuild.store.models import (
 
 __all__ = [
     "FACT_TABLES",
+    "NAME_COLUMNS",
     "NewBatch",
     "StoredBatch",
     "delete_batch",
@@ -50,8 +51,8 @@ FACT_TABLES: dict[str, Table] = {
     "run": RunEntry.__table__,  # type: ignore[dict-item]
 }
 
-# Which vocabulary a fact column's codes index.
-_VOCABULARY_OF = {
+#: Fact columns that refer to names, and the vocabulary (name table) each indexes.
+NAME_COLUMNS = {
     "query_id": "queries",
     "annotator_id": "annotators",
     "item_id": "items",
@@ -183,7 +184,7 @@ def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
             # local and a query's judgments end up next to each other on disk.
             order = np.argsort(ids["queries"][batch.facts["query_id"]], kind="stable")
             for column, values in batch.facts.items():
-                vocabulary = _VOCABULARY_OF.get(column)
+                vocabulary = NAME_COLUMNS.get(column)
                 columns.append(column)
                 arrays.append((values if vocabulary is None else ids[vocabulary][values])[order])
             insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays)

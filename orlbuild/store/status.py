@@ -54,7 +54,10 @@ def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
     """
     with connect(bind) as connection:
         if collection is None:
-            ids = {str(n): int(i) for n, i in connection.execute(select(Collection.name, Collection.id))}
+            ids = {
+                str(n): int(i)
+                for n, i in connection.execute(select(Collection.name, Collection.id))
+            }
         else:
             ids = {collection: collection_id(connection, collection)}
 
