@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from orlbuild.cli.render import OutputFormat, emit, print_json, print_table
 from orlbuild.cli.state import get_state
-from orlbuild.pipeline.config import load_config
-from orlbuild.pipeline.runner import PipelineResult, run_pipeline
+
+if TYPE_CHECKING:
+    from orlbuild.pipeline.runner import PipelineResult
 
 
 def pipeline_command(
@@ -26,6 +27,9 @@ def pipeline_command(
     config twice is cheap. Without --db the SQLite file named in the config
     (default orlbuild.db next to it) is used and migrated.
     """
+    # the pipeline stack (builders, SciPy, matplotlib) loads only when the command runs
+    from orlbuild.pipeline import load_config, run_pipeline
+
     state = get_state(ctx)
     settings = load_config(config)
     result = run_pipeline(

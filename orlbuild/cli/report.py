@@ -2,44 +2,27 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from orlbuild.cli.compare import (
+    AlphaOption,
+    CorrectionName,
+    PairedTestName,
+    PermutationsOption,
+    SeedOption,
+    TestOption,
+)
+from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
 from orlbuild.cli.state import get_state
-from orlbuild.pipeline.config import CompareSpec, Correction, PowerSpec, Test
-from orlbuild.pipeline.evaluation import evaluate_stored_build
 from orlbuild.progress import progress_bar
-from orlbuild.report import write_report
-from orlbuild.store import open_store
-from scoring import parse_measures
-from scoring.evaluate import Missing
+
+if TYPE_CHECKING:
+    from orlbuild.pipeline.config import Correction
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
-
-
-class MissingChoice(str, Enum):
-    """ORL queries a run does not answer."""
-
-    zero = "zero"
-    skip = "skip"
-
-
-class TestChoice(str, Enum):
-    """Paired significance test."""
-
-    randomization = "randomization"
-    t = "t"
-
-
-class CorrectionChoice(str, Enum):
-    """Multiple-comparison correction over the pairs of one measure."""
-
-    holm = "holm"
-    bonferroni = "bonferroni"
-    none = "none"
 
 
 def _budgets(text: str | None) -> tuple[int, ...] | None:
@@ -57,40 +40,50 @@ def _budgets(text: str | None) -> tuple[int, ...] | None:
 
 def report_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Option("--build", help="Build id or name.")],
+    build: BuildOption,
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path(
         "report.html"
     ),
     system: Annotated[
         list[str] | None,
-        typer.Option("--system", help="System to include (repeatable; default: all)."),
+        typer.Option("--system", "-s", help="System to include (repeatable; default: all)."),
     ] = None,
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure (repeatable; default RDQm2-a1@10, nDCG@10)."),
     ] = None,
-    missing: Annotated[
-        MissingChoice, typer.Option("--missing", help="ORL queries a run lacks.")
-    ] = MissingChoice.zero,
-    test: Annotated[TestChoice, typer.Option("--test")] = TestChoice.randomization,
-    permutations: Annotated[int, typer.Option("--permutations", min=1)] = 1000,
-    correction: Annotated[CorrectionChoice, typer.Option("--correction")] = CorrectionChoice.holm,
-    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0)] = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of tests and subsamples.")] = 0,
+    missing: MissingOption = MissingPolicy.zero,
+    test: TestOption = PairedTestName.randomization,
+    permutations: PermutationsOption = 1000,
+    correction: Annotated[
+        CorrectionName,
+        typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
+    ] = CorrectionName.holm,
+    alpha: AlphaOption = 0.05,
+    seed: SeedOption = 0,
     budgets: Annotated[
         str | None,
-        typer.Option("--budgets", help="Power curves for these query budgets, e.g. 10,20,30."),
+        typer.Option("--budgets", help="Draw power curves for these query budgets, e.g. 10,20,30."),
     ] = None,
-    subsamples: Annotated[int, typer.Option("--subsamples", min=1)] = 300,
+    subsamples: Annotated[
+        int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
+    ] = 300,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
 ) -> None:
     """Write one self-contained HTML report: scores with intervals, significance, ORLs, power."""
+    # the evaluation stack (SciPy, matplotlib) loads only when the command runs
+    from orlbuild.pipeline.config import CompareSpec, PowerSpec
+    from orlbuild.pipeline.evaluation import evaluate_stored_build
+    from orlbuild.report import write_report
+    from orlbuild.store import open_store
+    from scoring import parse_measures
+
     measures = list(measure or DEFAULT_MEASURES)
     parse_measures(measures)  # every bad name at once, before opening the store
     compare = CompareSpec(
-        test=cast(Test, test.value),
+        test="t" if test is PairedTestName.t else "randomization",
         permutations=permutations,
-        correction=cast(Correction, correction.value),
+        correction=cast("Correction", correction.value),
         alpha=alpha,
         seed=seed,
     )
@@ -106,7 +99,7 @@ def report_command(
             build,
             measures,
             systems=system,
-            missing=cast(Missing, missing.value),
+            missing=missing.literal,
             compare=compare,
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=state.quiet),
