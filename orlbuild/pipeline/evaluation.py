@@ -140,6 +140,13 @@ class BuildEvaluation:
         """The inputs of the HTML report."""
         lines = [*notes, *(f"{k}: {v}" for k, v in self.conventions.items())]
         lines += [f"no ORL for {failure}" for failure in self.failures]
+        if not self.comparisons.empty:
+            compared = set(self.comparisons["measure"])
+            lines += [
+                f"{m} is undefined on every query: not compared"
+                for m in next(iter(self.per_query.values())).columns
+                if m not in compared
+            ]
         for system, queries in self.missing_queries.items():
             if queries:
                 lines.append(f"{system} has no results for {len(queries)} ORL queries")
@@ -187,9 +194,9 @@ def compare_scores(
     power : dict or None
         Measure -> :class:`~scoring.statistics.PowerResult`.
     """
-    if len(per_query) < 2:
-        return pd.DataFrame(), None
     panels = _panels(per_query, measures)
+    if len(per_query) < 2 or not panels:
+        return pd.DataFrame(), None
     comparisons = compare_systems(
         panels,
         test=compare.test,
@@ -212,8 +219,9 @@ def compare_scores(
             progress=advance,
         )
         for measure in power.measures
+        if measure in panels
     }
-    return comparisons, results
+    return comparisons, results or None
 
 
 def power_steps(power: PowerSpec, n_queries: int) -> int:
@@ -235,11 +243,16 @@ def _budgets(budgets: Sequence[int], n_queries: int) -> list[int]:
 def _panels(
     per_query: Mapping[str, pd.DataFrame], measures: Sequence[str]
 ) -> dict[str, pd.DataFrame]:
-    """Measure -> (queries x systems) panel; queries where a value is undefined are left out."""
-    return {
+    """Measure -> (queries x systems) panel, without the queries where a value is undefined.
+
+    A measure undefined on every query (e.g. Kendall tau when no run retrieves
+    exactly the ORL's items) has nothing to compare and is left out.
+    """
+    panels = {
         m: pd.DataFrame({s: frame[m] for s, frame in per_query.items()}).dropna(how="any")
         for m in measures
     }
+    return {m: panel for m, panel in panels.items() if len(panel)}
 
 
 def build_metadata(record: BuildRecord) -> dict[str, Any]:

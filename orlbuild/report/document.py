@@ -130,7 +130,7 @@ def render_report(data: ReportData) -> str:
     intervals = mean_intervals(
         data.per_query, level=data.level, method=data.interval_method, seed=data.seed
     )
-    order = system_order(intervals, data.measures[0])
+    order = system_order(intervals, data.measures)
     body = [
         header_section(data),
         systems_section(data, intervals, order),

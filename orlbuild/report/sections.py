@@ -25,9 +25,11 @@ __all__ = [
 ]
 
 
-def system_order(intervals: pd.DataFrame, measure: str) -> list[str]:
-    """Systems by decreasing mean of ``measure`` (ties by name)."""
-    rows = intervals[intervals["measure"] == measure]
+def system_order(intervals: pd.DataFrame, measures: Sequence[str]) -> list[str]:
+    """Systems by decreasing mean of the first measure defined somewhere (ties by name)."""
+    defined = intervals[intervals["mean"].notna()]
+    measure = next((m for m in measures if (defined["measure"] == m).any()), None)
+    rows = intervals[intervals["measure"] == (measure or measures[0])]
     ranked = sorted(
         zip(rows["mean"].fillna(-np.inf), rows["system"], strict=True), key=lambda r: (-r[0], r[1])
     )
@@ -112,6 +114,9 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
                 f"{system} {measure}: mean {fmt_number(entry['mean'], 4)}, "
                 f"{level} CI {interval}, n = {entry['n']}"
             )
+            if np.isnan(entry["mean"]):
+                cells.append(tag("td", "–", class_="num na", title=f"{measure}: undefined"))
+                continue
             cells.append(
                 tag(
                     "td",

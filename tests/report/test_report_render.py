@@ -170,3 +170,16 @@ def test_mean_intervals_frame(report_data: ReportData) -> None:
     assert len(frame) == 4 * 2
     delta = frame[(frame["system"] == "delta") & (frame["measure"] == "nDCG@10")].iloc[0]
     assert delta["n"] == 29  # the NaN is left out
+
+
+def test_a_measure_undefined_everywhere(report_data: ReportData) -> None:
+    frames = {}
+    for system, frame in report_data.per_query.items():
+        copy = frame.copy()
+        copy.insert(0, "KendallTau@10", np.nan)
+        frames[system] = copy
+    page = Page(render_report(replace(report_data, per_query=frames, power=None)))
+    rows = page.table(id="systems-table")
+    assert rows[0][2] == "KendallTau@10"
+    assert [r[1] for r in rows[1:]] == ["alpha", "beta", "gamma", "delta"]  # by the next measure
+    assert all(r[2] == "–" for r in rows[1:])

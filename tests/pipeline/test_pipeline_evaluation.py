@@ -1,0 +1,44 @@
+"""Comparing per-query scores: pairs, power, and measures that are undefined everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.pipeline.config import CompareSpec, PowerSpec
+from orlbuild.pipeline.evaluation import compare_scores
+
+MEASURES = ["KendallTau@10", "RDQm2-a1@10"]
+
+
+def scores(seed: int = 0) -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    queries = pd.Index([f"q{i}" for i in range(20)], name="query")
+    frames = {}
+    for system, level in (("good", 0.8), ("fair", 0.6), ("poor", 0.3)):
+        values = np.clip(level + rng.normal(0, 0.1, size=20), 0, 1)
+        frames[system] = pd.DataFrame(
+            {"KendallTau@10": np.nan, "RDQm2-a1@10": values}, index=queries
+        )
+    return frames
+
+
+def test_pairs_of_every_defined_measure_and_power() -> None:
+    power = PowerSpec(
+        budgets=(5, 10, 50), subsamples=20, permutations=100, seed=1, measures=tuple(MEASURES)
+    )
+    pairs, results = compare_scores(
+        scores(), MEASURES, compare=CompareSpec(permutations=200, seed=1), power=power
+    )
+    assert set(pairs["measure"]) == {"RDQm2-a1@10"}  # Kendall tau is never defined here
+    assert len(pairs) == 3 and pairs["significant"].all()
+    assert results is not None and list(results) == ["RDQm2-a1@10"]
+    assert results["RDQm2-a1@10"].budgets == (5, 10)  # 50 > 20 queries is left out
+
+
+def test_one_system_or_nothing_defined_gives_no_comparison() -> None:
+    one = {"good": scores()["good"]}
+    assert compare_scores(one, MEASURES, compare=CompareSpec())[0].empty
+    frames = {s: f[["KendallTau@10"]] for s, f in scores().items()}
+    pairs, results = compare_scores(frames, ["KendallTau@10"], compare=CompareSpec())
+    assert pairs.empty and results is None
