@@ -17,8 +17,17 @@ if TYPE_CHECKING:
 def pipeline_command(
     ctx: typer.Context,
     config: Annotated[Path, typer.Argument(help="The pipeline config (TOML).")],
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database URL instead of the config's (same as the global --db).",
+            show_default=False,
+        ),
+    ] = None,
     fmt: Annotated[
-        OutputFormat, typer.Option("--format", help="Summary format: table|csv|json.")
+        OutputFormat,
+        typer.Option("--format", help="How to print the summary (csv: the mean scores only)."),
     ] = OutputFormat.table,
 ) -> None:
     """Ingest, build ORLs, score and compare systems, write the report - as CONFIG says.
@@ -33,7 +42,10 @@ def pipeline_command(
     state = get_state(ctx)
     settings = load_config(config)
     result = run_pipeline(
-        settings, db_url=state.db, quiet=state.quiet, log=lambda line: typer.echo(line, err=True)
+        settings,
+        db_url=db or state.db,
+        quiet=state.quiet,
+        log=lambda line: typer.echo(line, err=True),
     )
     _render(result, fmt)
 

@@ -131,6 +131,10 @@ def test_db_option_overrides_the_config(tmp_path: Path, db_url: str) -> None:
     assert out.splitlines()[0] == "system,RDQm2-a1@10,RDQm1@10,nDCG@10,AP@10"
     assert not (config.parent / "orlbuild.db").exists()
     assert count(db_url, "builds") == 3
+    code, again, err = invoke("pipeline", str(config), "--db", db_url, "--format", "csv")
+    assert code == 0, err
+    assert again == out and "reused sample-pairwise (build 1" in err
+    assert not (config.parent / "orlbuild.db").exists()
 
 
 def test_invalid_config_stores_nothing(tmp_path: Path) -> None:
