@@ -87,6 +87,10 @@ class ReportData:
         ``"t"`` (t-interval over per-query scores) or ``"bootstrap"`` (BCa).
     seed
         Seed of the bootstrap intervals.
+    max_queries
+        At most this many queries (in natural order) get a heatmap row and a drawn
+        ORL, so that a report on thousands of queries stays small; the page says
+        how many were left out. Means, intervals and tests always use every query.
     """
 
     title: str
@@ -101,6 +105,7 @@ class ReportData:
     level: float = 0.95
     interval_method: str = "t"
     seed: int = 0
+    max_queries: int = 1000
 
     def __post_init__(self) -> None:
         if not self.per_query:
@@ -116,6 +121,8 @@ class ReportData:
             )
         if not 0.0 < self.level < 1.0:
             raise OrlbuildError(f"level must lie in (0, 1) (got {self.level!r})")
+        if self.max_queries < 1:
+            raise OrlbuildError(f"max_queries must be >= 1 (got {self.max_queries!r})")
 
     @property
     def systems(self) -> list[str]:

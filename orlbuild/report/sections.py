@@ -214,7 +214,8 @@ def heatmap_section(data: ReportData, order: Sequence[str]) -> str:
     panels = {m: pd.DataFrame({s: data.per_query[s][m] for s in order}) for m in data.measures}
     for panel in panels.values():
         panel.index = panel.index.astype(str)
-    queries = sorted(next(iter(panels.values())).index, key=_natural_key)
+    every = sorted(next(iter(panels.values())).index, key=_natural_key)
+    queries = every[: data.max_queries]
     values = {(m, s): panels[m].loc[queries, s].to_numpy(float) for m in panels for s in order}
     colours = {key: cell_colours(column) for key, column in values.items()}
     rows = []
@@ -263,8 +264,16 @@ def heatmap_section(data: ReportData, order: Sequence[str]) -> str:
         tag("h2", "Per-query scores"),
         caption,
         tag("div", heatmap, class_="scroll"),
+        _omitted(len(every), len(queries)),
         id="heatmap",
     )
+
+
+def _omitted(total: int, shown: int) -> str:
+    """A note when only the first ``shown`` of ``total`` queries are drawn."""
+    if shown >= total:
+        return ""
+    return tag("p", f"Showing the first {shown} of {total} queries.", class_="caption omitted")
 
 
 def orl_section(data: ReportData) -> str:
@@ -277,11 +286,13 @@ def orl_section(data: ReportData) -> str:
         "full audit trail."
     )
     ordered = sorted(data.orls, key=lambda o: _natural_key(o.query))
+    shown = ordered[: data.max_queries]
     return tag(
         "section",
         tag("h2", "Ordered reference lists"),
         tag("p", esc(legend), class_="caption"),
-        tag("div", *(_orl_block(orl) for orl in ordered), class_="orls"),
+        tag("div", *(_orl_block(orl) for orl in shown), class_="orls"),
+        _omitted(len(ordered), len(shown)),
         id="orls",
     )
 

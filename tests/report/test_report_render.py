@@ -183,3 +183,16 @@ def test_a_measure_undefined_everywhere(report_data: ReportData) -> None:
     assert rows[0][2] == "KendallTau@10"
     assert [r[1] for r in rows[1:]] == ["alpha", "beta", "gamma", "delta"]  # by the next measure
     assert all(r[2] == "–" for r in rows[1:])
+
+
+def test_large_reports_draw_the_first_queries_only(report_data: ReportData) -> None:
+    page = Page(render_report(replace(report_data, max_queries=2, power=None)))
+    assert len(page.table(**{"class": "heatmap"})) == 2 + 2
+    assert [b.get("data-query") for b in page.with_class("details", "orl")] == ["q1", "q2"]
+    notes = page.with_class("p", "omitted")
+    assert len(notes) == 2
+    rows = page.table(id="systems-table")  # means still over every query
+    expected = report_data.per_query["alpha"]["nDCG@10"].mean()
+    assert float(rows[1][3].split()[0]) == pytest.approx(expected, abs=5e-4)
+    with pytest.raises(OrlbuildError, match="max_queries"):
+        replace(report_data, max_queries=0)
