@@ -569,13 +569,23 @@ def _scoring(
 ) -> ScoringSpec:
     names = tuple(b.name for b in builds if b.name)
     build = table.get("build", str, choices=names or None)
-    run_systems = tuple(dict.fromkeys(i.system for i in inputs if i.kind == "run" and i.system))
+    # the runs are read from the scored build's collection
+    collection = next((b.collection for b in builds if b.name == build), None)
+    run_systems = tuple(
+        dict.fromkeys(
+            i.system
+            for i in inputs
+            if i.kind == "run" and i.system and collection in (None, i.collection)
+        )
+    )
     systems = table.strings("systems") or run_systems
     unknown = [s for s in systems if s not in run_systems]
     if unknown:
+        where = "" if collection is None else f" in collection {collection!r}"
         allowed = ", ".join(run_systems) or "none (add [[inputs]] with kind = 'run')"
         table.problems.add(
-            table.key("systems"), f"{unknown[0]!r} is not a run input; allowed: {allowed}"
+            table.key("systems"),
+            f"{unknown[0]!r} is not a run input{where}; allowed: {allowed}",
         )
     elif not systems:
         table.problems.add(

@@ -98,13 +98,27 @@ def test_database_url_and_path(workdir: Path) -> None:
     assert "database: give either url or path" in message
 
 
-def test_collection_default_and_override(workdir: Path) -> None:
-    text = 'collection = "web"\n' + MINIMAL.replace(
-        'kind = "run"', 'kind = "run"\ncollection = "other"'
+def test_scored_runs_come_from_the_build_collection(workdir: Path) -> None:
+    text = MINIMAL.replace('system = "a"', 'system = "a"\ncollection = "elsewhere"')
+    message = problems(workdir, text)
+    assert "scoring.systems: no systems to score" in message
+    text = text.replace('build = "main"', 'build = "main"\nsystems = ["a"]')
+    assert "'a' is not a run input in collection 'default'; allowed: none" in problems(
+        workdir, text
     )
-    config = load_config(write(workdir, text))
-    assert [i.collection for i in config.inputs] == ["web", "other"]
+
+
+def test_collection_default_and_override(workdir: Path) -> None:
+    config = load_config(write(workdir, 'collection = "web"\n' + MINIMAL))
+    assert [i.collection for i in config.inputs] == ["web", "web"]
     assert config.builds[0].collection == "web"
+    text = 'collection = "web"\n' + MINIMAL.replace(
+        'kind = "pairwise"', 'kind = "pairwise"\ncollection = "other"'
+    ).replace('source = "pairwise"', 'source = "pairwise"\ncollection = "other"')
+    text = text.replace('system = "a"', 'system = "a"\ncollection = "other"')
+    config = load_config(write(workdir, text))
+    assert [i.collection for i in config.inputs] == ["other", "other"]
+    assert config.builds[0].collection == "other"
 
 
 @pytest.mark.parametrize(
@@ -139,7 +153,7 @@ def test_collection_default_and_override(workdir: Path) -> None:
         (('build = "main"', 'build = "mian"'), "scoring.build: must be one of main (got 'mian')"),
         (
             ('build = "main"', 'build = "main"\nsystems = ["a", "zz"]'),
-            "scoring.systems: 'zz' is not a run input; allowed: a",
+            "scoring.systems: 'zz' is not a run input in collection 'default'; allowed: a",
         ),
         (
             ('build = "main"', 'build = "main"\nmissing = "drop"'),
