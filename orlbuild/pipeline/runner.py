@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from orlbuild.builders import BuildParameters, QueryORL
 from orlbuild.builders.build import resolve_for_frame
@@ -175,11 +177,9 @@ Log = Callable[[str], None]
 
 
 def _hide_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # a URL we cannot parse is shown as given
+    except ArgumentError:  # a URL we cannot parse is shown as given
         return url
 
 
@@ -257,6 +257,8 @@ def _reusable_build(engine: Engine, spec: BuildSpec, params: BuildParameters) ->
         return None
     if record.parent_id is not None or record.collection != spec.collection:
         return None
+    if record.n_failed and spec.parameters.get("on_error") != "skip":
+        return None  # build again so that the failing queries stop the pipeline
     frame = JUDGMENT_LOADERS[spec.source](engine, spec.collection)
     if frame.empty:
         return None

@@ -193,6 +193,9 @@ def test_failing_queries_stop_the_build_unless_skipped(tmp_path: Path) -> None:
     assert build["queries"] == 1 and len(build["failures"]) == 1
     assert build["failures"][0].startswith("q2: ")
     assert "no ORL for q2: " in (tmp_path / "tricky.html").read_text(encoding="utf-8")
+    config.write_text(body.format(params=""), encoding="utf-8")  # stop on failures again
+    code, _, err = invoke("pipeline", str(config))
+    assert code == 1 and "q2" in err  # the skipping build is not reused
 
 
 def test_report_command_on_the_stored_build(
