@@ -85,10 +85,7 @@ def upgrade() -> None:
     sa.Column('item_id', sa.Integer(), nullable=False),
     sa.Column('grade', sa.Integer(), nullable=False),
     sa.CheckConstraint('grade >= 0', name=op.f('ck_graded_judgments_grade')),
-    sa.ForeignKeyConstraint(['annotator_id'], ['annotators.id'], name=op.f('fk_graded_judgments_annotator_id_annotators')),
     sa.ForeignKeyConstraint(['batch_id'], ['ingest_batches.id'], name=op.f('fk_graded_judgments_batch_id_ingest_batches'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['item_id'], ['items.id'], name=op.f('fk_graded_judgments_item_id_items')),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], name=op.f('fk_graded_judgments_query_id_queries')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_graded_judgments'))
     )
     op.create_index(op.f('ix_graded_judgments_batch_id'), 'graded_judgments', ['batch_id'], unique=False)
@@ -101,10 +98,7 @@ def upgrade() -> None:
     sa.Column('item_id', sa.Integer(), nullable=False),
     sa.Column('rank', sa.Integer(), nullable=False),
     sa.CheckConstraint('rank >= 1', name=op.f('ck_listwise_judgments_rank')),
-    sa.ForeignKeyConstraint(['annotator_id'], ['annotators.id'], name=op.f('fk_listwise_judgments_annotator_id_annotators')),
     sa.ForeignKeyConstraint(['batch_id'], ['ingest_batches.id'], name=op.f('fk_listwise_judgments_batch_id_ingest_batches'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['item_id'], ['items.id'], name=op.f('fk_listwise_judgments_item_id_items')),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], name=op.f('fk_listwise_judgments_query_id_queries')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_listwise_judgments'))
     )
     op.create_index(op.f('ix_listwise_judgments_batch_id'), 'listwise_judgments', ['batch_id'], unique=False)
@@ -118,11 +112,7 @@ def upgrade() -> None:
     sa.Column('loser_id', sa.Integer(), nullable=False),
     sa.Column('tie', sa.Boolean(), nullable=False),
     sa.CheckConstraint('winner_id <> loser_id', name=op.f('ck_pairwise_judgments_distinct_items')),
-    sa.ForeignKeyConstraint(['annotator_id'], ['annotators.id'], name=op.f('fk_pairwise_judgments_annotator_id_annotators')),
     sa.ForeignKeyConstraint(['batch_id'], ['ingest_batches.id'], name=op.f('fk_pairwise_judgments_batch_id_ingest_batches'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['loser_id'], ['items.id'], name=op.f('fk_pairwise_judgments_loser_id_items')),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], name=op.f('fk_pairwise_judgments_query_id_queries')),
-    sa.ForeignKeyConstraint(['winner_id'], ['items.id'], name=op.f('fk_pairwise_judgments_winner_id_items')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_pairwise_judgments'))
     )
     op.create_index(op.f('ix_pairwise_judgments_batch_id'), 'pairwise_judgments', ['batch_id'], unique=False)
@@ -137,8 +127,6 @@ def upgrade() -> None:
     sa.Column('score', sa.Float(precision=53), nullable=True),
     sa.CheckConstraint('rank >= 0', name=op.f('ck_run_entries_rank')),
     sa.ForeignKeyConstraint(['batch_id'], ['ingest_batches.id'], name=op.f('fk_run_entries_batch_id_ingest_batches'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['item_id'], ['items.id'], name=op.f('fk_run_entries_item_id_items')),
-    sa.ForeignKeyConstraint(['query_id'], ['queries.id'], name=op.f('fk_run_entries_query_id_queries')),
     sa.ForeignKeyConstraint(['system_id'], ['systems.id'], name=op.f('fk_run_entries_system_id_systems'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_run_entries')),
     sa.UniqueConstraint('system_id', 'query_id', 'item_id', name=op.f('uq_run_entries_system_id_query_id_item_id'))

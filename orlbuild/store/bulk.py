@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy import Column, Connection, MetaData, Table, Text, insert, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -88,6 +88,17 @@ def ensure_names(
     """
     table: Table = model.__table__
     unique = sorted(set(names))
+    if connection.dialect.name == "postgresql":
+        ids = _ensure_names_staged(connection, table, collection_id, unique)
+    else:
+        ids = _ensure_names_executemany(connection, table, collection_id, unique)
+    return np.fromiter((ids[n] for n in names), dtype=np.int64, count=len(names))
+
+
+def _ensure_names_executemany(
+    connection: Connection, table: Table, collection_id: int, unique: list[str]
+) -> dict[str, int]:
+    """Insert-or-ignore with ``executemany``, then select the ids (in-process SQLite: fast)."""
     statement = _insert_ignoring_conflicts(connection, table)
     for start in range(0, len(unique), INSERT_CHUNK):
         part = unique[start : start + INSERT_CHUNK]
@@ -101,7 +112,42 @@ def ensure_names(
             )
         )
         ids.update((str(name), int(id_)) for name, id_ in rows)
-    return np.fromiter((ids[n] for n in names), dtype=np.int64, count=len(names))
+    return ids
+
+
+def _ensure_names_staged(
+    connection: Connection, table: Table, collection_id: int, unique: list[str]
+) -> dict[str, int]:
+    """PostgreSQL: COPY the names into a temporary table, insert-or-ignore and join for ids.
+
+    One statement each instead of one round trip per name. The insert runs in
+    ``ORDER BY name`` so that concurrent transactions lock new names in the
+    same order.
+    """
+    staging = Table(
+        f"orlbuild_staged_{table.name}",
+        MetaData(),
+        Column("name", Text, nullable=False),
+        prefixes=["TEMPORARY"],
+        postgresql_on_commit="DROP",
+    )
+    staging.drop(connection, checkfirst=True)
+    staging.create(connection)
+    _copy_rows(connection, staging, ["name"], [np.asarray(unique, dtype=object)])
+    connection.execute(
+        postgresql.insert(table)
+        .from_select(
+            ["collection_id", "name"],
+            select(literal(collection_id), staging.c.name).order_by(staging.c.name),
+        )
+        .on_conflict_do_nothing()
+    )
+    rows = connection.execute(
+        select(table.c.name, table.c.id)
+        .join(staging, staging.c.name == table.c.name)
+        .where(table.c.collection_id == collection_id)
+    )
+    return {str(name): int(id_) for name, id_ in rows}
 
 
 def ensure_collection(connection: Connection, name: str) -> int:
@@ -147,18 +193,23 @@ def insert_rows(
     return total
 
 
+def _copy_type(column: Column[Any]) -> str:
+    """The PostgreSQL type name psycopg's binary COPY needs for a column."""
+    python_type = column.type.python_type
+    return {int: "int4", bool: "bool", float: "float8"}.get(python_type, "text")
+
+
 def _copy_rows(
     connection: Connection, table: Table, columns: Sequence[str], arrays: Sequence[np.ndarray]
 ) -> None:
-    """``COPY table (columns) FROM STDIN`` through the connection's psycopg cursor."""
+    """``COPY table (columns) FROM STDIN (FORMAT BINARY)`` through the psycopg cursor."""
     raw = connection.connection.driver_connection
     assert raw is not None  # an open connection always has its DBAPI connection
     column_list = ", ".join(f'"{c}"' for c in columns)
     total = len(arrays[0])
-    with (
-        raw.cursor() as cursor,
-        cursor.copy(f'COPY "{table.name}" ({column_list}) FROM STDIN') as copy,
-    ):
+    statement = f'COPY "{table.name}" ({column_list}) FROM STDIN (FORMAT BINARY)'
+    with raw.cursor() as cursor, cursor.copy(statement) as copy:
+        copy.set_types([_copy_type(table.c[c]) for c in columns])
         for start in range(0, total, INSERT_CHUNK):
             stop = min(start + INSERT_CHUNK, total)
             for row in zip(*(a[start:stop].tolist() for a in arrays), strict=True):
