@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Rows per chunk: large enough for vectorised checks, small enough to stream.
-CHUNK_ROWS = 65_536
+CHUNK_ROWS = 32_768
 
 
 @dataclass(frozen=True)

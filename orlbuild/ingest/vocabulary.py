@@ -16,33 +16,49 @@ class Vocabulary:
     """Names of one kind seen in one file, coded without a Python loop per name.
 
     While the file is read, each chunk's distinct names are appended as they
-    are and its rows get *provisional* codes (positions in that growing
-    list); :meth:`finish` factorizes the whole list once, giving every
-    distinct name a dense final code (first seen = 0) and a map from
-    provisional to final codes.
+    are and its rows get *provisional* codes (positions in the stream of
+    appended names). Now and then - and in :meth:`finish` - the appended
+    names are factorized together with the distinct names found so far
+    (which keep their codes), so memory stays proportional to the number of
+    distinct names. :meth:`finish` returns the provisional -> final code map.
     """
 
+    #: Appended names that trigger a compaction (at least; or twice the distinct names).
+    COMPACT_AT = 200_000
+
     def __init__(self) -> None:
-        self._parts: list[np.ndarray] = []
-        self._size = 0
+        self._distinct = np.empty(0, dtype=object)
+        self._pending: list[np.ndarray] = []
+        self._pending_size = 0
+        self._codes = np.empty(0, dtype=np.int64)  # provisional position -> code
+        self._positions = 0
         self.names: list[str] = []
 
     def add(self, names: np.ndarray) -> int:
         """Append a chunk's distinct names; returns the provisional code of the first."""
-        offset = self._size
-        self._parts.append(names)
-        self._size += len(names)
+        offset = self._positions
+        self._pending.append(names)
+        self._positions += len(names)
+        self._pending_size += len(names)
+        if self._pending_size >= max(self.COMPACT_AT, 2 * len(self._distinct)):
+            self._compact()
         return offset
 
+    def _compact(self) -> None:
+        """Factorize the distinct names followed by the pending ones (distinct keep codes)."""
+        if not self._pending:
+            return
+        known = len(self._distinct)
+        codes, uniques = pd.factorize(np.concatenate([self._distinct, *self._pending]))
+        self._codes = np.concatenate([self._codes, codes[known:].astype(np.int64)])
+        self._distinct = np.asarray(uniques, dtype=object)
+        self._pending, self._pending_size = [], 0
+
     def finish(self) -> np.ndarray:
-        """Assign final codes; returns the provisional -> final code map."""
-        if not self._parts:
-            return np.zeros(0, dtype=np.int64)
-        final, uniques = pd.factorize(np.concatenate(self._parts))
-        self.names = [str(name) for name in uniques]
-        self._parts = [np.asarray(self.names, dtype=object)]
-        self._size = len(self.names)
-        return final.astype(np.int64, copy=False)
+        """Assign final codes (first seen = 0); returns the provisional -> final code map."""
+        self._compact()
+        self.names = [str(name) for name in self._distinct]
+        return self._codes
 
 
 @dataclass
