@@ -93,3 +93,26 @@ def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(tmp_path) -> N
             assert pragma("busy_timeout") >= 10_000
     finally:
         engine.dispose()
+
+
+def test_db_commands_and_refusal_of_out_of_date_databases(db_url: str, tmp_path) -> None:
+    from tests.ingest.conftest import run_cli
+
+    data = tmp_path / "p.tsv"
+    data.write_text("query\twinner\tloser\nq1\td1\td2\n")
+    refused = run_cli(db_url, "ingest", "pairwise", str(data))
+    assert refused.exit_code == 1
+    assert "run `orlbuild db upgrade`" in refused.output
+
+    assert run_cli(db_url, "db", "upgrade").exit_code == 0
+    current = run_cli(db_url, "db", "current")
+    assert current.exit_code == 0 and current.stdout.startswith(f"{head_revision()} (head")
+    assert run_cli(db_url, "ingest", "pairwise", str(data)).exit_code == 0
+
+    assert run_cli(db_url, "db", "downgrade", "0001").exit_code == 0
+    behind = run_cli(db_url, "status")
+    assert behind.exit_code == 1
+    assert "at revision '0001' but orlbuild needs" in behind.output
+    assert "needs `orlbuild db upgrade`" in run_cli(db_url, "db", "current").stdout
+    bad = run_cli(db_url, "db", "upgrade", "nonsense")
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
