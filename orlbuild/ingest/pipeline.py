@@ -76,9 +76,10 @@ class IngestResult:
     def message(self) -> str:
         """One line for the user."""
         if not self.created:
+            owner = f", a run of system {self.system!r}" if self.system else ""
             return (
                 f"{self.file_name} is already stored as batch {self.batch_id} (same content, "
-                f"sha256 {self.sha256[:12]}); nothing to do"
+                f"sha256 {self.sha256[:12]}{owner}); nothing to do"
             )
         text = f"stored {self.rows} {self.kind} rows from {self.file_name} as batch {self.batch_id}"
         if self.system:

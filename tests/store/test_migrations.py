@@ -116,3 +116,27 @@ def test_db_commands_and_refusal_of_out_of_date_databases(db_url: str, tmp_path)
     assert "needs `orlbuild db upgrade`" in run_cli(db_url, "db", "current").stdout
     bad = run_cli(db_url, "db", "upgrade", "nonsense")
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_every_migration_file_is_shipped_in_the_wheel() -> None:
+    """pyproject's data-files must cover migrations/, or an installed orlbuild cannot migrate."""
+    import fnmatch
+    import sys
+    from pathlib import Path
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = [p for globs in config["tool"]["setuptools"]["data-files"].values() for p in globs]
+    shipped = [
+        path.relative_to(root).as_posix()
+        for path in (root / "migrations").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    ]
+    assert shipped
+    missing = [f for f in shipped if not any(fnmatch.fnmatch(f, p) for p in patterns)]
+    assert missing == []
