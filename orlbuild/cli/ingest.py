@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -41,37 +42,31 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
     typer.echo(result.message)
 
 
-@ingest_app.command("listwise")
-def listwise_command(
-    ctx: typer.Context,
-    file: FileArg,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-) -> None:
-    """Ingest listwise judgments: query, annotator (optional), item, rank (or JSONL tiers)."""
-    _ingest(ctx, "listwise", file, collection=collection, fmt=fmt)
+#: Judgment kinds and their help text (the command bodies are identical).
+JUDGMENT_COMMANDS = {
+    "listwise": "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers).",
+    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie.",
+    "graded": "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade.",
+}
 
 
-@ingest_app.command("pairwise")
-def pairwise_command(
-    ctx: typer.Context,
-    file: FileArg,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-) -> None:
-    """Ingest pairwise preferences: query, annotator (optional), winner, loser, tie (optional)."""
-    _ingest(ctx, "pairwise", file, collection=collection, fmt=fmt)
+def _judgment_command(kind: str) -> Callable[..., None]:
+    """The ``ingest KIND FILE`` command for one judgment kind."""
+
+    def command(
+        ctx: typer.Context,
+        file: FileArg,
+        collection: CollectionOpt = DEFAULT_COLLECTION,
+        fmt: FormatOpt = None,
+    ) -> None:
+        _ingest(ctx, kind, file, collection=collection, fmt=fmt)
+
+    command.__doc__ = JUDGMENT_COMMANDS[kind]
+    return command
 
 
-@ingest_app.command("graded")
-def graded_command(
-    ctx: typer.Context,
-    file: FileArg,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-) -> None:
-    """Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade."""
-    _ingest(ctx, "graded", file, collection=collection, fmt=fmt)
+for _kind in JUDGMENT_COMMANDS:
+    ingest_app.command(_kind)(_judgment_command(_kind))
 
 
 @ingest_app.command("run")

@@ -26,7 +26,7 @@ from sqlalchemy import (
     String,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 __all__ = [
     "BATCH_KINDS",
@@ -75,56 +75,43 @@ class Collection(Base):
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, unique=True)
 
 
-class Query(Base):
+class _NamedInCollection:
+    """Columns of a name table: an id, the owning collection, a name unique within it."""
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[UniqueConstraint]:
+        """A fresh constraint per table (a constraint object belongs to one table)."""
+        return (UniqueConstraint("collection_id", "name"),)
+
+
+class Query(_NamedInCollection, Base):
     """A query (topic) of a collection."""
 
     __tablename__ = "queries"
-    __table_args__ = (UniqueConstraint("collection_id", "name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
-    )
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
 
 
-class Item(Base):
+class Item(_NamedInCollection, Base):
     """A judged or retrieved item (document, passage, product...) of a collection."""
 
     __tablename__ = "items"
-    __table_args__ = (UniqueConstraint("collection_id", "name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
-    )
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
 
 
-class Annotator(Base):
+class Annotator(_NamedInCollection, Base):
     """A person or process that produced judgments (``_`` when the file names none)."""
 
     __tablename__ = "annotators"
-    __table_args__ = (UniqueConstraint("collection_id", "name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
-    )
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
 
 
-class System(Base):
+class System(_NamedInCollection, Base):
     """A ranking system whose runs are scored against ORLs."""
 
     __tablename__ = "systems"
-    __table_args__ = (UniqueConstraint("collection_id", "name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
-    )
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
 
 
 class IngestBatch(Base):
