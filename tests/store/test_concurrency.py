@@ -99,3 +99,38 @@ def test_parallel_ingests_store_every_row_once(migrated_db_url: str, tmp_path: P
     assert counts["queries"] == len({r[0] for r in expected})
     assert counts["items"] == len({r[2] for r in expected} | {r[3] for r in expected})
     assert counts["annotators"] == PROCESSES + 1
+
+
+def test_parallel_ingests_of_the_same_file_store_it_once(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "same.tsv"
+    _write_file(path, seed=7)
+    go = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER.replace("sys.argv[2] + '.ready'", f"'{path}.{i}'"),
+             migrated_db_url, str(path), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{path}.{i}").exists() for i in range(2)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    outputs = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err
+        outputs.append(out)
+    assert sum("stored 3000 pairwise rows" in out for out in outputs) == 1
+    assert sum("already stored as batch" in out for out in outputs) == 1
+    engine = open_store(migrated_db_url)
+    try:
+        counts = store_status(engine)["collections"]["default"]
+    finally:
+        engine.dispose()
+    assert (counts["pairwise"], counts["batches"]) == (ROWS, 1)
