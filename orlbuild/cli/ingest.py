@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from orlbuild.cli.state import get_state
 from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
-from orlbuild.ingest.source import STDIN
+from orlbuild.ingest.source import input_size
 from orlbuild.progress import progress_bar
 from orlbuild.store import open_store
 from orlbuild.store.read import DEFAULT_COLLECTION
@@ -33,9 +32,8 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
     """Open the store, ingest one file with a progress bar, print the outcome."""
     state = get_state(ctx)
     engine = open_store(state.db_url)
-    size = None if file == STDIN or not Path(file).is_file() else Path(file).stat().st_size
     try:
-        with progress_bar(size, f"ingest {kind}", quiet=state.quiet) as advance:
+        with progress_bar(input_size(file), f"ingest {kind}", quiet=state.quiet) as advance:
             result = ingest_file(engine, kind, file, on_progress=advance, **options)  # type: ignore[arg-type]
     finally:
         engine.dispose()

@@ -25,6 +25,7 @@ __all__ = [
     "InputFormat",
     "Source",
     "detect_format",
+    "input_size",
 ]
 
 #: The file name that means standard input.
@@ -88,15 +89,6 @@ class Source:
     def sha256(self) -> str:
         """SHA-256 of the raw content read so far."""
         return self._hash.hexdigest()
-
-    def size(self) -> int | None:
-        """Size in bytes when known (regular files), for a progress bar's total."""
-        if self.name == STDIN:
-            return None
-        try:
-            return Path(self.name).stat().st_size
-        except OSError:
-            return None
 
     def _open(self) -> BinaryIO:
         """The binary stream to read (standard input or the file)."""
@@ -175,6 +167,14 @@ class Source:
         self.bytes_read += n
         if self.on_progress is not None and n:
             self.on_progress(n)
+
+
+def input_size(name: str) -> int | None:
+    """Size in bytes of a regular input file (``None`` for standard input), for progress bars."""
+    path = Path(name)
+    if name == STDIN or not path.is_file():
+        return None
+    return path.stat().st_size
 
 
 def detect_format(name: str, override: InputFormat | None, first_line: str | None) -> InputFormat:
