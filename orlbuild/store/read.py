@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Connection, func, select
 
@@ -158,12 +159,19 @@ def _load_facts(
         rows: list[Any] = []
         for stmt in statements:
             rows.extend(connection.execute(stmt).all())
-        frame = pd.DataFrame.from_records(rows, columns=["_row", *columns])
+        # Column-wise construction: DataFrame.from_records on Row objects is ~6x slower.
+        names = ["_row", *columns]
+        values = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+        frame = pd.DataFrame(
+            {name: np.asarray(column) for name, column in zip(names, values, strict=True)}
+        )
+        lookups: dict[str, pd.Series] = {}
         for output, attribute in columns.items():
             if attribute.endswith("_id") and attribute != "batch_id":
                 kind = "item" if attribute in ("winner_id", "loser_id") else output
-                names = _names(connection, _NAME_TABLES[kind], cid)
-                frame[output] = names.reindex(frame[output].to_numpy()).to_numpy()
+                if kind not in lookups:
+                    lookups[kind] = _names(connection, _NAME_TABLES[kind], cid)
+                frame[output] = lookups[kind].reindex(frame[output].to_numpy()).to_numpy()
     frame = frame.sort_values([*sort, "_row"], kind="stable").drop(columns="_row")
     return frame.reset_index(drop=True)
 
