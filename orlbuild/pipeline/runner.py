@@ -207,7 +207,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def ingest_input(engine: Engine, spec: InputSpec) -> IngestedInput:
+def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> IngestedInput:
     """Ingest one input unless identical content is already stored (checked by SHA-256 first)."""
     existing = find_batch(engine, spec.collection, spec.kind, _sha256(spec.path))
     if existing is not None:
@@ -225,14 +225,17 @@ def ingest_input(engine: Engine, spec: InputSpec) -> IngestedInput:
             False,
             existing.row_count,
         )
-    result = ingest_file(
-        engine,
-        spec.kind,
-        spec.path,
-        collection=spec.collection,
-        fmt=None if spec.format is None else InputFormat(spec.format),
-        system=spec.system,
-    )
+    size = spec.path.stat().st_size
+    with progress_bar(size, f"ingest {spec.path.name}", quiet=quiet) as advance:
+        result = ingest_file(
+            engine,
+            spec.kind,
+            spec.path,
+            collection=spec.collection,
+            fmt=None if spec.format is None else InputFormat(spec.format),
+            system=spec.system,
+            on_progress=advance,
+        )
     return IngestedInput(
         spec.kind,
         spec.path,
@@ -329,7 +332,7 @@ def run_pipeline(
     try:
         inputs = []
         for spec in config.inputs:
-            done = ingest_input(engine, spec)
+            done = ingest_input(engine, spec, quiet=quiet)
             say(done.message)
             inputs.append(done)
         builds = []
