@@ -8,7 +8,7 @@ names its line and value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ _FLAGS = {"0": False, "1": True, "false": False, "true": True, "": False}
 def _fail_at(
     chunk: ColumnChunk,
     mask: np.ndarray,
-    values: list[str] | np.ndarray,
+    values: Sequence[str] | np.ndarray,
     reason: str,
     label: str,
     hint: str,
@@ -98,7 +98,7 @@ def identifier_codes(
 
 def _parse_or_locate(
     chunk: ColumnChunk,
-    raw: list[str],
+    raw: Sequence[str],
     convert: Callable[[np.ndarray], np.ndarray],
     valid: Callable[[str], bool],
     reason: str,

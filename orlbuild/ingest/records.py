@@ -16,8 +16,9 @@ so that validation can name the line of any bad value.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,7 +76,7 @@ class ColumnChunk:
     """Up to :data:`CHUNK_ROWS` rows: one list of strings per present column."""
 
     lines: np.ndarray
-    columns: dict[str, list[str]]
+    columns: Mapping[str, Sequence[str]]
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -145,30 +146,30 @@ def _header_map(header: list[str], layout: RecordLayout, label: str, line: int) 
     return positions
 
 
+def _is_blank(row: list[str]) -> bool:
+    """A row the csv module made of an empty or whitespace-only line."""
+    return not row or (len(row) == 1 and not row[0].strip())
+
+
 def _delimited_chunks(
     lines: Iterable[str], delimiter: str, layout: RecordLayout, label: str
 ) -> Iterator[ColumnChunk]:
     """Chunks of a delimited file with a header row (csv module)."""
     reader = csv.reader(lines, delimiter=delimiter)
-    header: list[str] | None = None
-    previous_end = 0
-    rows: list[list[str]] = []
-    starts: list[int] = []
-    positions: dict[str, int] = {}
     try:
-        for row in reader:
-            start, previous_end = previous_end + 1, reader.line_num
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            if header is None:
-                header = row
-                positions = _header_map(row, layout, label, start)
-                continue
-            rows.append(row)
-            starts.append(start)
-            if len(rows) >= CHUNK_ROWS:
-                yield _columns_of(rows, starts, header, positions, label)
-                rows, starts = [], []
+        header = next((row for row in reader if not _is_blank(row)), None)
+        if header is None:
+            raise InputError(
+                "the file has no header row", file=label, line=1, hint=layout.describe()
+            )
+        positions = _header_map(header, layout, label, reader.line_num)
+        consumed = reader.line_num
+        while rows := list(itertools.islice(reader, CHUNK_ROWS)):
+            starts = _row_starts(rows, consumed, reader.line_num)
+            consumed = reader.line_num
+            chunk = _columns_of(rows, starts, header, positions, label)
+            if len(chunk):
+                yield chunk
     except csv.Error as exc:
         raise InputError(
             f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})",
@@ -176,35 +177,56 @@ def _delimited_chunks(
             line=reader.line_num,
             hint="check the quoting on this line",
         ) from None
-    if header is None:
-        raise InputError("the file has no header row", file=label, line=1, hint=layout.describe())
-    if rows:
-        yield _columns_of(rows, starts, header, positions, label)
+
+
+def _row_starts(rows: list[list[str]], consumed: int, end: int) -> np.ndarray:
+    """The physical line each row starts on, given the lines read before and after them.
+
+    One line per row unless a quoted field spans lines; then each row starts
+    after the line breaks inside the rows before it.
+    """
+    starts = np.arange(consumed + 1, consumed + 1 + len(rows), dtype=np.int64)
+    if end - consumed != len(rows):
+        breaks = np.fromiter(
+            (sum(field.count("\n") for field in row) for row in rows), np.int64, len(rows)
+        )
+        starts += np.concatenate([[0], np.cumsum(breaks)[:-1]])
+    return starts
 
 
 def _columns_of(
     rows: list[list[str]],
-    starts: list[int],
+    starts: np.ndarray,
     header: list[str],
     positions: dict[str, int],
     label: str,
 ) -> ColumnChunk:
-    """Transpose rows into columns after checking every row has the header's width."""
+    """Drop blank rows, check every row has the header's width, transpose into columns."""
     width = len(header)
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    short = np.flatnonzero(lengths <= 1)
+    if short.size:
+        blank = [int(i) for i in short if _is_blank(rows[i])]
+        if blank:
+            keep = np.ones(len(rows), dtype=bool)
+            keep[blank] = False
+            rows = [row for row, kept in zip(rows, keep, strict=True) if kept]
+            starts, lengths = starts[keep], lengths[keep]
+    if not rows:
+        return ColumnChunk(starts, {name: [] for name in positions})
     bad = np.flatnonzero(lengths != width)
     if bad.size:
         i = int(bad[0])
         raise InputError(
             f"expected {width} fields like the header, found {len(rows[i])}",
             file=label,
-            line=starts[i],
+            line=int(starts[i]),
             value=rows[i],
             hint="quote fields that contain the separator",
         )
     transposed = list(zip(*rows, strict=True))
-    values = {name: list(transposed[pos]) for name, pos in positions.items()}
-    return ColumnChunk(np.asarray(starts, dtype=np.int64), values)
+    values = {name: transposed[pos] for name, pos in positions.items()}
+    return ColumnChunk(starts, values)
 
 
 def _json_text(value: object) -> str:

@@ -199,3 +199,26 @@ def test_bad_last_row_after_thousands_of_good_rows_stores_nothing(
     assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
     counts = store_counts(migrated_db_url)["collections"]["default"]
     assert (counts["pairwise"], counts["queries"], counts["batches"]) == (5000, 50, 1)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 3])
+def test_line_numbers_across_chunk_boundaries(
+    migrated_db_url: str, write_file: Write, monkeypatch: pytest.MonkeyPatch, chunk_rows: int
+) -> None:
+    """Blank lines and quoted line breaks keep error lines exact whatever the chunking."""
+    monkeypatch.setattr("orlbuild.ingest.records.CHUNK_ROWS", chunk_rows)
+    content = 'query,winner,loser\n\n\nq1,"a\nb\nc",d2\n  \nq2,d1,d2\n\nq1,"x\r\n",d3\nq1,d3,d3\n\n'
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("p.csv", content)))
+    assert result.exit_code == 1
+    assert "line 12:" in result.output
+    fixed = content.replace("q1,d3,d3", "q1,d3,d4")
+    assert (
+        run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("ok.csv", fixed))).exit_code
+        == 0
+    )
+    assert sorted(_pairs(migrated_db_url)) == [
+        ("q1", "_", "a\nb\nc", "d2", False),
+        ("q1", "_", "d3", "d4", False),
+        ("q1", "_", "x", "d3", False),
+        ("q2", "_", "d1", "d2", False),
+    ]
