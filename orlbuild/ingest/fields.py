@@ -18,7 +18,7 @@ from orlbuild.ingest.records import ColumnChunk
 from orlbuild.ingest.vocabulary import Vocabulary
 from orlbuild.store.models import NAME_LENGTH
 
-__all__ = ["finite_floats", "flags", "identifier_codes", "integers"]
+__all__ = ["finite_floats", "flags", "identifier_codes", "identifier_pair_codes", "integers"]
 
 #: Largest integer a rank or grade may take (the store's INTEGER is 32-bit on PostgreSQL).
 MAX_INTEGER = 2**31 - 1
@@ -81,18 +81,52 @@ def identifier_codes(
             raise InputError(f"missing required column {column!r}", file=label)
         offset = vocabulary.add(np.asarray([default], dtype=object))
         return np.full(len(chunk), offset, dtype=np.int64)
-    local, uniques = pd.factorize(np.asarray(raw, dtype=object))
+    return _coded_names(chunk, [raw], [column], label, vocabulary, default)
+
+
+def identifier_pair_codes(
+    chunk: ColumnChunk, columns: tuple[str, str], label: str, vocabulary: Vocabulary
+) -> tuple[np.ndarray, np.ndarray]:
+    """Provisional codes of two required identifier columns of one vocabulary.
+
+    Both columns go through one hash pass (e.g. ``winner`` and ``loser``,
+    whose items largely overlap); otherwise as :func:`identifier_codes`.
+    """
+    raws = [chunk.columns[c] for c in columns]
+    codes = _coded_names(chunk, raws, list(columns), label, vocabulary, None)
+    return codes[: len(chunk)], codes[len(chunk) :]
+
+
+def _coded_names(
+    chunk: ColumnChunk,
+    raws: list[Sequence[str]],
+    columns: list[str],
+    label: str,
+    vocabulary: Vocabulary,
+    default: str | None,
+) -> np.ndarray:
+    """Codes of the concatenated columns ``raws``; names the line of an empty or long value."""
+    values = np.concatenate([np.asarray(raw, dtype=object) for raw in raws])
+    local, uniques = pd.factorize(values)
     names = pd.Series(uniques, dtype=object).str.strip()
     if default is not None:
         names[names == ""] = default
     lengths = names.str.len().to_numpy()
     problems = (
-        (lengths == 0, f"empty {column}", f"every row needs a {column}"),
-        (lengths > NAME_LENGTH, f"{column} is longer than {NAME_LENGTH} characters", "shorten it"),
+        (lengths == 0, "empty {}", "every row needs a {}"),
+        (lengths > NAME_LENGTH, f"{{}} is longer than {NAME_LENGTH} characters", "shorten it"),
     )
     for bad, reason, hint in problems:
         if bad.any():
-            _fail_at(chunk, np.isin(local, np.flatnonzero(bad)), raw, reason, label, hint)
+            i = int(np.flatnonzero(np.isin(local, np.flatnonzero(bad)))[0])
+            column = columns[i // len(chunk)]
+            raise InputError(
+                reason.format(column),
+                file=label,
+                line=int(chunk.lines[i % len(chunk)]),
+                value=values[i],
+                hint=hint.format(column),
+            )
     return local.astype(np.int64) + vocabulary.add(names.to_numpy(dtype=object))
 
 

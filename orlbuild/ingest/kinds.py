@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.fields import finite_floats, flags, identifier_codes, integers
+from orlbuild.ingest.fields import (
+    finite_floats,
+    flags,
+    identifier_codes,
+    identifier_pair_codes,
+    integers,
+)
 from orlbuild.ingest.records import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
 from orlbuild.ingest.vocabulary import Vocabularies
@@ -88,8 +94,7 @@ def _frame(facts: Facts, lines: np.ndarray) -> pd.DataFrame:
 
 def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
     """Query, annotator, winner, loser, tie (``winner == loser`` is checked per file)."""
-    winner = identifier_codes(chunk, "winner", label, vocab.items)
-    loser = identifier_codes(chunk, "loser", label, vocab.items)
+    winner, loser = identifier_pair_codes(chunk, ("winner", "loser"), label, vocab.items)
     return {
         **_query_annotator(chunk, label, vocab),
         "winner_id": winner,

@@ -81,6 +81,9 @@ CASES = {
     "empty identifier": BadInput(
         "pairwise", "p.tsv", H_PAIR + "q1\ta1\td1\td2\t0\n \ta1\td1\td2\t0\n", 3, "empty query"
     ),
+    "empty loser": BadInput(
+        "pairwise", "p.tsv", H_PAIR + "q1\ta1\td1\td2\t0\nq1\ta1\td1\t \t0\n", 3, "empty loser"
+    ),
     "row with too many fields": BadInput(
         "pairwise", "p.csv", "query,winner,loser\nq1,d1,d2\nq1,d1,d2,d3\n", 3, "expected 3 fields"
     ),
