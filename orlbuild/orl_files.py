@@ -19,10 +19,9 @@ import pandas as pd
 
 from orlbuild.builders.graded import aggregate_grades
 from orlbuild.errors import InputError
-from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, Vocabularies
-from orlbuild.ingest.pipeline import _choose_format, _concatenate, _with_first_line
-from orlbuild.ingest.records import read_chunks
-from orlbuild.ingest.source import InputFormat, Source
+from orlbuild.ingest.kinds import DuplicatePolicy
+from orlbuild.ingest.pipeline import read_input
+from orlbuild.ingest.source import InputFormat
 from scoring import ORL, ScoringError
 
 __all__ = ["ParsedFile", "parse_file", "read_orl_file", "read_run_file"]
@@ -50,23 +49,6 @@ class ParsedFile:
     dropped: int
 
 
-def _decoded(facts: Facts, vocab: Vocabularies) -> pd.DataFrame:
-    """Facts with vocabulary codes replaced by names."""
-    names = {
-        "query_id": ("query", vocab.queries.names),
-        "item_id": ("item", vocab.items.names),
-        "annotator_id": ("annotator", vocab.annotators.names),
-    }
-    columns: dict[str, np.ndarray] = {}
-    for key, values in facts.items():
-        if key in names:
-            label, table = names[key]
-            columns[label] = np.asarray(table, dtype=object)[values]
-        else:
-            columns[key] = values
-    return pd.DataFrame(columns)
-
-
 def parse_file(
     kind: str,
     path: str | Path,
@@ -81,19 +63,8 @@ def parse_file(
     InputError
         Naming the file, line and value of the first problem.
     """
-    spec = KINDS[kind]
-    source = Source(str(path))
-    first_line, lines = _with_first_line(source.lines())
-    chosen = _choose_format(spec, str(path), fmt, first_line)
-    vocab = Vocabularies()
-    parts, line_parts = [], []
-    for chunk in read_chunks(lines, chosen, spec.layout, source.label):
-        parts.append(spec.parse(chunk, source.label, vocab))
-        line_parts.append(chunk.lines)
-    facts, dropped = spec.check(
-        _concatenate(parts), np.concatenate(line_parts), source.label, vocab, duplicates
-    )
-    return ParsedFile(_decoded(facts, vocab), source.label, source.sha256, dropped)
+    parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates)
+    return ParsedFile(parsed.decoded(), parsed.label, parsed.sha256, parsed.dropped)
 
 
 def _orls_from_json(path: Path) -> dict[str, ORL]:

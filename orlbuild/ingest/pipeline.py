@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError
@@ -23,7 +24,7 @@ from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
 from orlbuild.ingest.records import read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format
 from orlbuild.ingest.vocabulary import Vocabularies
-from orlbuild.store.batches import NewBatch, store_batch
+from orlbuild.store.batches import NAME_COLUMNS, NewBatch, store_batch
 from orlbuild.store.bulk import paused_gc
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import DEFAULT_COLLECTION
@@ -31,11 +32,13 @@ from orlbuild.store.read import DEFAULT_COLLECTION
 __all__ = [
     "USER_ENV_VAR",
     "IngestResult",
+    "ParsedInput",
     "ingest_file",
     "ingest_graded_file",
     "ingest_listwise_file",
     "ingest_pairwise_file",
     "ingest_run_file",
+    "read_input",
 ]
 
 #: Environment variable naming who ingests (``created_by``); defaults to the login name.
@@ -155,30 +158,84 @@ def _check_name(value: str, what: str) -> str:
     return name
 
 
-def _read_facts(
-    spec: IngestKind,
-    source: Source,
-    fmt: InputFormat | None,
-    vocab: Vocabularies,
-    duplicates: DuplicatePolicy,
-) -> tuple[Facts, int]:
-    """Parse and check the whole input; returns the facts to store and the rows dropped."""
-    first_line, lines = _with_first_line(source.lines())
-    chosen = _choose_format(spec, source.name, fmt, first_line)
-    parts: list[Facts] = []
-    line_parts: list[np.ndarray] = []
-    for chunk in read_chunks(lines, chosen, spec.layout, source.label):
-        parts.append(spec.parse(chunk, source.label, vocab))
-        line_parts.append(chunk.lines)
-    line_numbers = np.concatenate(line_parts)
-    facts = _concatenate(parts)
-    vocab.finish(facts)
-    facts, dropped = spec.check(facts, line_numbers, source.label, vocab, duplicates)
-    if "score" in facts:
-        scores = facts["score"].astype(object)
-        scores[np.isnan(facts["score"])] = None
-        facts["score"] = scores
-    return facts, dropped
+@dataclass(frozen=True)
+class ParsedInput:
+    """One input file read and fully validated, not stored.
+
+    Attributes
+    ----------
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    facts
+        Column -> aligned array; ``query_id``, ``annotator_id``, ``item_id``,
+        ``winner_id`` and ``loser_id`` hold codes into ``vocabularies``
+        (see :meth:`decoded`); ``score`` is NaN where a run has none.
+    vocabularies
+        The names the codes stand for.
+    label, sha256
+        How messages name the file, and the hex digest of its bytes.
+    dropped
+        Rows not kept (identical repeated grades, ``--duplicates keep-first``).
+    """
+
+    kind: str
+    facts: Facts
+    vocabularies: Vocabularies
+    label: str
+    sha256: str
+    dropped: int
+
+    def decoded(self) -> pd.DataFrame:
+        """The facts as a DataFrame with names instead of codes (``query``, ``item``, ...)."""
+        names = self.vocabularies.as_lists()
+        columns: dict[str, np.ndarray] = {}
+        for column, values in self.facts.items():
+            vocabulary = NAME_COLUMNS.get(column)
+            if vocabulary is None:
+                columns[column] = values
+            else:
+                columns[column.removesuffix("_id")] = np.asarray(names[vocabulary], dtype=object)[
+                    values
+                ]
+        return pd.DataFrame(columns)
+
+
+def read_input(
+    kind: str,
+    path: str | Path,
+    *,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    stream: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> ParsedInput:
+    """Read and validate one file exactly as :func:`ingest_file` does, without storing it.
+
+    Used by ``orlbuild eval`` to score files without a database. Parameters
+    are those of :func:`ingest_file`.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and value of the first problem.
+    """
+    spec = KINDS[kind]
+    source = Source(str(path), stream=stream, on_progress=on_progress)
+    vocab = Vocabularies()
+    with paused_gc():
+        first_line, lines = _with_first_line(source.lines())
+        chosen = _choose_format(spec, source.name, fmt, first_line)
+        parts: list[Facts] = []
+        line_parts: list[np.ndarray] = []
+        for chunk in read_chunks(lines, chosen, spec.layout, source.label):
+            parts.append(spec.parse(chunk, source.label, vocab))
+            line_parts.append(chunk.lines)
+        facts = _concatenate(parts)
+        vocab.finish(facts)
+        facts, dropped = spec.check(
+            facts, np.concatenate(line_parts), source.label, vocab, duplicates
+        )
+    return ParsedInput(kind, facts, vocab, source.label, source.sha256, dropped)
 
 
 def ingest_file(
@@ -228,7 +285,6 @@ def ingest_file(
     InputError
         Bad input; the message names the file, line and value. Nothing is stored.
     """
-    spec = KINDS[kind]
     collection = _check_name(collection, "collection")
     if kind == "run":
         if system is None:
@@ -236,20 +292,20 @@ def ingest_file(
         system = _check_name(system, "system")
     elif system is not None:
         raise ConfigError("--system applies to runs only")
-    source = Source(str(path), stream=stream, on_progress=on_progress)
-    vocab = Vocabularies()
+    parsed = read_input(
+        kind, path, fmt=fmt, duplicates=duplicates, stream=stream, on_progress=on_progress
+    )
     with paused_gc():
-        facts, dropped = _read_facts(spec, source, fmt, vocab, duplicates)
         stored = store_batch(
             engine,
             NewBatch(
                 kind=kind,
                 collection=collection,
-                file_name=source.label,
-                sha256=source.sha256,
+                file_name=parsed.label,
+                sha256=parsed.sha256,
                 created_by=_created_by(),
-                vocabularies=vocab.as_lists(),
-                facts=facts,
+                vocabularies=parsed.vocabularies.as_lists(),
+                facts=parsed.facts,
                 system=system,
             ),
         )
@@ -257,10 +313,10 @@ def ingest_file(
         batch_id=stored.id,
         created=stored.created,
         kind=kind,
-        file_name=source.label,
-        sha256=source.sha256,
+        file_name=parsed.label,
+        sha256=parsed.sha256,
         rows=stored.row_count,
-        dropped=dropped if stored.created else 0,
+        dropped=parsed.dropped if stored.created else 0,
         system=stored.system,
     )
 

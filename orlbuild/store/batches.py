@@ -186,7 +186,7 @@ def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
             for column, values in batch.facts.items():
                 vocabulary = NAME_COLUMNS.get(column)
                 columns.append(column)
-                arrays.append((values if vocabulary is None else ids[vocabulary][values])[order])
+                arrays.append(_sql_values(values, ids[vocabulary] if vocabulary else None)[order])
             insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays)
     except IntegrityError as exc:
         # A concurrent ingest of the same content won the race: report it as a no-op.
@@ -200,6 +200,17 @@ def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
             ) from exc
         raise StoreError(f"the store refused the batch: {exc.orig}") from exc
     return StoredBatch(int(batch_id), created=True, row_count=batch.row_count, system=batch.system)
+
+
+def _sql_values(values: np.ndarray, ids: np.ndarray | None) -> np.ndarray:
+    """Vocabulary codes -> store ids; NaN floats -> ``None`` (SQL NULL)."""
+    if ids is not None:
+        return ids[values]
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        with_nulls = values.astype(object)
+        with_nulls[np.isnan(values)] = None
+        return with_nulls
+    return values
 
 
 def _references(engine: Engine) -> list[tuple[str, str, bool]]:
