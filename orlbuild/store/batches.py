@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from orlbuild.errors import StoreError
 from orlbuild.store.bulk import ensure_collection, ensure_names, ensure_system, insert_rows
-from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
 from orlbuild.store.models import (
     Annotator,
     Collection,
@@ -148,6 +148,12 @@ def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
         When a run repeats (query, item) pairs the system already has from
         another batch.
     """
+    with database_errors(engine):
+        return _store_batch(engine, batch)
+
+
+def _store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
+    """:func:`store_batch` without the translation of driver errors."""
     existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
     if existing is not None:
         return existing
@@ -242,6 +248,12 @@ def delete_batch(engine: Engine, batch_id: int, *, force: bool = False) -> int:
     StoreError
         No such batch, or the batch is in use and ``force`` is false.
     """
+    with database_errors(engine):
+        return _delete_batch(engine, batch_id, force)
+
+
+def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
+    """:func:`delete_batch` without the translation of driver errors."""
     references = _references(engine)
     with write_transaction(engine) as connection:
         row = connection.execute(

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 from orlbuild.errors import StoreError
@@ -26,6 +26,7 @@ __all__ = [
     "Bind",
     "connect",
     "create_store_engine",
+    "database_errors",
     "is_sqlite",
     "normalize_url",
     "write_transaction",
@@ -123,6 +124,19 @@ def create_store_engine(url: str, **kwargs: Any) -> Engine:
         _configure_sqlite(engine)
         return engine
     return create_engine(url, **kwargs)
+
+
+@contextmanager
+def database_errors(engine: Engine) -> Iterator[None]:
+    """Turn driver failures (no server, unopenable file, lock timeout) into StoreError."""
+    try:
+        yield
+    except (OperationalError, InterfaceError) as exc:
+        reason = str(exc.orig or exc).strip().splitlines()[0]
+        where = engine.url.render_as_string(hide_password=True)
+        raise StoreError(
+            f"cannot use the database {where}: {reason}; check --db or $ORLBUILD_DB"
+        ) from exc
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from alembic.util.exc import CommandError
 from sqlalchemy import Connection, Engine, inspect
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
-from orlbuild.store.engine import create_store_engine, normalize_url
+from orlbuild.store.engine import create_store_engine, database_errors, normalize_url
 
 __all__ = [
     "alembic_config",
@@ -88,7 +88,7 @@ def _run(url: str, action: str, revision: str) -> None:
     """Run one Alembic command on ``url`` inside one transaction."""
     engine = create_store_engine(url)
     try:
-        with engine.begin() as connection:
+        with database_errors(engine), engine.begin() as connection:
             config = alembic_config(url)
             config.attributes["connection"] = connection
             try:
@@ -112,7 +112,7 @@ def downgrade(url: str, revision: str) -> None:
 def current_revision(bind: Engine | Connection) -> str | None:
     """The revision the database is at, or ``None`` when it was never migrated."""
     if isinstance(bind, Engine):
-        with bind.connect() as connection:
+        with database_errors(bind), bind.connect() as connection:
             return current_revision(connection)
     heads = MigrationContext.configure(bind).get_current_heads()
     return heads[0] if heads else None

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from sqlalchemy import Engine, inspect
 from sqlalchemy.orm import Session
 
-from orlbuild.store.engine import create_store_engine
+from orlbuild.store.engine import create_store_engine, database_errors
 from orlbuild.store.schema import require_head, upgrade
 
 __all__ = ["open_store", "store_session"]
@@ -40,12 +40,13 @@ def open_store(url: str, *, upgrade_if_empty: bool = False) -> Engine:
     """
     engine = create_store_engine(url)
     try:
-        if upgrade_if_empty:
-            with engine.connect() as connection:
-                empty = not inspect(connection).get_table_names()
-            if empty:
-                upgrade(url)
-        require_head(engine)
+        with database_errors(engine):
+            if upgrade_if_empty:
+                with engine.connect() as connection:
+                    empty = not inspect(connection).get_table_names()
+                if empty:
+                    upgrade(url)
+            require_head(engine)
     except BaseException:
         engine.dispose()
         raise

@@ -140,3 +140,13 @@ def test_every_migration_file_is_shipped_in_the_wheel() -> None:
     assert shipped
     missing = [f for f in shipped if not any(fnmatch.fnmatch(f, p) for p in patterns)]
     assert missing == []
+
+
+def test_unreachable_database_is_a_one_line_error(tmp_path) -> None:
+    from tests.ingest.conftest import run_cli
+
+    url = f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"
+    for args in (("status",), ("db", "upgrade"), ("db", "current")):
+        result = run_cli(url, *args)
+        assert result.exit_code == 1
+        assert "cannot use the database" in result.output and "Traceback" not in result.output
