@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import Engine, inspect
 from sqlalchemy.orm import Session
 
+from orlbuild.errors import SchemaOutOfDateError
 from orlbuild.store.engine import create_store_engine, database_errors
-from orlbuild.store.schema import require_head, upgrade
+from orlbuild.store.schema import UPGRADE_HINT, require_head, upgrade
 
 __all__ = ["open_store", "store_session"]
 
@@ -39,6 +41,12 @@ def open_store(url: str, *, upgrade_if_empty: bool = False) -> Engine:
         ``orlbuild db upgrade``.
     """
     engine = create_store_engine(url)
+    database = engine.url.database
+    sqlite_file = engine.dialect.name == "sqlite" and database not in (None, "", ":memory:")
+    if sqlite_file and not upgrade_if_empty and not Path(str(database)).exists():
+        engine.dispose()
+        # Checked before connecting, which would leave an empty file behind.
+        raise SchemaOutOfDateError(f"there is no database file {database}; {UPGRADE_HINT}")
     try:
         with database_errors(engine):
             if upgrade_if_empty:

@@ -146,7 +146,21 @@ def test_unreachable_database_is_a_one_line_error(tmp_path) -> None:
     from tests.ingest.conftest import run_cli
 
     url = f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"
-    for args in (("status",), ("db", "upgrade"), ("db", "current")):
+    for args in (("db", "upgrade"), ("db", "current")):
         result = run_cli(url, *args)
         assert result.exit_code == 1
         assert "cannot use the database" in result.output and "Traceback" not in result.output
+    server = "postgresql+psycopg://nobody@127.0.0.1:1/none"  # nothing listens on port 1
+    result = run_cli(server, "status")
+    assert result.exit_code == 1
+    assert "cannot use the database" in result.output and "Traceback" not in result.output
+
+
+def test_missing_sqlite_file_is_not_created_by_other_commands(tmp_path) -> None:
+    from tests.ingest.conftest import run_cli
+
+    path = tmp_path / "absent.db"
+    result = run_cli(f"sqlite:///{path}", "status")
+    assert result.exit_code == 1
+    assert "there is no database file" in result.output and "orlbuild db upgrade" in result.output
+    assert not path.exists()
