@@ -69,6 +69,7 @@ def test_command_walkthrough(workdir: Path) -> None:
     assert (workdir / "power.png").stat().st_size > 1000
     assert (workdir / "report.html").stat().st_size > 1000
     assert (workdir / "demo-bt.qrels").read_text().strip()
+    assert (workdir / "bm25-scores.csv").read_text().strip()
 
 
 def test_python_api_block() -> None:
