@@ -8,8 +8,8 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.build import opened_store
 from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import (
     get_build,
     list_builds,

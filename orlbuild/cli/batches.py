@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from orlbuild.cli.render import OutputFormat, emit
-from orlbuild.cli.state import get_state
-from orlbuild.store import list_batches, open_store
+from orlbuild.cli.state import opened_store
+from orlbuild.store import list_batches
 from orlbuild.store.batches import delete_batch
 
 batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
@@ -25,11 +25,8 @@ def list_command(
     ),
 ) -> None:
     """List the ingested files: id, kind, file, sha256, rows, when and by whom."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         frame = list_batches(engine, collection)
-    finally:
-        engine.dispose()
     frame["created_at"] = frame["created_at"].astype(str)
     emit(fmt, frame=frame, title="Ingest batches")
 
@@ -43,11 +40,8 @@ def delete_command(
     ] = False,
 ) -> None:
     """Delete a batch and every row it stored (refused while a build uses it)."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         rows = delete_batch(engine, batch_id, force=force)
-    finally:
-        engine.dispose()
     typer.echo(f"deleted batch {batch_id} ({rows} rows)")
 
 

@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import pandas as pd
 import typer
-from sqlalchemy import Engine
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
 from orlbuild.cli.render import OutputFormat, emit
-from orlbuild.cli.state import get_state
+from orlbuild.cli.state import get_state, opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
-from orlbuild.store import open_store
 from orlbuild.store.builds import build_and_store
 from orlbuild.store.read import DEFAULT_COLLECTION
 
 __all__ = ["opened_store", "register"]
-
-
-@contextmanager
-def opened_store(ctx: typer.Context) -> Iterator[Engine]:
-    """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def build_command(

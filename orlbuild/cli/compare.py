@@ -16,8 +16,7 @@ from orlbuild.cli.score import (
     SystemsOption,
     warn,
 )
-from orlbuild.cli.state import get_state
-from orlbuild.store import open_store
+from orlbuild.cli.state import opened_store
 from orlbuild.store.evaluations import SystemPanels, build_summary, panels_for_systems
 
 
@@ -104,13 +103,10 @@ def load_panels(
     missing: MissingPolicy,
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         return panels_for_systems(
             engine, build, systems, measures=measures, missing=missing.literal
         )
-    finally:
-        engine.dispose()
 
 
 def register(app: typer.Typer) -> None:

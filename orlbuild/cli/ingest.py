@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.state import get_state
+from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import progress_bar
-from orlbuild.store import open_store
 from orlbuild.store.read import DEFAULT_COLLECTION
 
 ingest_app = typer.Typer(
@@ -31,12 +30,11 @@ FormatOpt = Annotated[
 def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None:
     """Open the store, ingest one file with a progress bar, print the outcome."""
     state = get_state(ctx)
-    engine = open_store(state.db_url)
-    try:
-        with progress_bar(input_size(file), f"ingest {kind}", quiet=state.quiet) as advance:
-            result = ingest_file(engine, kind, file, on_progress=advance, **options)  # type: ignore[arg-type]
-    finally:
-        engine.dispose()
+    with (
+        opened_store(ctx) as engine,
+        progress_bar(input_size(file), f"ingest {kind}", quiet=state.quiet) as advance,
+    ):
+        result = ingest_file(engine, kind, file, on_progress=advance, **options)  # type: ignore[arg-type]
     typer.echo(result.message)
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.orl_export import diff_orl_entries, export_orls
-from orlbuild.cli.build import opened_store
 from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import get_build, list_builds, load_build_entries
 
 __all__ = ["register"]

@@ -7,8 +7,8 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.build import opened_store
 from orlbuild.cli.render import OutputFormat, emit, print_json
+from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import get_build, load_build_judgments, load_build_orls
 
 __all__ = ["register"]

@@ -12,8 +12,7 @@ import typer
 from orlbuild.cli.evaluation import FormatOption
 from orlbuild.cli.render import OutputFormat, emit, jsonable
 from orlbuild.cli.score_tables import score_report
-from orlbuild.cli.state import get_state
-from orlbuild.store import open_store
+from orlbuild.cli.state import opened_store
 from orlbuild.store.evaluations import (
     SavedEvaluation,
     build_summary,
@@ -41,11 +40,8 @@ def list_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """List saved evaluations, newest first."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         frame = list_evaluations(engine, build=build, system=system)
-    finally:
-        engine.dispose()
     emit(
         fmt,
         frame=frame,
@@ -94,11 +90,8 @@ def export_command(
 
 def _load(ctx: typer.Context, evaluation: int) -> SavedEvaluation:
     """Read one saved evaluation."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         return load_evaluation(engine, evaluation)
-    finally:
-        engine.dispose()
 
 
 def _extra(saved: SavedEvaluation) -> dict[str, Any]:

@@ -16,11 +16,10 @@ from sqlalchemy import Engine
 from orlbuild.cli.evaluation import FormatOption, MeasureOption
 from orlbuild.cli.render import OutputFormat, emit
 from orlbuild.cli.score_tables import score_report
-from orlbuild.cli.state import get_state
+from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.orl_files import read_run_file
-from orlbuild.store import open_store
 from orlbuild.store.evaluations import (
     SystemScores,
     build_summary,
@@ -78,12 +77,9 @@ def score_command(
     """Score a system (stored run, or a run file) against the ORLs of a build."""
     if (system is None) == (run is None):
         raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         scores = _score(engine, build, system, run, measure, missing.literal, duplicates)
         saved = save_evaluation(engine, scores) if save else None
-    finally:
-        engine.dispose()
     extra = {"build": build_summary(scores.build), "system": scores.system}
     table, payload = score_report(scores.per_query, per_query=per_query, extra=extra)
     if saved is not None:

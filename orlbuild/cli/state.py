@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import typer
+from sqlalchemy import Engine
+
+from orlbuild.store import open_store
 
 DEFAULT_DB_URL = "sqlite:///orlbuild.db"
 DB_ENV_VAR = "ORLBUILD_DB"
@@ -41,3 +46,13 @@ def get_state(ctx: typer.Context) -> AppState:
     if not isinstance(root.obj, AppState):
         root.obj = AppState()
     return root.obj
+
+
+@contextmanager
+def opened_store(ctx: typer.Context) -> Iterator[Engine]:
+    """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
+    engine = open_store(get_state(ctx).db_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()

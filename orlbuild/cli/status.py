@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 
 from orlbuild.cli.render import OutputFormat, emit
-from orlbuild.cli.state import get_state
-from orlbuild.store import open_store
+from orlbuild.cli.state import opened_store
 from orlbuild.store.status import status_frame, store_status
 
 
@@ -22,11 +21,8 @@ def status_command(
     ),
 ) -> None:
     """Count queries, items, annotators, judgments, run entries and batches."""
-    engine = open_store(get_state(ctx).db_url)
-    try:
+    with opened_store(ctx) as engine:
         payload = store_status(engine, collection)
-    finally:
-        engine.dispose()
     emit(fmt, frame=status_frame(payload), payload=payload, title="Store status")
 
 
