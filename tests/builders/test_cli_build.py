@@ -8,28 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from store_cli import cli, cli_json
 
-from orlbuild.cli.main import app
 from orlbuild.store import open_store
 from orlbuild.store.batches import delete_batch
 from orlbuild.store.builds import builds_using_batch, get_build, load_build_orls
 from scoring.orl import ORL
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 from tests.builders.store_data import store_judgments
-
-runner = CliRunner()
-
-
-def cli(url: str, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--db", url, "--quiet", *args])
-    return result.exit_code, result.stdout, result.stderr
-
-
-def run_json(url: str, *args: str) -> dict:  # type: ignore[type-arg]
-    code, out, err = cli(url, *args, "--format", "json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 @pytest.fixture
@@ -44,7 +30,7 @@ def pairwise_db(migrated_db_url: str) -> tuple[str, int]:
 
 def test_build_json_and_stored_metadata(pairwise_db: tuple[str, int]) -> None:
     url, batch = pairwise_db
-    doc = run_json(url, "build", "--source", "pairwise", "--name", "first", "--seed", "3")
+    doc = cli_json(url, "build", "--source", "pairwise", "--name", "first", "--seed", "3")
     assert set(doc) >= {"build", "name", "queries", "tiers", "warnings"}
     assert doc["name"] == "first" and doc["queries"] == 3
     assert set(doc["tiers"]) == {"q0", "q1", "q2"} and all(t >= 2 for t in doc["tiers"].values())
@@ -65,11 +51,11 @@ def test_build_json_and_stored_metadata(pairwise_db: tuple[str, int]) -> None:
 def test_same_inputs_and_seed_give_identical_orls(pairwise_db: tuple[str, int]) -> None:
     url, _ = pairwise_db
     options = ["build", "--source", "pairwise", "--method", "rank-centrality", "--bootstrap", "20"]
-    first = run_json(url, *options, "--seed", "5")["build"]
-    second = run_json(url, *options, "--seed", "5")["build"]
+    first = cli_json(url, *options, "--seed", "5")["build"]
+    second = cli_json(url, *options, "--seed", "5")["build"]
     exported = [cli(url, "orl", "export", str(b), "--format", "tsv")[1] for b in (first, second)]
     assert exported[0] == exported[1]
-    shown = [run_json(url, "orl", "show", str(b))["queries"] for b in (first, second)]
+    shown = [cli_json(url, "orl", "show", str(b))["queries"] for b in (first, second)]
     assert shown[0] == shown[1]
 
 
@@ -83,8 +69,8 @@ def test_failing_query_stores_nothing_by_default_and_skip_lists_it(migrated_db_u
     code, out, err = cli(migrated_db_url, "build", "--source", "pairwise")
     assert code == 1 and out == ""
     assert "Error: query 'bad': comparison graph is disconnected" in err
-    assert run_json(migrated_db_url, "orl", "list") == []
-    doc = run_json(migrated_db_url, "build", "--source", "pairwise", "--on-error", "skip")
+    assert cli_json(migrated_db_url, "orl", "list") == []
+    doc = cli_json(migrated_db_url, "build", "--source", "pairwise", "--on-error", "skip")
     assert doc["queries"] == 1 and doc["failures"][0]["query"] == "bad"
     assert any("bad" in w for w in doc["warnings"])
 
@@ -101,8 +87,8 @@ def test_bad_options_are_one_line_errors(pairwise_db: tuple[str, int]) -> None:
 
 def test_orl_show_export_and_list(pairwise_db: tuple[str, int], tmp_path: Path) -> None:
     url, _ = pairwise_db
-    build = run_json(url, "build", "--source", "pairwise", "--name", "x")["build"]
-    shown = run_json(url, "orl", "show", "x", "--query", "q1")
+    build = cli_json(url, "build", "--source", "pairwise", "--name", "x")["build"]
+    shown = cli_json(url, "orl", "show", "x", "--query", "q1")
     assert list(shown["queries"]) == ["q1"]
     first_tier = shown["queries"]["q1"][0]
     assert first_tier["rank"] == 1 and {"item", "score", "low", "high"} <= set(
@@ -122,7 +108,7 @@ def test_orl_show_export_and_list(pairwise_db: tuple[str, int], tmp_path: Path) 
     }
     code, tsv, _ = cli(url, "orl", "export", str(build), "--format", "tsv")
     assert tsv.splitlines()[0] == "query\titem\trank"
-    listed = run_json(url, "orl", "list")
+    listed = cli_json(url, "orl", "list")
     assert [b["id"] for b in listed] == [build] and listed[0]["name"] == "x"
 
 
@@ -130,34 +116,34 @@ def test_audit_override_derives_a_new_build_and_diff_shows_the_move(
     pairwise_db: tuple[str, int],
 ) -> None:
     url, _ = pairwise_db
-    build = run_json(url, "build", "--source", "pairwise", "--sig", "0")["build"]
+    build = cli_json(url, "build", "--source", "pairwise", "--sig", "0")["build"]
     before = cli(url, "orl", "export", str(build), "--format", "tsv")[1]
-    decisions = run_json(url, "audit", str(build), "--query", "q0")["decisions"]
+    decisions = cli_json(url, "audit", str(build), "--query", "q0")["decisions"]
     assert len(decisions) == 5 and {d["query"] for d in decisions} == {"q0"}
     keys = {"query", "leader", "item", "score_leader", "score_item", "diff", "se", "p_value",
             "decision", "rule"}  # fmt: skip
     assert keys <= set(decisions[0])
     assert {d["decision"] for d in decisions} == {"separated"}
-    derived = run_json(
+    derived = cli_json(
         url, "audit", "override", str(build), "--query", "q0", "--merge-tiers", "1",
         "--reason", "indistinguishable in review", "--by", "alice",
     )  # fmt: skip
     assert derived["parent"] == build and derived["by"] == "alice"
     assert cli(url, "orl", "export", str(build), "--format", "tsv")[1] == before
-    moved = run_json(url, "orl", "diff", str(build), str(derived["build"]))["moved"]
+    moved = cli_json(url, "orl", "diff", str(build), str(derived["build"]))["moved"]
     assert moved and {m["query"] for m in moved} == {"q0"}
     assert all(m["change"] == "up" for m in moved)
-    audit_new = run_json(url, "audit", str(derived["build"]), "--query", "q0")
+    audit_new = cli_json(url, "audit", str(derived["build"]), "--query", "q0")
     assert audit_new["decisions"][-1]["rule"] == "override: merge tiers 1 and 2"
     (override,) = audit_new["overrides"]
     assert override["reason"] == "indistinguishable in review" and override["created_by"] == "alice"
-    again = run_json(
+    again = cli_json(
         url, "audit", "override", str(derived["build"]), "--query", "q1", "--merge-tiers", "1",
         "--reason", "second look",
     )  # fmt: skip
-    history = run_json(url, "orl", "show", str(again["build"]))["build"]["overrides"]
+    history = cli_json(url, "orl", "show", str(again["build"]))["build"]["overrides"]
     assert [o["reason"] for o in history] == ["indistinguishable in review", "second look"]
-    everything = run_json(url, "audit")["decisions"]
+    everything = cli_json(url, "audit")["decisions"]
     assert everything[0]["build"] == again["build"]  # newest build first
     code, _, err = cli(
         url, "audit", "override", str(build), "--query", "q0", "--split-at", "nope",
@@ -168,8 +154,8 @@ def test_audit_override_derives_a_new_build_and_diff_shows_the_move(
 
 def test_quality_report(pairwise_db: tuple[str, int]) -> None:
     url, _ = pairwise_db
-    build = run_json(url, "build", "--source", "pairwise")["build"]
-    report = run_json(url, "quality", str(build), "--min-comparisons", "40")
+    build = cli_json(url, "build", "--source", "pairwise")["build"]
+    report = cli_json(url, "quality", str(build), "--min-comparisons", "40")
     assert 0.5 < report["agreement"] <= 1
     annotators = {a["annotator"] for a in report["annotators"]}
     assert "careless" in annotators
@@ -184,7 +170,7 @@ def test_graded_and_listwise_builds(migrated_db_url: str) -> None:
          "grade": [3, 2, 1, 1, 0]}
     )  # fmt: skip
     store_judgments(migrated_db_url, "graded", graded)
-    doc = run_json(migrated_db_url, "build", "--source", "graded", "--grade-agg", "max")
+    doc = cli_json(migrated_db_url, "build", "--source", "graded", "--grade-agg", "max")
     engine = open_store(migrated_db_url)
     try:
         orl = load_build_orls(engine, doc["build"])["q"]
@@ -196,15 +182,15 @@ def test_graded_and_listwise_builds(migrated_db_url: str) -> None:
         {"query": "q", "annotator": "a", "item": ["x", "y", "z"], "rank": [1, 1, 2]}
     )
     store_judgments(migrated_db_url, "listwise", lists)
-    doc = run_json(migrated_db_url, "build", "--source", "listwise")
+    doc = cli_json(migrated_db_url, "build", "--source", "listwise")
     assert doc["method"] == "direct" and doc["tiers"] == {"q": 2}
-    rules = {d["rule"] for d in run_json(migrated_db_url, "audit", str(doc["build"]))["decisions"]}
+    rules = {d["rule"] for d in cli_json(migrated_db_url, "audit", str(doc["build"]))["decisions"]}
     assert rules == {"same annotator tier", "lower annotator tier"}
 
 
 def test_a_batch_read_by_a_build_cannot_be_deleted(pairwise_db: tuple[str, int]) -> None:
     url, batch = pairwise_db
-    build = run_json(url, "build", "--source", "pairwise")["build"]
+    build = cli_json(url, "build", "--source", "pairwise")["build"]
     engine = open_store(url)
     try:
         from orlbuild.errors import StoreError

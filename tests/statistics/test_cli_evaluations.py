@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from store_cli import cli, cli_json
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.cli.main import app
 from orlbuild.ingest.pipeline import ingest_file
 from orlbuild.orl_files import read_run_file
 from orlbuild.store import load_run, open_store
@@ -25,20 +24,8 @@ from orlbuild.store.builds import build_and_store, load_build_orls
 from scoring import evaluate
 from scoring.statistics import compare_systems, score_panels
 
-runner = CliRunner()
 N_QUERIES = 30
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP@5", "KendallTau"]
-
-
-def cli(url: str, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["--db", url, "--quiet", *args])
-    return result.exit_code, result.stdout, result.stderr
-
-
-def cli_json(url: str, *args: str) -> dict:  # type: ignore[type-arg]
-    code, out, err = cli(url, *args, "--format", "json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 def measure_args(names: list[str]) -> list[str]:
