@@ -47,7 +47,7 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
-from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.engine import Bind, as_utc, connect, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base, Collection
 from orlbuild.store.read import (
     DEFAULT_COLLECTION,
@@ -575,9 +575,7 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
             .where(o.build_id == build_id)
             .order_by(o.id)
         ).all()
-    created_at = b.created_at
-    if created_at.tzinfo is None:  # SQLite returns naive datetimes; they were stored in UTC
-        created_at = created_at.replace(tzinfo=timezone.utc)
+    created_at = as_utc(b.created_at)
     batches = tuple(
         BatchInfo(
             id=-1 if r.batch_id is None else int(r.batch_id),

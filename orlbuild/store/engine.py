@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -24,6 +25,7 @@ from orlbuild.errors import StoreError
 __all__ = [
     "SQLITE_BUSY_TIMEOUT_MS",
     "Bind",
+    "as_utc",
     "connect",
     "create_store_engine",
     "database_errors",
@@ -76,6 +78,11 @@ def normalize_url(url: str) -> str:
 def is_sqlite(bind: Engine | Connection) -> bool:
     """Whether ``bind`` talks to SQLite."""
     return bind.dialect.name == "sqlite"
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A datetime read from the store, in UTC (SQLite returns naive ones, stored in UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -35,7 +35,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from orlbuild import __version__
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.store.builds import BuildRecord, default_user, get_build, load_build_orls
-from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.engine import Bind, as_utc, connect, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base
 from orlbuild.store.read import load_run
 
@@ -458,7 +458,7 @@ def list_evaluations(
         stmt = stmt.where(e.system == system)
     with connect(bind) as connection:
         rows = [
-            (*row[:3], ", ".join(row[3]), row[4], row[5], _utc(row[6]).isoformat(), *row[7:])
+            (*row[:3], ", ".join(row[3]), row[4], row[5], as_utc(row[6]).isoformat(), *row[7:])
             for row in connection.execute(stmt).all()
         ]
     return pd.DataFrame.from_records(rows, columns=LIST_COLUMNS)
@@ -496,15 +496,10 @@ def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
         missing=str(saved["missing"]),
         conventions=dict(saved["conventions"]),
         package_version=str(saved["package_version"]),
-        created_at=_utc(saved["created_at"]),
+        created_at=as_utc(saved["created_at"]),
         created_by=str(saved["created_by"]),
         per_query=per_query,
     )
-
-
-def _utc(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; they were stored in UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _wide(values: Iterable[Any], measures: Sequence[str]) -> pd.DataFrame:
