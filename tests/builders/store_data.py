@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
+from typing import Any
 
 import pandas as pd
-from sqlalchemy import insert, select
+from sqlalchemy import Connection, insert
 
 from orlbuild.store import create_store_engine
+from orlbuild.store.bulk import ensure_collection, ensure_names
 from orlbuild.store.models import (
     Annotator,
-    Collection,
     GradedJudgment,
     IngestBatch,
     Item,
@@ -27,15 +28,10 @@ from orlbuild.store.models import (
 FACTS = {"pairwise": PairwiseJudgment, "listwise": ListwiseJudgment, "graded": GradedJudgment}
 
 
-def _ids(connection, table, cid: int, names: set[str]) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    known = dict(
-        connection.execute(select(table.name, table.id).where(table.collection_id == cid)).all()
-    )
-    new = sorted(names - set(known))
-    if new:
-        connection.execute(insert(table), [{"collection_id": cid, "name": n} for n in new])
-        return _ids(connection, table, cid, names)
-    return known
+def _ids(connection: Connection, model: Any, cid: int, names: set[str]) -> dict[str, int]:
+    """Get or create the named rows; name -> id."""
+    ordered = sorted(names)
+    return dict(zip(ordered, ensure_names(connection, model, cid, ordered).tolist(), strict=True))
 
 
 def store_judgments(
@@ -48,11 +44,7 @@ def store_judgments(
     engine = create_store_engine(url)
     try:
         with engine.begin() as connection:
-            cid = connection.scalar(select(Collection.id).where(Collection.name == collection))
-            if cid is None:
-                cid = connection.execute(
-                    insert(Collection).values(name=collection).returning(Collection.id)
-                ).scalar_one()
+            cid = ensure_collection(connection, collection)
             item_columns = ["winner", "loser"] if kind == "pairwise" else ["item"]
             items = _ids(
                 connection, Item, cid, set(frame[item_columns].to_numpy().ravel().astype(str))
