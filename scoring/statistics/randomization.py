@@ -77,10 +77,7 @@ def randomization_pvalues(
     at least as extreme, so that identical systems get ``p = 1`` and ties that
     are exact in real arithmetic survive float64 rounding.
     """
-    if permutations < 1:
-        raise ScoringError(f"permutations must be at least 1, got {permutations}")
-    matrix = _diff_matrix(diffs)
-    return _monte_carlo(matrix, None, permutations, rng)
+    return _monte_carlo(diffs, None, permutations, rng)
 
 
 def pairwise_randomization_pvalues(
@@ -114,9 +111,7 @@ def pairwise_randomization_pvalues(
     numpy.ndarray
         One p-value per pair, shape ``(n_pairs,)``.
     """
-    if permutations < 1:
-        raise ScoringError(f"permutations must be at least 1, got {permutations}")
-    return _monte_carlo(_diff_matrix(scores), pairs, permutations, rng)
+    return _monte_carlo(scores, pairs, permutations, rng)
 
 
 def exact_randomization_pvalues(diffs: npt.ArrayLike) -> FloatVector:
@@ -145,12 +140,15 @@ def exact_randomization_pvalues(diffs: npt.ArrayLike) -> FloatVector:
 
 
 def _monte_carlo(
-    matrix: FloatMatrix,
+    values: npt.ArrayLike,
     pairs: PairIndex | None,
     permutations: int,
     rng: np.random.Generator | int | None,
 ) -> FloatVector:
-    """``(1 + count) / (B + 1)`` over ``B`` random sign vectors."""
+    """Validate, then ``(1 + count) / (B + 1)`` over ``B`` random sign vectors."""
+    if permutations < 1:
+        raise ScoringError(f"permutations must be at least 1, got {permutations}")
+    matrix = _diff_matrix(values)
     bits = _random_bits(np.random.default_rng(rng), permutations, matrix.shape[0])
     count = _count_extreme(matrix, pairs, bits)
     return np.asarray((1.0 + count) / (permutations + 1.0), dtype=np.float64)
