@@ -16,7 +16,7 @@ from orlbuild.cli.compare import (
     TestOption,
 )
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
-from orlbuild.cli.state import get_state
+from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ def report_command(
     from orlbuild.pipeline.config import CompareSpec, PowerSpec
     from orlbuild.pipeline.evaluation import evaluate_stored_build
     from orlbuild.report import write_report
-    from orlbuild.store import open_store
     from scoring import parse_measures
 
     measures = list(measure or DEFAULT_MEASURES)
@@ -91,9 +90,8 @@ def report_command(
     power = None
     if chosen is not None:
         power = PowerSpec(chosen, subsamples, permutations, alpha, seed, tuple(measures))
-    state = get_state(ctx)
-    engine = open_store(state.db_url)
-    try:
+    quiet = get_state(ctx).quiet
+    with opened_store(ctx) as engine:
         evaluation = evaluate_stored_build(
             engine,
             build,
@@ -102,10 +100,8 @@ def report_command(
             missing=missing.literal,
             compare=compare,
             power=power,
-            progress=lambda total: progress_bar(total, "power analysis", quiet=state.quiet),
+            progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
         )
-    finally:
-        engine.dispose()
     name = evaluation.build.get("name", build)
     data = evaluation.report_data(title or f"orlbuild report: build {name}")
     typer.echo(f"wrote {write_report(data, output)}", err=True)
