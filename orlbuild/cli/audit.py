@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import (
     get_build,
@@ -34,8 +34,6 @@ audit_app = typer.Typer(
     cls=_DecisionsByDefault,
     help="Tie decisions of builds, and auditor overrides (which derive new builds).",
 )
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
 
 
 def _with_intervals(decisions: pd.DataFrame, engine: Any) -> pd.DataFrame:

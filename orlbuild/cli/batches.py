@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store import list_batches
 from orlbuild.store.batches import delete_batch
@@ -20,9 +20,7 @@ def list_command(
     collection: Annotated[
         str | None, typer.Option("--collection", "-c", help="Only this collection.")
     ] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
-        OutputFormat.table
-    ),
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """List the ingested files: id, kind, file, sha256, rows, when and by whom."""
     with opened_store(ctx) as engine:

@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
@@ -56,9 +56,7 @@ def build_command(
     on_error: Annotated[
         str, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
     ] = "stop",
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
-        OutputFormat.table
-    ),
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
     if on_error not in ("stop", "skip"):

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from orlbuild.cli.evaluation import FormatOption, MeasureOption
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score import (
     BuildOption,
     MissingOption,

@@ -9,7 +9,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import InputFormat
@@ -23,7 +23,6 @@ MeasureOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
 ]
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
 
 
 def eval_command(

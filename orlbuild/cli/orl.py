@@ -11,15 +11,13 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.orl_export import diff_orl_entries, export_orls
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import get_build, list_builds, load_build_entries
 
 __all__ = ["register"]
 
 orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args_is_help=True)
-
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
 
 
 class ExportFormat(str, Enum):

@@ -16,8 +16,8 @@ from orlbuild.cli.compare import (
     TestOption,
     load_panels,
 )
-from orlbuild.cli.evaluation import FormatOption, MeasureOption
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy, SystemsOption, warn
 from orlbuild.cli.state import get_state
 from orlbuild.errors import ConfigError

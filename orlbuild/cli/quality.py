@@ -7,7 +7,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.render import OutputFormat, emit, print_json
+from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json
 from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import get_build, load_build_judgments, load_build_orls
 
@@ -20,9 +20,7 @@ def quality_command(
     min_comparisons: Annotated[
         int, typer.Option(help="Flag items compared fewer times than this.")
     ] = 5,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
-        OutputFormat.table
-    ),
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.
 

@@ -10,10 +10,11 @@ import json
 import math
 import sys
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pandas as pd
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -24,6 +25,10 @@ class OutputFormat(str, Enum):
     table = "table"
     csv = "csv"
     json = "json"
+
+
+#: The ``--format`` option of every command that prints a table.
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
 
 
 def jsonable(value: Any) -> Any:

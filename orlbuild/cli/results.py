@@ -9,8 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from orlbuild.cli.evaluation import FormatOption
-from orlbuild.cli.render import OutputFormat, emit, jsonable
+from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.store.evaluations import (

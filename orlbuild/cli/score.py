@@ -13,8 +13,8 @@ from typing import Annotated
 import typer
 from sqlalchemy import Engine
 
-from orlbuild.cli.evaluation import FormatOption, MeasureOption
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError

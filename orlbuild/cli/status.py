@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store.status import status_frame, store_status
 
@@ -16,9 +16,7 @@ def status_command(
     collection: Annotated[
         str | None, typer.Option("--collection", "-c", help="Only this collection.")
     ] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = (
-        OutputFormat.table
-    ),
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Count queries, items, annotators, judgments, run entries and batches."""
     with opened_store(ctx) as engine:
