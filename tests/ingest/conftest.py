@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from click.testing import Result
 from typer.testing import CliRunner
@@ -20,6 +21,12 @@ GOOD_PAIRWISE = "query\tannotator\twinner\tloser\nq1\ta1\td1\td2\nq1\ta2\td2\td3
 def run_cli(url: str, *args: str, stdin: bytes | None = None) -> Result:
     """Invoke ``orlbuild --db URL ARGS`` in-process."""
     return CliRunner().invoke(app, ["--db", url, "--quiet", *args], input=stdin)
+
+
+def pairwise_tuples(frame: pd.DataFrame) -> list[tuple[str, str, str, str, bool]]:
+    """``load_pairwise`` rows as sorted ``(query, annotator, winner, loser, tie)`` tuples."""
+    columns = ("query", "annotator", "winner", "loser", "tie")
+    return sorted(zip(*(frame[c] for c in columns), strict=True))
 
 
 def store_counts(url: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 
 from orlbuild.ingest import DuplicatePolicy, ingest_file
 from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run, open_store
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -21,16 +21,7 @@ def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, s
         frame = load_pairwise(engine, collection)
     finally:
         engine.dispose()
-    return sorted(
-        zip(
-            frame["query"],
-            frame["annotator"],
-            frame["winner"],
-            frame["loser"],
-            frame["tie"],
-            strict=True,
-        )
-    )
+    return pairwise_tuples(frame)
 
 
 def test_bom_crlf_trailing_blank_lines_and_quoted_fields(

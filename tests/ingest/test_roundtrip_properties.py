@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from orlbuild.ingest import ingest_file
 from orlbuild.store import load_pairwise, open_store
+from tests.ingest.conftest import pairwise_tuples
 
 # Printable identifiers, commas, quotes, tabs and non-ASCII included; no surrounding
 # whitespace (it is stripped by design) and no line breaks.
@@ -63,12 +64,4 @@ def test_pairwise_rows_round_trip(
         frame = load_pairwise(engine, collection)
     finally:
         engine.dispose()
-    stored = zip(
-        frame["query"],
-        frame["annotator"],
-        frame["winner"],
-        frame["loser"],
-        frame["tie"],
-        strict=True,
-    )
-    assert sorted(stored) == sorted(rows)
+    assert pairwise_tuples(frame) == sorted(rows)
