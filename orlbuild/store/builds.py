@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import (
     JSON,
@@ -47,7 +46,7 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
-from orlbuild.store.engine import Bind, as_utc, connect, write_transaction
+from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base, Collection
 from orlbuild.store.read import (
     DEFAULT_COLLECTION,
@@ -279,10 +278,6 @@ def default_user() -> str:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _optional(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
-
-
 def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     rows = []
     for orl in orls:
@@ -296,10 +291,10 @@ def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]
                         "query": orl.query,
                         "item": item,
                         "rank": rank,
-                        "score": _optional(orl.scores.get(item)),
-                        "low": None if interval is None else _optional(interval[0]),
-                        "high": None if interval is None else _optional(interval[1]),
-                        "native_grade": _optional(grades.get(item)),
+                        "score": finite_or_none(orl.scores.get(item)),
+                        "low": None if interval is None else finite_or_none(interval[0]),
+                        "high": None if interval is None else finite_or_none(interval[1]),
+                        "native_grade": finite_or_none(grades.get(item)),
                     }
                 )
     return rows
@@ -313,11 +308,11 @@ def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, An
             "position": position,
             "leader": d.leader,
             "item": d.item,
-            "score_leader": _optional(d.score_leader),
-            "score_item": _optional(d.score_item),
-            "diff": _optional(d.diff),
-            "se": _optional(d.se),
-            "p_value": _optional(d.p_value),
+            "score_leader": finite_or_none(d.score_leader),
+            "score_item": finite_or_none(d.score_item),
+            "diff": finite_or_none(d.diff),
+            "se": finite_or_none(d.se),
+            "p_value": finite_or_none(d.p_value),
             "decision": d.decision,
             "rule": d.rule,
             "variance": d.variance,

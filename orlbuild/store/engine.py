@@ -10,6 +10,7 @@ PostgreSQL is reached through psycopg 3 (``postgresql+psycopg://``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -83,6 +84,14 @@ def is_sqlite(bind: Engine | Connection) -> bool:
 def as_utc(moment: datetime) -> datetime:
     """A datetime read from the store, in UTC (SQLite returns naive ones, stored in UTC)."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float to store, or ``None`` (SQL NULL) for a missing, NaN or infinite value."""
+    if value is None:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def _configure_sqlite(engine: Engine) -> None:

@@ -35,7 +35,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from orlbuild import __version__
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.store.builds import BuildRecord, default_user, get_build, load_build_orls
-from orlbuild.store.engine import Bind, as_utc, connect, write_transaction
+from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base
 from orlbuild.store.read import load_run
 
@@ -369,12 +369,6 @@ class SavedEvaluation:
     per_query: pd.DataFrame = field(repr=False)
 
 
-def _finite_or_none(value: Any) -> float | None:
-    """A float, or ``None`` for NaN (stored as NULL)."""
-    number = float(value)
-    return number if np.isfinite(number) else None
-
-
 def save_evaluation(engine: Engine, scores: SystemScores, *, created_by: str | None = None) -> int:
     """Store a :class:`SystemScores` with all its per-query values; return the new id."""
     frame = scores.per_query
@@ -387,7 +381,7 @@ def save_evaluation(engine: Engine, scores: SystemScores, *, created_by: str | N
                 system=scores.system,
                 run_file=scores.run_file,
                 measures=measures,
-                means={m: _finite_or_none(v) for m, v in scores.means.items()},
+                means={m: finite_or_none(v) for m, v in scores.means.items()},
                 missing=scores.missing,
                 conventions=scores.conventions,
                 n_queries=len(frame),
@@ -403,7 +397,7 @@ def save_evaluation(engine: Engine, scores: SystemScores, *, created_by: str | N
                 "evaluation_id": evaluation_id,
                 "query": str(query),
                 "measure": measure,
-                "value": _finite_or_none(values[i, j]),
+                "value": finite_or_none(values[i, j]),
             }
             for i, query in enumerate(frame.index)
             for j, measure in enumerate(measures)
