@@ -17,7 +17,7 @@ from scoring.batch import FlatRun, flatten_rankings, prepare_batch
 from scoring.errors import ScoringError
 from scoring.measures import Measure, parse_measures
 from scoring.orl import ORL
-from scoring.run import Duplicates, OrderBy, flat_run_from_frame
+from scoring.run import Duplicates, OrderBy, flat_run_from_frame, flat_run_from_scores
 
 __all__ = ["Missing", "conventions", "evaluate"]
 
@@ -53,6 +53,12 @@ def _as_orl(query: str, value: Any) -> ORL:
     raise ScoringError(f"query {query!r}: expected an ORL or an item -> rank mapping")
 
 
+def _is_scored(run: Mapping[str, Any]) -> bool:
+    """Whether a run maps queries to ``{item: score}`` (pytrec_eval's shape), not to lists."""
+    first = next(iter(run.values()), None)
+    return isinstance(first, Mapping)
+
+
 def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     """Reorder a flat run to follow ``queries`` (empty lists where absent), truncated."""
     index = {q: j for j, q in enumerate(run.queries)}
@@ -74,7 +80,7 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
 
 def evaluate(
     orls: Mapping[str, ORL | Mapping[str, int]],
-    run: Mapping[str, Sequence[str]] | pd.DataFrame,
+    run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
     *,
     missing: Missing = "zero",
@@ -88,8 +94,9 @@ def evaluate(
     orls
         Query -> :class:`~scoring.ORL` (or a plain item -> rank mapping).
     run
-        Query -> candidate list best first, or a DataFrame with columns
-        ``query, item, score`` or ``query, item, rank`` ordered by the rules
+        Query -> candidate list best first; or query -> ``{item: score}``
+        (pytrec_eval's shape); or a DataFrame with columns ``query, item,
+        score`` or ``query, item, rank``. Scored runs are ordered by the rules
         of RDQ.md section 8 (score descending, ties by item id descending).
     measures
         Measure names (``"RDQm2-a1@10"``, ``"nDCG@10"``, ...) or
@@ -130,10 +137,12 @@ def evaluate(
     # With every measure cut off, nothing below the deepest cutoff is ever read.
     cutoffs = [m.cutoff for m in parsed if m.cutoff is not None]
     bound = max(cutoffs) if cutoffs and len(cutoffs) == len(parsed) else None
-    if isinstance(run, pd.DataFrame):
+    if not isinstance(run, pd.DataFrame) and _is_scored(run):
+        flat = flat_run_from_scores(run, depth=bound)  # type: ignore[arg-type]
+    elif isinstance(run, pd.DataFrame):
         flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates, depth=bound)
     else:
-        flat = flatten_rankings(run, depth=bound)
+        flat = flatten_rankings(run, depth=bound)  # type: ignore[arg-type]
     present = set(flat.queries.tolist())
     without_orl = len(present - set(queries))
     missing_queries = [q for q in queries if q not in present]

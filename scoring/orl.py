@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Hashable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -165,6 +175,19 @@ class ORL(Mapping[str, int]):
 
     def __contains__(self, item: object) -> bool:
         return item in self._ranks
+
+    # The dict's own views: the Mapping mixins would call __getitem__ per item.
+    def keys(self) -> KeysView[str]:
+        return self._ranks.keys()
+
+    def values(self) -> ValuesView[int]:
+        return self._ranks.values()
+
+    def items(self) -> ItemsView[str, int]:
+        return self._ranks.items()
+
+    def get(self, item: str, default: Any = None) -> Any:
+        return self._ranks.get(item, default)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ORL):

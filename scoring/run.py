@@ -8,6 +8,8 @@ descending).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from itertools import chain
 from typing import Literal
 
 import numpy as np
@@ -16,18 +18,24 @@ import pandas as pd
 from scoring.batch import FlatRun
 from scoring.errors import ScoringError
 
-__all__ = ["Duplicates", "OrderBy", "flat_run_from_frame", "rankings_from_frame"]
+__all__ = [
+    "Duplicates",
+    "OrderBy",
+    "flat_run_from_frame",
+    "flat_run_from_scores",
+    "rankings_from_frame",
+]
 
 OrderBy = Literal["score", "rank"]
 Duplicates = Literal["error", "keep-first"]
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of an id column and its unique ids as strings."""
     codes, uniques = pd.factorize(column)
     as_text = np.asarray(uniques).astype(str).astype(object)
     if len(set(as_text.tolist())) != len(as_text):  # e.g. 1 and "1" in one column
-        codes, uniques = pd.factorize(column.astype(str))
+        codes, uniques = pd.factorize(np.asarray(column).astype(str))
         as_text = np.asarray(uniques, dtype=object)
     return codes.astype(np.int64), as_text
 
@@ -90,9 +98,42 @@ def flat_run_from_frame(
     """
     primary = _sort_keys(frame, order_by)
     query_codes, queries = _codes(frame["query"])
-    item_codes, items = _codes(frame["item"])
+    return _ordered_run(query_codes, queries, frame["item"], primary, duplicates, depth)
+
+
+def flat_run_from_scores(
+    run: Mapping[str, Mapping[str, float]], *, depth: int | None = None
+) -> FlatRun:
+    """Order a ``{query: {item: score}}`` run (pytrec_eval's shape) like a run table."""
+    lengths = np.fromiter((len(docs) for docs in run.values()), dtype=np.int64, count=len(run))
+    queries = np.empty(len(run), dtype=object)
+    queries[:] = [str(q) for q in run]
+    items = np.empty(int(lengths.sum()), dtype=object)
+    items[:] = list(chain.from_iterable(docs.keys() for docs in run.values()))
+    scores = np.fromiter(
+        chain.from_iterable(docs.values() for docs in run.values()),
+        dtype=np.float64,
+        count=len(items),
+    )
+    if not np.isfinite(scores).all():
+        bad = scores[~np.isfinite(scores)][0]
+        raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
+    query_codes = np.repeat(np.arange(len(run), dtype=np.int64), lengths)
+    return _ordered_run(query_codes, queries, items, -scores, "error", depth)
+
+
+def _ordered_run(
+    query_codes: np.ndarray,
+    queries: np.ndarray,
+    item_column: pd.Series | np.ndarray,
+    primary: np.ndarray,
+    duplicates: Duplicates,
+    depth: int | None,
+) -> FlatRun:
+    """Sort rows by (query, primary, item id descending), check repeats, truncate, flatten."""
+    item_codes, items = _codes(item_column)
     # Position of each unique item id in string order, so that "id descending"
-    # becomes an integer key and the whole sort is one lexsort on numbers.
+    # becomes an integer key and the whole sort is one argsort on numbers.
     item_order = np.empty(len(items), dtype=np.int64)
     item_order[np.argsort(items, kind="stable")] = np.arange(len(items))
     order = _rank_order(query_codes, primary, len(items) - 1 - item_order[item_codes])
@@ -111,22 +152,21 @@ def flat_run_from_frame(
             )
         query_codes, item_codes = query_codes[first], item_codes[first]
 
-    starts = (
-        np.flatnonzero(np.r_[True, query_codes[1:] != query_codes[:-1]])
-        if len(query_codes)
-        else np.zeros(0, dtype=np.int64)
-    )
+    starts = _group_starts(query_codes)
     if depth is not None:
         lengths = np.diff(np.append(starts, len(query_codes)))
         keep = np.arange(len(query_codes)) - np.repeat(starts, lengths) < depth
         query_codes, item_codes = query_codes[keep], item_codes[keep]
-        starts = (
-            np.flatnonzero(np.r_[True, query_codes[1:] != query_codes[:-1]])
-            if len(query_codes)
-            else np.zeros(0, dtype=np.int64)
-        )
+        starts = _group_starts(query_codes)
     offsets = np.append(starts, len(query_codes)).astype(np.int64)
     return FlatRun(queries[query_codes[starts]], offsets, items[item_codes])
+
+
+def _group_starts(codes: np.ndarray) -> np.ndarray:
+    """Indices where a run of equal (sorted) codes begins."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
 
 
 def rankings_from_frame(

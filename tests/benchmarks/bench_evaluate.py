@@ -73,6 +73,7 @@ def speed(n_queries: int, n_docs: int, n_judged: int) -> None:
     t_trec, _ = timed(lambda: pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate(run))
     t_lists, _ = timed(lambda: evaluate(orls, ranked, MEASURES))
     t_table, _ = timed(lambda: evaluate(orls, table, MEASURES))
+    t_dict, _ = timed(lambda: evaluate(orls, run, MEASURES))
     t_orls, _ = timed(lambda: {q: ORL.from_grades(g) for q, g in qrels.items()})
     print(f"pytrec_eval ndcg_cut_10 (evaluator + evaluate): {t_trec:8.3f} s")
     print(
@@ -82,6 +83,10 @@ def speed(n_queries: int, n_docs: int, n_judged: int) -> None:
     print(
         f"evaluate {MEASURES} from a score table:     {t_table:8.3f} s  "
         f"ratio to pytrec_eval {t_table / t_trec:.2f}"
+    )
+    print(
+        f"evaluate {MEASURES} from the same {{q: {{doc: score}}}} dict: {t_dict:8.3f} s  "
+        f"ratio to pytrec_eval {t_dict / t_trec:.2f}"
     )
     print(
         f"building the ORLs from the qrels:                  {t_orls:8.3f} s  "

@@ -103,3 +103,12 @@ def test_native_grades_required_for_native_ndcg() -> None:
 def test_empty_orl_set_gives_an_empty_frame() -> None:
     frame = evaluate({}, RUN, ["RR", "P@3"])
     assert frame.empty and list(frame.columns) == ["RR", "P@3"]
+
+
+def test_scored_mapping_runs_are_ordered_like_trec_eval() -> None:
+    """{query: {item: score}} (pytrec_eval's shape) is ordered by score, ties by id descending."""
+    orls = {"q": ORL({"a": 1, "b": 2})}
+    frame = evaluate(orls, {"q": {"b": 2.0, "a": 3.0, "x": 3.0}}, ["RR", "RDQm1@3"])
+    lists = evaluate(orls, {"q": ["x", "a", "b"]}, ["RR", "RDQm1@3"])
+    pd.testing.assert_frame_equal(frame, lists)
+    assert frame.loc["q", "RR"] == 0.5

@@ -55,6 +55,8 @@ def test_per_query_parity_with_trec_eval(seed: int) -> None:
             f"nDCG(grade=native,gain=linear)@{k}": f"ndcg_cut_{k}",
         }
     got = evaluate(orls, frame, list(ours), missing="skip")
+    # pytrec_eval's own run shape {query: {doc: score}} gives the same frame.
+    pd.testing.assert_frame_equal(got, evaluate(orls, run, list(ours), missing="skip"))
     assert set(got.index) == set(expected)
     for query, values in expected.items():
         for name, trec_name in ours.items():
