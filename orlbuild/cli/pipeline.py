@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orlbuild.cli.render import OutputFormat, emit, print_json, print_table
+from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json, print_table
 from orlbuild.cli.state import get_state
 
 if TYPE_CHECKING:
@@ -25,16 +25,15 @@ def pipeline_command(
             show_default=False,
         ),
     ] = None,
-    fmt: Annotated[
-        OutputFormat,
-        typer.Option("--format", help="How to print the summary (csv: the mean scores only)."),
-    ] = OutputFormat.table,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Ingest, build ORLs, score and compare systems, write the report - as CONFIG says.
 
     Inputs already stored are skipped and unchanged builds reused, so running a
     config twice is cheap. Without --db the SQLite file named in the config
-    (default orlbuild.db next to it) is used and migrated.
+    (default orlbuild.db next to it) is used and migrated. The summary lists the
+    ORLs built, the mean scores and the significant differences (--format csv:
+    the mean scores only).
     """
     # the pipeline stack (builders, SciPy, matplotlib) loads only when the command runs
     from orlbuild.pipeline import load_config, run_pipeline
