@@ -253,12 +253,17 @@ def _parameters(spec: BuildSpec) -> BuildParameters:
 
 
 def _reusable_build(engine: Engine, spec: BuildSpec, params: BuildParameters) -> BuildRecord | None:
-    """The newest build named ``spec.name`` if it equals what building now would give."""
+    """The newest build named ``spec.name`` if it equals what building now would give.
+
+    A build derived by an auditor's override keeps its parent's parameters and
+    batches, so it is reused like its parent: re-running the pipeline keeps the
+    audited ORLs instead of silently building an unaudited copy over them.
+    """
     try:
         record = get_build(engine, spec.name)
     except StoreError:
         return None
-    if record.parent_id is not None or record.collection != spec.collection:
+    if record.collection != spec.collection:
         return None
     if record.n_failed and spec.parameters.get("on_error") != "skip":
         return None  # build again so that the failing queries stop the pipeline
