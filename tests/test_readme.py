@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -55,10 +56,22 @@ def test_quick_start_has_exactly_two_commands() -> None:
     assert "pytest" in lines[1]
 
 
-def test_quick_start_main_job(workdir: Path) -> None:
+def test_quick_start_main_job(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     command = _section_block("## Quick start").splitlines()[0].split("&&", 1)[1].strip()
     _run(command)
     assert (workdir / "sample_data" / "report.html").stat().st_size > 10_000
+    # The inline commands of the walkthrough, next to the database the pipeline made.
+    monkeypatch.chdir(workdir / "sample_data")
+    for line in ("orlbuild audit sample-pairwise --query q01", "orlbuild quality sample-pairwise"):
+        assert f"`{line}`" in README
+        _run(line)
+    # What the README says the quality check shows: ann06 is the careless annotator.
+    result = runner.invoke(app, ["quality", "sample-pairwise", "--format", "json"])
+    agreement = {
+        a["annotator"]: a["agreement_ordered"] for a in json.loads(result.stdout)["annotators"]
+    }
+    assert min(agreement, key=agreement.__getitem__) == "ann06"
+    assert round(agreement["ann06"], 2) == 0.60
 
 
 def test_command_walkthrough(workdir: Path) -> None:
@@ -72,16 +85,20 @@ def test_command_walkthrough(workdir: Path) -> None:
     assert (workdir / "bm25-scores.csv").read_text().strip()
 
 
-def test_python_api_block() -> None:
-    code = _section_block("## Python API", "python")
+def test_python_api_blocks(workdir: Path) -> None:
+    section = README.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
     namespace: dict[str, object] = {}
     try:
-        exec(compile(code, "README.md", "exec"), namespace)
+        for code in blocks:
+            exec(compile(code, "README.md", "exec"), namespace)
     finally:
         from scoring.penalties import PENALTIES
 
         PENALTIES.pop("linear", None)
-    assert "frame" in namespace
+    assert "frame" in namespace and "result" in namespace
+    assert (workdir / "sample_data" / "report.html").is_file()
 
 
 @pytest.fixture
