@@ -43,6 +43,10 @@ PermutationsOption = Annotated[
     int, typer.Option("--permutations", min=1, help="Sign flips of the randomization test.")
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
+CorrectionOption = Annotated[
+    CorrectionName,
+    typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
+]
 AlphaOption = Annotated[
     float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
 ]
@@ -55,10 +59,7 @@ def compare_command(
     measure: MeasureOption,
     test: TestOption = PairedTestName.randomization,
     permutations: PermutationsOption = 1000,
-    correction: Annotated[
-        CorrectionName,
-        typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
-    ] = CorrectionName.holm,
+    correction: CorrectionOption = CorrectionName.holm,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
     missing: MissingOption = MissingPolicy.zero,

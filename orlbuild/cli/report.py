@@ -10,6 +10,7 @@ import typer
 from orlbuild.cli.compare import (
     AlphaOption,
     CorrectionName,
+    CorrectionOption,
     PairedTestName,
     PermutationsOption,
     SeedOption,
@@ -55,10 +56,7 @@ def report_command(
     missing: MissingOption = MissingPolicy.zero,
     test: TestOption = PairedTestName.randomization,
     permutations: PermutationsOption = 1000,
-    correction: Annotated[
-        CorrectionName,
-        typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
-    ] = CorrectionName.holm,
+    correction: CorrectionOption = CorrectionName.holm,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
     budgets: Annotated[
