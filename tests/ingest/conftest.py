@@ -8,8 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from orlbuild.cli.main import app
 from orlbuild.store import open_store
