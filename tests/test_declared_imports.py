@@ -52,8 +52,38 @@ def _distributions() -> dict[str, list[str]]:
 
 
 def _names(requirements: object) -> frozenset[str]:
+    """Distribution names of ``requirements``, with what their requested extras install.
+
+    ``dask[distributed]`` declares ``dask`` and, through dask's own metadata,
+    ``distributed``.
+    """
     assert isinstance(requirements, list)
-    return frozenset(canonicalize_name(Requirement(text).name) for text in requirements)
+    names = set()
+    for text in requirements:
+        requirement = Requirement(text)
+        names.add(canonicalize_name(requirement.name))
+        for extra in requirement.extras:
+            names |= _requirements_of(requirement.name, extra)
+    return frozenset(names)
+
+
+def _requirements_of(name: str, extra: str) -> frozenset[str]:
+    """What the installed distribution ``name`` requires (for ``extra``; ``""``: always)."""
+    try:
+        texts = requires(name) or []
+    except PackageNotFoundError:
+        return frozenset()
+    wanted = set()
+    for text in texts:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if extra == "":
+            applies = marker is None or marker.evaluate({"extra": ""})
+        else:
+            applies = marker is not None and marker.evaluate({"extra": extra})
+        if applies:
+            wanted.add(canonicalize_name(requirement.name))
+    return frozenset(wanted)
 
 
 def _meta_requirements(name: str) -> frozenset[str]:
@@ -64,16 +94,7 @@ def _meta_requirements(name: str) -> frozenset[str]:
     """
     if any(name in {canonicalize_name(d) for d in dists} for dists in _distributions().values()):
         return frozenset()
-    try:
-        texts = requires(name) or []
-    except PackageNotFoundError:
-        return frozenset()
-    base = [Requirement(text) for text in texts]
-    return frozenset(
-        canonicalize_name(r.name)
-        for r in base
-        if r.marker is None or r.marker.evaluate({"extra": ""})
-    )
+    return _requirements_of(name, "")
 
 
 @cache

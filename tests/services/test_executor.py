@@ -1,0 +1,127 @@
+"""The executor gives the same results, in the same order, serially, on processes and on Dask."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from functools import partial
+
+import numpy as np
+import pytest
+
+from orlbuild.errors import ConfigError, InputError, OrlbuildError
+from orlbuild.services.executor import (
+    Executor,
+    ExecutorKind,
+    map_ordered,
+    resolve_executor,
+)
+
+
+def seeded_work(seed: int, query: str) -> tuple[str, float]:
+    """A task whose randomness comes from its own key, as the builders' queries do."""
+    rng = np.random.default_rng([seed, zlib.crc32(query.encode())])
+    return query, float(rng.normal(size=50).sum())
+
+
+class TwoArgumentError(OrlbuildError):
+    """An error whose constructor does not take its message (does not unpickle as is)."""
+
+    def __init__(self, query: str, cause: str) -> None:
+        super().__init__(f"query {query!r}: {cause}")
+
+
+def fail_on(bad: str, kind: str, query: str) -> str:
+    if query == bad:
+        if kind == "input":
+            raise InputError("rank must be an integer >= 1", file="runs.tsv", line=7, value="x")
+        raise TwoArgumentError(query, "the comparison graph is disconnected")
+    return query.upper()
+
+
+QUERIES = [f"q{i:03d}" for i in range(40)]
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler() -> Iterator[str]:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+def executors(scheduler: str) -> dict[str, Executor]:
+    return {
+        "serial": resolve_executor(1),
+        "jobs2": resolve_executor(2),
+        "dask": resolve_executor(scheduler=scheduler),
+    }
+
+
+def test_results_are_identical_and_ordered_everywhere(dask_scheduler: str) -> None:
+    work = partial(seeded_work, 17)
+    expected = [seeded_work(17, q) for q in QUERIES]
+    for name, executor in executors(dask_scheduler).items():
+        got = list(map_ordered(work, QUERIES, executor=executor, chunk_size=3))
+        assert got == expected, name
+        default_chunks = list(map_ordered(work, QUERIES, executor=executor))
+        assert default_chunks == expected, name
+
+
+@pytest.mark.parametrize("kind", ["input", "custom"])
+def test_a_failing_task_raises_the_same_one_line_error(dask_scheduler: str, kind: str) -> None:
+    messages = {}
+    for name, executor in executors(dask_scheduler).items():
+        done: list[str] = []
+        with pytest.raises(OrlbuildError) as caught:
+            for result in map_ordered(
+                partial(fail_on, "q021", kind), QUERIES, executor=executor, chunk_size=4
+            ):
+                done.append(result)
+        messages[name] = str(caught.value)
+        # Everything before the failing task came back, in order, and nothing after it.
+        assert done == [q.upper() for q in QUERIES[:21]], name
+        if kind == "input":
+            assert isinstance(caught.value, InputError), name
+    assert len(set(messages.values())) == 1, messages
+    assert "q021" in messages["serial"] or "runs.tsv" in messages["serial"]
+
+
+def test_progress_counts_every_task() -> None:
+    steps: list[int] = []
+    results = list(
+        map_ordered(
+            str.upper, QUERIES, executor=resolve_executor(2), advance=steps.append, chunk_size=7
+        )
+    )
+    assert results == [q.upper() for q in QUERIES]
+    assert sum(steps) == len(QUERIES)
+    assert steps == [7, 7, 7, 7, 7, 5]
+
+
+def test_no_tasks_gives_no_results() -> None:
+    assert list(map_ordered(str.upper, [], executor=resolve_executor(2))) == []
+
+
+def test_resolve_jobs_and_scheduler() -> None:
+    assert resolve_executor(1, environ={}).kind is ExecutorKind.SERIAL
+    assert resolve_executor(3, environ={}) == Executor(ExecutorKind.PROCESSES, jobs=3)
+    assert resolve_executor(-1, environ={}).jobs >= 1
+    from_env = resolve_executor(1, environ={"ORLBUILD_SCHEDULER": "tcp://10.0.0.1:8786"})
+    assert from_env.kind is ExecutorKind.DASK
+    assert from_env.scheduler == "tcp://10.0.0.1:8786"
+    given = resolve_executor(scheduler="tcp://127.0.0.1:1", environ={"ORLBUILD_SCHEDULER": "x"})
+    assert given.scheduler == "tcp://127.0.0.1:1"
+    for bad in (0, -2):
+        with pytest.raises(ConfigError, match="--jobs"):
+            resolve_executor(bad, environ={})
+    with pytest.raises(ConfigError, match="--scheduler"):
+        resolve_executor(scheduler="localhost:8786", environ={})
+
+
+def test_an_unreachable_scheduler_is_a_config_error() -> None:
+    pytest.importorskip("distributed")
+    executor = resolve_executor(scheduler="tcp://127.0.0.1:9", environ={})
+    with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
+        list(map_ordered(str.upper, QUERIES, executor=executor))
