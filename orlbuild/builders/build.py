@@ -13,7 +13,7 @@ so a query's ORL does not depend on which other queries are in the build.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 import numpy as np
@@ -40,6 +40,15 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 QueryBuilder = Callable[[str, np.random.Generator], QueryORL]
+
+#: How the per-query work is mapped: ``map``-like, results in task order. The
+#: services layer passes its executor here (``--jobs``, ``--scheduler``), so
+#: this module stays free of process pools and clusters.
+QueryTask = tuple[str, QueryBuilder]
+QueryMapper = Callable[
+    [Callable[[QueryTask], "QueryORL | QueryFailure"], Iterable[QueryTask]],
+    Iterable["QueryORL | QueryFailure"],
+]
 
 
 def query_rng(seed: int, query: str) -> np.random.Generator:
@@ -145,12 +154,22 @@ def _query_builders(
             yield query, partial(_pairwise, comps, params)
 
 
+def _build_query(seed: int, task: QueryTask) -> QueryORL | QueryFailure:
+    """Build one query's ORL with its own generator; a query-level failure is returned."""
+    query, build_query = task
+    try:
+        return build_query(query, query_rng(seed, query))
+    except QueryBuildError as exc:
+        return QueryFailure(query, exc.cause)
+
+
 def build_orls(
     frame: pd.DataFrame,
     params: BuildParameters,
     *,
     on_error: str = "raise",
     advance: Callable[[int], None] | None = None,
+    mapper: QueryMapper | None = None,
 ) -> tuple[BuildParameters, BuildOutcome]:
     """Build one ORL per query.
 
@@ -166,7 +185,13 @@ def build_orls(
         with a :class:`~orlbuild.errors.BuildError` listing every failed query
         and its cause; ``"skip"``: build the rest and list the failures.
     advance
-        Called with 1 after each query (progress bar).
+        Called with 1 after each query (progress bar). With a ``mapper`` the
+        mapper reports progress instead.
+    mapper
+        Runs the per-query work, ``map``-like with results in query order (for
+        example :func:`orlbuild.services.executor.map_ordered` bound to an
+        executor). Each query gets its own generator from ``(seed, query)``,
+        so the ORLs are identical for any mapper. Default: a plain loop.
 
     Returns
     -------
@@ -189,14 +214,19 @@ def build_orls(
     resolved = resolve_for_frame(frame, params)
     seed = int(resolved.seed or 0)
     outcome = BuildOutcome(orls={})
-    for query, build_query in _query_builders(frame, resolved):
-        try:
-            orl = build_query(query, query_rng(seed, query))
-        except QueryBuildError as exc:
-            outcome.failures.append(QueryFailure(query, exc.cause))
+    tasks = _query_builders(frame, resolved)  # lazy: a serial build holds one query's slice
+    work = partial(_build_query, seed)
+    if mapper is None:
+        results: Iterable[QueryORL | QueryFailure] = map(work, tasks)
+    else:
+        results = mapper(work, tasks)
+        advance = None
+    for result in results:
+        if isinstance(result, QueryFailure):
+            outcome.failures.append(result)
         else:
-            outcome.orls[query] = orl
-            outcome.warnings += [f"query {query!r}: {w}" for w in orl.warnings]
+            outcome.orls[result.query] = result
+            outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
         if advance is not None:
             advance(1)
     if outcome.failures and on_error == "raise":
