@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
 from functools import partial
 
 import numpy as np
@@ -40,15 +39,6 @@ def fail_on(bad: str, kind: str, query: str) -> str:
 
 
 QUERIES = [f"q{i:03d}" for i in range(40)]
-
-
-@pytest.fixture(scope="module")
-def dask_scheduler() -> Iterator[str]:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
-        yield cluster.scheduler_address
 
 
 def executors(scheduler: str) -> dict[str, Executor]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import partial
 
 import numpy as np
@@ -38,15 +37,6 @@ def pairwise_judgments(seed: int, n_queries: int, n_items: int, per_query: int) 
             )
         )
     return pd.concat(frames, ignore_index=True)
-
-
-@pytest.fixture(scope="module")
-def dask_scheduler() -> Iterator[str]:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
-        yield cluster.scheduler_address
 
 
 def build(frame: pd.DataFrame, params: BuildParameters, executor: Executor, **kwargs: object):
