@@ -27,7 +27,7 @@ from orlbuild.store.builds import (
     load_build_messages,
     load_query_orls,
 )
-from orlbuild.store.evaluations import score_systems
+from orlbuild.store.evaluations import missing_queries_note, score_systems
 from scoring.evaluate import Missing
 from scoring.statistics import (
     PowerResult,
@@ -73,6 +73,8 @@ class BuildEvaluation:
         System -> ORL queries its run does not answer.
     failures
         ``query: cause`` of every query the build could not order (``on_error = "skip"``).
+    missing
+        ``zero`` or ``skip``: what the missing queries counted as.
     """
 
     build: Mapping[str, Any]
@@ -84,6 +86,7 @@ class BuildEvaluation:
     conventions: Mapping[str, str] = field(default_factory=dict)
     missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
     failures: Sequence[str] = ()
+    missing: str = "zero"
 
     def means(self) -> pd.DataFrame:
         """Mean score per system (rows, best first on the first measure) and measure (columns)."""
@@ -136,6 +139,14 @@ class BuildEvaluation:
             )
         return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
 
+    def missing_notes(self) -> list[str]:
+        """One warning per system whose run misses ORL queries, naming them."""
+        return [
+            missing_queries_note(system, queries, self.missing)
+            for system, queries in self.missing_queries.items()
+            if queries
+        ]
+
     def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
         """The inputs of the HTML report."""
         lines = [*notes, *(f"{k}: {v}" for k, v in self.conventions.items())]
@@ -147,9 +158,7 @@ class BuildEvaluation:
                 for m in next(iter(self.per_query.values())).columns
                 if m not in compared
             ]
-        for system, queries in self.missing_queries.items():
-            if queries:
-                lines.append(f"{system} has no results for {len(queries)} ORL queries")
+        lines += self.missing_notes()
         return ReportData(
             title=title,
             per_query=dict(self.per_query),
@@ -333,6 +342,7 @@ def evaluate_stored_build(
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
         failures=build_failures(engine, record.id),
+        missing=missing,
     )
 
 

@@ -334,6 +334,8 @@ def run_pipeline(
     say = log or (lambda _line: None)
     url = db_url or config.database_url
     engine = open_pipeline_store(config, db_url)
+    # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
+    say(f"database: {_hide_password(url)}")
     try:
         inputs = []
         for spec in config.inputs:
@@ -356,8 +358,10 @@ def run_pipeline(
             power=config.power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
         )
-        n_systems = len(config.scoring.systems)
+        n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
+        for note in evaluation.missing_notes():
+            say(f"warning: {note}")
         report = None
         if config.report is not None:
             report = write_report(evaluation.report_data(config.report.title), config.report.path)
