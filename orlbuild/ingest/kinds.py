@@ -186,7 +186,7 @@ def _parse_trec_prefs(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fa
         "annotator_id": identifier_codes(chunk, "annotator", label, vocab.annotators),
         "item_id": identifier_codes(chunk, "item", label, vocab.items),
         "subgroup": np.asarray(chunk.columns["subgroup"], dtype=object),
-        "level": finite_floats(chunk, "level", label, hint="rel_level is a number"),
+        "level": finite_floats(chunk, "rel_level", label, hint="rel_level is a number"),
     }
 
 
@@ -460,10 +460,10 @@ KINDS: Mapping[str, IngestKind] = {
                     Column("annotator"),
                     Column("subgroup"),
                     Column("item"),
-                    Column("level"),
+                    Column("rel_level"),
                 ),
                 headerless=InputFormat.trec_prefs,
-                headerless_columns=("query", "annotator", "subgroup", "item", "level"),
+                headerless_columns=("query", "annotator", "subgroup", "item", "rel_level"),
                 shape="trec-prefs",
                 headerless_test=lambda fields: _is_number(fields[4]),
             ),

@@ -252,7 +252,8 @@ def unused_columns(
                 file=label,
                 line=line,
                 value=name,
-                hint=f"did you mean {close[0]!r}? the columns are {layout.describe()}",
+                hint=f"did you mean {close[0]!r}? (rename the column if it is something else; "
+                f"the columns are {layout.describe()})",
             )
     return unused
 

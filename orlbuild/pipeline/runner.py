@@ -54,13 +54,15 @@ class IngestedInput:
     batch_id: int
     created: bool
     rows: int
+    warnings: tuple[str, ...] = ()
 
     @property
     def message(self) -> str:
-        """One line for the log."""
+        """The lines for the log (the outcome, then any warning about the file)."""
         what = f"{self.kind} {self.path.name}" + (f" ({self.system})" if self.system else "")
         if self.created:
-            return f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+            text = f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+            return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
@@ -244,6 +246,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         result.batch_id,
         result.created,
         result.rows,
+        tuple(result.warnings),
     )
 
 

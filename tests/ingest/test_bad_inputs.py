@@ -136,6 +136,68 @@ CASES = {
         1,
         "a tier must be an item",
     ),
+    # --- issue 12: pairwise shapes, column audit, separators -----------------------------
+    "header mixing pairwise shapes": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner,loser\nq1,d1,d2,d1,d2\n",
+        1,
+        "mix two shapes",
+    ),
+    "arena winner that is none of the two items": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner\nq1,d1,d2,model_a\nq1,d1,d2,d9\n",
+        3,
+        "winner is not one of the two items",
+    ),
+    "arena items that are the same": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner\nq1,d1,d2,a\nq1,d3,d3,tie\n",
+        3,
+        "winner and loser are the same item",
+    ),
+    "prefs-release winner that is neither a nor b": BadInput(
+        "pairwise", "p.txt", "q1 d1 d2 d1\nq1 d1 d2 d3\n", 2, "winner is not one of the two items"
+    ),
+    "prefs-release line with wrong number of fields": BadInput(
+        "pairwise", "p.txt", "q1 d1 d2 d1\nq1 d1 d2\n", 2, "needs 4 fields"
+    ),
+    "trec-prefs document twice in one sub-group": BadInput(
+        "pairwise", "p.txt", "q1 u1 s1 d1 2\nq1 u1 s1 d2 1\nq1 u1 s1 d1 1\n", 3, "listed twice"
+    ),
+    "trec-prefs without any preference": BadInput(
+        "pairwise", "p.txt", "q1 u1 s1 d1 1\nq1 u1 s1 d2 1\n", 1, "expresses no preference"
+    ),
+    "trec-prefs rel_level not a number": BadInput(
+        "pairwise",
+        "p.txt",
+        "q1 u1 s1 d1 1\nq1 u1 s1 d2 high\n",
+        2,
+        "rel_level must be a number",
+        ("--format", "trec-prefs"),
+    ),
+    "misspelt optional column (listwise)": BadInput(
+        "listwise", "l.csv", "query,anotator,item,rank\nq1,a1,d1,1\n", 1, "unknown column 'anotator'"
+    ),
+    "misspelt optional column (run)": BadInput(
+        "run", "r.csv", "query,item,rank,scores\nq1,d1,1,2.0\n", 1, "unknown column 'scores'", RUN
+    ),
+    "misspelt optional JSONL key (pairwise)": BadInput(
+        "pairwise",
+        "p.jsonl",
+        '{"query": "q1", "winner": "d1", "loser": "d2"}\n'
+        '{"query": "q1", "winner": "d1", "loser": "d3", "ties": 1}\n',
+        2,
+        "unknown column 'ties'",
+    ),
+    "comma-separated file named .tsv": BadInput(
+        "pairwise", "p.tsv", "query,winner,loser\nq1,d1,d2\n", 1, "looks comma-separated"
+    ),
+    "tab-separated file named .csv": BadInput(
+        "graded", "g.csv", "query\titem\tgrade\nq1\td1\t1\n", 1, "looks tab-separated"
+    ),
 }
 
 
