@@ -179,7 +179,11 @@ CASES = {
         ("--format", "trec-prefs"),
     ),
     "misspelt optional column (listwise)": BadInput(
-        "listwise", "l.csv", "query,anotator,item,rank\nq1,a1,d1,1\n", 1, "unknown column 'anotator'"
+        "listwise",
+        "l.csv",
+        "query,anotator,item,rank\nq1,a1,d1,1\n",
+        1,
+        "unknown column 'anotator'",
     ),
     "misspelt optional column (run)": BadInput(
         "run", "r.csv", "query,item,rank,scores\nq1,d1,1,2.0\n", 1, "unknown column 'scores'", RUN

@@ -77,7 +77,10 @@ def test_arena_columns_are_never_read_as_winner_and_loser(
         "a.csv", "query,annotator,item_a,item_b,winner\nq1,u1,d1,d2,model_b\nq1,u1,d1,d3,tie\n"
     )
     assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
-    assert _pairs(migrated_db_url) == [("q1", "u1", "d1", "d3", True), ("q1", "u1", "d2", "d1", False)]
+    assert _pairs(migrated_db_url) == [
+        ("q1", "u1", "d1", "d3", True),
+        ("q1", "u1", "d2", "d1", False),
+    ]
     engine = open_store(migrated_db_url)
     try:
         items = set(load_pairwise(engine)[["winner", "loser"]].stack())
@@ -108,7 +111,9 @@ def test_header_mixing_shapes_is_refused_and_stores_nothing(
     header: str, seeded_db_url: str, write_file: Write
 ) -> None:
     width = header.count(",") + 1
-    path = write_file("p.csv", f"{header}\n" + ",".join(["q1", "d1", "d2", "d1", "d2"][:width]) + "\n")
+    path = write_file(
+        "p.csv", f"{header}\n" + ",".join(["q1", "d1", "d2", "d1", "d2"][:width]) + "\n"
+    )
     before = store_counts(seeded_db_url)
     result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
     assert result.exit_code == 1
@@ -121,12 +126,16 @@ def test_header_mixing_shapes_is_refused_and_stores_nothing(
 
 def test_trec_prefs_round_trip_of_an_orl_export(migrated_db_url: str, write_file: Write) -> None:
     """``orl export --format trec-prefs`` read back gives exactly the ORL's cross-tier pairs."""
-    qrels = write_file("g.qrels", "q1 0 d1 3\nq1 0 d2 3\nq1 0 d3 1\nq1 0 d4 0\nq2 0 e1 2\nq2 0 e2 1\n")
+    qrels = write_file(
+        "g.qrels", "q1 0 d1 3\nq1 0 d2 3\nq1 0 d3 1\nq1 0 d4 0\nq2 0 e1 2\nq2 0 e2 1\n"
+    )
     assert run_cli(migrated_db_url, "ingest", "graded", str(qrels)).exit_code == 0
     built = run_cli(migrated_db_url, "build", "--source", "graded", "--name", "g")
     assert built.exit_code == 0, built.output
     out = qrels.parent / "orl.prefs"
-    exported = run_cli(migrated_db_url, "orl", "export", "g", "--format", "trec-prefs", "-o", str(out))
+    exported = run_cli(
+        migrated_db_url, "orl", "export", "g", "--format", "trec-prefs", "-o", str(out)
+    )
     assert exported.exit_code == 0, exported.output
     assert out.read_text().splitlines()[0].split()[1:3] == ["orl", "1"]
     back = run_cli(migrated_db_url, "ingest", "pairwise", str(out), "--collection", "back")
