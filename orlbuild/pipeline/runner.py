@@ -170,6 +170,7 @@ class PipelineResult:
             if self.evaluation.power is None
             else {m: r.to_dict() for m, r in self.evaluation.power.items()},
             "conventions": dict(self.evaluation.conventions),
+            "warnings": self.evaluation.run_notes(),
             "report": None if self.report is None else str(self.report),
             "seconds": round(self.seconds, 3),
         }
@@ -363,7 +364,7 @@ def run_pipeline(
         )
         n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
-        for note in evaluation.missing_notes():
+        for note in evaluation.run_notes():
             say(f"warning: {note}")
         report = None
         if config.report is not None:

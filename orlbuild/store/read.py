@@ -47,6 +47,7 @@ __all__ = [
     "load_pairwise",
     "load_run",
     "run_order_column",
+    "systems_without_run",
 ]
 
 #: The collection used when none is named.
@@ -118,6 +119,19 @@ def list_systems(bind: Bind, collection: str = DEFAULT_COLLECTION) -> list[str]:
         cid = collection_id(connection, collection)
         stmt = select(System.name).where(System.collection_id == cid).order_by(System.name)
         return list(connection.scalars(_with_run(stmt)))
+
+
+def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> list[str]:
+    """Systems of ``collection`` left without any run batch, sorted.
+
+    Deleting a system's last batch deletes the system, so only stores written
+    before that rule can hold such systems; scoring and reports skip them.
+    """
+    with connect(bind) as connection:
+        cid = collection_id(connection, collection)
+        has_batch = select(IngestBatch.id).where(IngestBatch.system_id == System.id).exists()
+        stmt = select(System.name).where(System.collection_id == cid, ~has_batch)
+        return sorted(connection.scalars(stmt))
 
 
 def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:

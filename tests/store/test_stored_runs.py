@@ -213,3 +213,26 @@ def test_overlap_check_is_a_library_error(built: str) -> None:
             score_run(engine, "g", run, system="x", measures=["nDCG@10"])
     finally:
         engine.dispose()
+
+
+def test_system_left_without_run_by_an_older_store_is_noted(built: str, tmp_path: Path) -> None:
+    """A system row without batches (left by deletes before this rule) is reported, not scored."""
+    from sqlalchemy import insert, select
+
+    from orlbuild.store.models import Collection, System
+
+    _run(built, tmp_path, "real", "query,item,rank,score\nq1,d1,1,2.0\n")
+    engine = open_store(built)
+    try:
+        with engine.begin() as connection:
+            cid = connection.scalar(select(Collection.id).where(Collection.name == "default"))
+            connection.execute(insert(System).values(collection_id=cid, name="old-ghost"))
+        evaluation = evaluate_stored_build(engine, "g", ["RDQm2-a1@10"])
+    finally:
+        engine.dispose()
+    assert list(evaluation.per_query) == ["real"]
+    assert (
+        "old-ghost has no run (its batches were deleted): left out"
+        in evaluation.report_data("t").notes
+    )
+    assert list(store_counts(built)["collections"]["default"]["runs"]) == ["real"]
