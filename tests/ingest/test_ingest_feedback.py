@@ -6,39 +6,15 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 from rich.progress import Progress
 
 from orlbuild.ingest import ingest_file
 from orlbuild.progress import IngestProgress
 from orlbuild.store import open_store
-from tests.ingest.conftest import run_cli, store_counts
 
 Write = Callable[[str, str | bytes], Path]
 PAIRS = "query,winner,loser\n" + "".join(f"q{i % 7},d{i},d{i + 1}\n" for i in range(2500))
-
-
-@pytest.mark.parametrize("phase", ["read", "write"])
-def test_ctrl_c_says_nothing_was_stored(
-    phase: str, seeded_db_url: str, write_file: Write, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def interrupt(*_args: object, **_kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    target = (
-        "orlbuild.ingest.source.Source._advance"
-        if phase == "read"
-        else "orlbuild.store.batches.insert_rows"
-    )
-    monkeypatch.setattr(target, interrupt)
-    path = write_file("p.csv", PAIRS)
-    before = store_counts(seeded_db_url)
-    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 130
-    assert f"interrupted: nothing from {path} was stored" in result.stderr
-    assert "Traceback" not in result.output
-    assert store_counts(seeded_db_url) == before
 
 
 def test_write_phase_reports_every_row(migrated_db_url: str, write_file: Write) -> None:
