@@ -201,3 +201,26 @@ def test_system_left_without_run_by_an_older_store_is_noted(built: str, tmp_path
         in evaluation.report_data("t").notes
     )
     assert list(store_counts(built)["collections"]["default"]["runs"]) == ["real"]
+
+
+def test_pipeline_prints_its_database_and_names_missing_queries(tmp_path: Path) -> None:
+    """The summary says which database to give follow-up commands and what a run misses."""
+    (tmp_path / "g.qrels").write_text(QRELS)
+    (tmp_path / "part.csv").write_text("query,item,rank\nq1,d1,1\nq2,e1,1\n")
+    config = tmp_path / "pipeline.toml"
+    config.write_text(
+        'measures = ["RDQm2-a1@10"]\n'
+        '[[inputs]]\nkind = "graded"\npath = "g.qrels"\n'
+        '[[inputs]]\nkind = "run"\npath = "part.csv"\nsystem = "part"\n'
+        '[[builds]]\nname = "g"\nsource = "graded"\n'
+        '[scoring]\nbuild = "g"\n'
+    )
+    result = run_cli(
+        f"sqlite:///{tmp_path / 'unused.db'}", "pipeline", str(config), "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    url = f"sqlite:///{tmp_path / 'unused.db'}"
+    assert f"database: {url}" in result.stderr
+    warning = "part: 1 ORL queries are missing from the run (scored 0): 'q3'"
+    assert f"warning: {warning}" in result.stderr
+    assert json.loads(result.stdout)["warnings"] == [warning]
