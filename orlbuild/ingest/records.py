@@ -193,6 +193,20 @@ def choose_layout(
 ) -> RecordLayout:
     """The one shape whose signature the header holds without another shape's columns.
 
+    Parameters
+    ----------
+    names
+        The header's column names (lower-cased) or the first JSON object's keys.
+    layouts
+        The shapes of the kind (a single one is returned as it is).
+    label, line
+        Where the header is, for messages.
+
+    Returns
+    -------
+    RecordLayout
+        The matching shape (README "Input formats": which pairwise shape).
+
     Raises
     ------
     InputError
@@ -233,6 +247,23 @@ def unused_columns(
     line: int,
 ) -> list[str]:
     """Header names the shape does not use; a likely typo of an absent column is an error.
+
+    Parameters
+    ----------
+    names
+        The header's column names (or a JSON object's keys).
+    layout
+        The shape chosen for the file.
+    layouts
+        Every shape of the kind: their columns are the names a typo is matched against.
+    label, line
+        Where the header is, for messages.
+
+    Returns
+    -------
+    list of str
+        The names to report as ignored (README "Input formats": columns the
+        shape does not use).
 
     Raises
     ------

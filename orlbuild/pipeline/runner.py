@@ -26,7 +26,7 @@ from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
-from orlbuild.progress import progress_bar
+from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
@@ -229,7 +229,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
             existing.row_count,
         )
     size = spec.path.stat().st_size
-    with progress_bar(size, f"ingest {spec.path.name}", quiet=quiet) as advance:
+    with ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet) as bars:
         result = ingest_file(
             engine,
             spec.kind,
@@ -237,7 +237,8 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
             collection=spec.collection,
             fmt=None if spec.format is None else InputFormat(spec.format),
             system=spec.system,
-            on_progress=advance,
+            on_progress=bars.read,
+            on_write=bars.write,
         )
     return IngestedInput(
         spec.kind,

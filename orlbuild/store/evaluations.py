@@ -274,7 +274,22 @@ def _some(names: Sequence[str]) -> str:
 
 
 def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> str:
-    """The warning for a run that answers only some ORL queries, naming the missing ones."""
+    """The warning for a run that answers only some ORL queries, naming the missing ones.
+
+    Parameters
+    ----------
+    system
+        The run's system.
+    queries
+        The ORL queries the run does not answer; the first :data:`NAMED_IDS` are named.
+    missing
+        ``zero`` or ``skip``: what those queries count as.
+
+    Returns
+    -------
+    str
+        E.g. ``bm25: 1 ORL queries are missing from the run (scored 0): 'q23'``.
+    """
     treatment = "scored 0" if missing == "zero" else "left out"
     return (
         f"{system}: {len(queries)} ORL queries are missing from the run ({treatment}): "
@@ -288,7 +303,19 @@ def check_query_overlap(
     """Refuse a run none of whose queries has an ORL (FORMATS.md "System runs").
 
     Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
-    that is an error naming a few ids from each side, never a mean of 0.
+    that is an error naming a few ids from each side, never a mean of 0
+    (README "Input formats", runs).
+
+    Parameters
+    ----------
+    orls
+        The build's ORLs by query.
+    run
+        The run (a ``query`` column).
+    system
+        The run's system, for the message.
+    build_id
+        The build, for the message.
 
     Raises
     ------
