@@ -230,8 +230,18 @@ def choose_layout(
     if len(matches) == 1:
         return matches[0]
     accepted = "; ".join(f"{s.shape} ({s.describe()})" for s in layouts)
+    touched = [
+        s.shape
+        for s in layouts
+        if present & (s.names() - set().union(*(o.names() for o in layouts if o is not s)))
+    ]
+    reason = (
+        f"the columns mix the {' and '.join(touched)} shapes"
+        if len(touched) > 1
+        else "the columns match none of the accepted shapes"
+    )
     raise InputError(
-        "the columns match no accepted shape, or mix two shapes",
+        reason,
         file=label,
         line=line,
         value=", ".join(names),

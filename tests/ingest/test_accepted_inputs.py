@@ -166,7 +166,7 @@ def test_pairwise_item_a_item_b_and_optional_annotator(
     mixed = write_file("m.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "tie": 1}\n')
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(mixed))
     assert result.exit_code == 1
-    assert "mix two shapes" in result.output
+    assert "mix the native and arena shapes" in result.output
 
 
 def test_reingest_is_a_noop_that_says_so(seeded_db_url: str, tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ CASES = {
         "p.csv",
         "query,item_a,item_b,winner,loser\nq1,d1,d2,d1,d2\n",
         1,
-        "mix two shapes",
+        "mix the native and arena shapes",
     ),
     "arena winner that is none of the two items": BadInput(
         "pairwise",

@@ -97,18 +97,23 @@ def test_arena_winner_holding_an_item_id(migrated_db_url: str, write_file: Write
     assert _pairs(migrated_db_url) == [("q1", "_", "d2", "d1", False)]
 
 
+MIXED = "mix the native and arena shapes"
+NONE = "match none of the accepted shapes"
+
+
 @pytest.mark.parametrize(
-    "header",
+    ("header", "reason"),
     [
-        "query,item_a,item_b,winner,loser",  # arena next to native
-        "query,winner",  # winner without loser or item_a/item_b
-        "query,item_a,item_b,tie",  # the old aliases, no winner
-        "query,model_a,model_b,winner,tie",  # arena with a native tie column
-        "qid,winner,loser",  # an arena alias in a native header
+        ("query,item_a,item_b,winner,loser", MIXED),  # arena next to native
+        ("query,winner", NONE),  # winner without loser or item_a/item_b
+        ("query,item_a,item_b,tie", MIXED),  # the old aliases, no winner
+        ("query,model_a,model_b,winner,tie", MIXED),  # arena with a native tie column
+        ("qid,winner,loser", MIXED),  # an arena alias in a native header
+        ("query,annotator,item,rank", NONE),  # a listwise file
     ],
 )
 def test_header_mixing_shapes_is_refused_and_stores_nothing(
-    header: str, seeded_db_url: str, write_file: Write
+    header: str, reason: str, seeded_db_url: str, write_file: Write
 ) -> None:
     width = header.count(",") + 1
     path = write_file(
@@ -119,6 +124,7 @@ def test_header_mixing_shapes_is_refused_and_stores_nothing(
     assert result.exit_code == 1
     message = result.output.strip().splitlines()[-1]
     assert f"{path}, line 1:" in message
+    assert reason in message
     assert header.replace(",", ", ") in message  # the columns found
     assert "native (query" in message and "arena (query" in message  # the shapes accepted
     assert store_counts(seeded_db_url) == before
