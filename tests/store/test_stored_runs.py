@@ -99,7 +99,9 @@ def test_deleting_a_runs_last_batch_leaves_no_ghost_system(built: str, tmp_path:
     """Regression: status counted the system, score printed 0.0000, the report showed it."""
     _run(built, tmp_path, "keep", "query,item,rank,score\nq1,d1,1,2.0\nq2,e1,1,1.0\n")
     _run(built, tmp_path, "ghost", "query,item,rank,score\nq1,d2,1,2.0\nq2,e2,1,1.0\n")
-    _ok(built, "batches", "delete", str(_batch_of(built, "ghost")))
+    deleted = run_cli(built, "batches", "delete", str(_batch_of(built, "ghost")))
+    assert deleted.exit_code == 0
+    assert "system 'ghost' has no run left and was removed" in deleted.stderr
 
     runs = store_counts(built)["collections"]["default"]["runs"]
     assert list(runs) == ["keep"]
