@@ -482,11 +482,17 @@ def _jsonl_chunks(
             used = layout.names()
             foreign = set().union(*(s.names() for s in layouts)) - used
         extra = record.keys() - used
-        if extra:
-            if extra & foreign:
-                choose_layout(sorted(record), layouts, label, number)  # raises: mixed shapes
-            fresh = sorted(extra - set(unused))
-            unused += unused_columns(fresh, layout, layouts, label, number) if fresh else []
+        if extra & foreign:
+            raise InputError(
+                f"this object has keys of another shape than the first object ({layout.shape})",
+                file=label,
+                line=number,
+                value=", ".join(sorted(extra & foreign)),
+                hint=f"every object of a file needs the same shape: {layout.describe()}",
+            )
+        if extra - set(unused):
+            found = unused_columns(sorted(record), layout, layouts, label, number)
+            unused += [n for n in found if n not in unused]
         if layout.tier_list_key is not None and layout.tier_list_key in record:
             rows = _tier_list_rows(record, layout, label, number)
         else:

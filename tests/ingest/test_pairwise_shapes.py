@@ -152,3 +152,30 @@ def test_trec_prefs_round_trip_of_an_orl_export(migrated_db_url: str, write_file
         ("q1", "orl", "d2", "d3", False),
         ("q2", "orl", "e1", "e2", False),
     ]
+
+
+def test_jsonl_object_of_another_shape_is_refused(seeded_db_url: str, write_file: Write) -> None:
+    path = write_file(
+        "p.jsonl",
+        '{"query": "q1", "winner": "d1", "loser": "d2"}\n'
+        '{"query": "q1", "item_a": "d1", "item_b": "d2", "winner": "a"}\n',
+    )
+    before = store_counts(seeded_db_url)
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    message = result.output.strip().splitlines()[-1]
+    assert f"{path}, line 2:" in message and "another shape than the first object" in message
+    assert store_counts(seeded_db_url) == before
+
+
+def test_jsonl_extra_key_next_to_its_near_miss_is_only_reported(
+    migrated_db_url: str, write_file: Write
+) -> None:
+    """``annotators`` beside a present ``annotator`` is no typo: reported, not refused."""
+    path = write_file(
+        "p.jsonl",
+        '{"query": "q1", "annotator": "a", "annotators": 3, "winner": "d1", "loser": "d2"}\n',
+    )
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    assert "ignored column(s) 'annotators'" in result.stderr
