@@ -143,6 +143,11 @@ def test_partial_overlap_names_the_missing_queries(built: str, tmp_path: Path) -
         engine.dispose()
     notes = evaluation.report_data("t").notes
     assert "part: 1 ORL queries are missing from the run (scored 0): 'q3'" in notes
+    report = run_cli(built, "report", "--build", "g", "-o", str(tmp_path / "r.html"))
+    assert report.exit_code == 0
+    assert "part: 1 ORL queries are missing from the run (scored 0): 'q3'" in report.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "part: 1 ORL queries are missing from the run (scored 0): &#x27;q3&#x27;" in html
 
 
 def test_many_missing_queries_are_summarised(built: str, tmp_path: Path) -> None:
