@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from orlbuild.ingest import read_input
 from orlbuild.store import load_pairwise, open_store
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 
@@ -179,3 +183,66 @@ def test_jsonl_extra_key_next_to_its_near_miss_is_only_reported(
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
     assert result.exit_code == 0, result.output
     assert "ignored column(s) 'annotators'" in result.stderr
+
+
+# --- property: every shape stores what the native shape stores ----------------------------
+
+_KEYWORDS = {"a", "b", "model_a", "model_b", "tie", "tie (bothbad)", "both_bad"}
+_ids = st.text(alphabet="abcdexyz019_-.", min_size=1, max_size=6).filter(
+    lambda s: s.lower() not in _KEYWORDS
+)
+_comparisons = st.lists(
+    st.tuples(_ids, _ids, _ids, _ids, st.sampled_from(["first", "second", "tie"])).filter(
+        lambda row: row[2] != row[3]
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+def _decoded(name: str, text: str) -> list[tuple[str, str, str, str, bool]]:
+    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store)."""
+    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()))
+    return pairwise_tuples(parsed.decoded())
+
+
+#: How an arena file says who won: keywords, LMArena's spellings, or the item id.
+_SPELLINGS = {
+    "keyword": {"first": "a", "second": "B", "tie": "tie"},
+    "lmarena": {"first": "model_a", "second": "model_b", "tie": "tie (bothbad)"},
+    "id": {"tie": "both_bad"},
+}
+
+
+def _said(first: str, second: str, outcome: str, spelling: str) -> str:
+    """The arena ``winner`` cell for one comparison."""
+    ids = {"first": first, "second": second}
+    return _SPELLINGS[spelling].get(outcome) or ids[outcome]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=_comparisons,
+    spelling=st.sampled_from(sorted(_SPELLINGS)),
+    query=st.sampled_from(["query", "question_id", "qid", "topic"]),
+)
+def test_arena_and_release_shapes_store_what_the_native_shape_stores(
+    rows: list[tuple[str, str, str, str, str]], spelling: str, query: str
+) -> None:
+    def native_row(q: str, u: str, a: str, b: str, o: str) -> str:
+        winner, loser = (b, a) if o == "second" else (a, b)
+        return f"{q},{u},{winner},{loser},{int(o == 'tie')}\n"
+
+    native = "query,annotator,winner,loser,tie\n" + "".join(native_row(*r) for r in rows)
+    arena = f"{query},judge,model_a,model_b,winner\n" + "".join(
+        f"{q},{u},{a},{b},{_said(a, b, o, spelling)}\n" for q, u, a, b, o in rows
+    )
+    assert _decoded("a.csv", arena) == _decoded("n.csv", native)
+
+    decided = [(q, a, b, o) for q, _u, a, b, o in rows if o != "tie"]
+    if decided:
+        release = "".join(f"{q} {a} {b} {a if o == 'first' else b}\n" for q, a, b, o in decided)
+        expected = sorted(
+            (q, "_", *((a, b) if o == "first" else (b, a)), False) for q, a, b, o in decided
+        )
+        assert _decoded("r.txt", release) == expected
