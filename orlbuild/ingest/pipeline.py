@@ -144,7 +144,7 @@ def _header_words(kind: IngestKind) -> set[str]:
 
 def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat | None:
     """A headerless layout recognised from the first line (no header word, right width)."""
-    if first_line is None or "," in first_line:
+    if first_line is None or "," in first_line or first_line.lstrip().startswith("{"):
         return None
     fields = first_line.split()
     if _header_words(kind) & {f.lower() for f in fields}:
