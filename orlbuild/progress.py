@@ -10,12 +10,17 @@ from typing import Protocol
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 
 class Advance(Protocol):
@@ -55,3 +60,69 @@ def progress_bar(total: int | None, description: str, *, quiet: bool = False) ->
             progress.advance(task, n)
 
         yield advance
+
+
+class _AmountColumn(ProgressColumn):
+    """Bytes with units (``1.2/5.0 MB``) for reading, ``n/total rows`` for writing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bytes = DownloadColumn()
+
+    def render(self, task: Task) -> Text:
+        """The amount done of ``task`` in its unit."""
+        if task.fields.get("unit") == "rows":
+            done, total = int(task.completed), int(task.total or 0)
+            return Text(f"{done:,}/{total:,} rows", style="progress.download")
+        return self._bytes.render(task)
+
+
+class IngestProgress:
+    """The two phases of an ingest: bytes read (with units), then rows written.
+
+    ``read`` advances the first bar by bytes; the first call of ``write``
+    opens a second bar, ``rows written`` out of ``total``, so the display
+    does not sit at 100% while the store is busy.
+    """
+
+    def __init__(self, progress: Progress | None, total_bytes: int | None, label: str) -> None:
+        self._progress = progress
+        self._label = label
+        self._write: TaskID | None = None
+        self._read = None if progress is None else progress.add_task(label, total=total_bytes)
+
+    def read(self, n: int = 1) -> None:
+        """Count ``n`` more bytes read."""
+        if self._progress is not None and self._read is not None:
+            self._progress.advance(self._read, n)
+
+    def write(self, n: int, total: int) -> None:
+        """Count ``n`` more rows written out of ``total``."""
+        if self._progress is None:
+            return
+        if self._write is None:
+            self._write = self._progress.add_task(
+                f"{self._label}: writing", total=total, unit="rows"
+            )
+        self._progress.advance(self._write, n)
+
+
+@contextmanager
+def ingest_progress(
+    total_bytes: int | None, description: str, *, quiet: bool = False
+) -> Iterator[IngestProgress]:
+    """Progress of one ingest on standard error: bytes read (MB), then rows written.
+
+    Disabled like :func:`progress_bar` (``quiet`` or standard error not a terminal).
+    """
+    if quiet or not sys.stderr.isatty():
+        yield IngestProgress(None, total_bytes, description)
+        return
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        _AmountColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(file=sys.stderr), transient=False) as progress:
+        yield IngestProgress(progress, total_bytes, description)

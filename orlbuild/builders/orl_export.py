@@ -13,7 +13,10 @@ import pandas as pd
 
 __all__ = ["EXPORT_FORMATS", "diff_orl_entries", "export_orls"]
 
-EXPORT_FORMATS = ("json", "tsv", "qrels")
+EXPORT_FORMATS = ("json", "tsv", "qrels", "trec-prefs")
+
+#: Judgment group and sub-group of a trec-prefs export: one group per query holding the ORL.
+TREC_PREFS_GROUP = ("orl", "1")
 
 
 def _orl_json(entries: pd.DataFrame, build: dict[str, Any]) -> str:
@@ -38,6 +41,23 @@ def _orl_qrels(entries: pd.DataFrame) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def _orl_trec_prefs(entries: pd.DataFrame) -> str:
+    """trec_eval ``-R prefs`` lines ``qid jg jsg docno rel_level``: one sub-group per query.
+
+    ``rel_level = T - rank + 1`` as for qrels: within the sub-group every item
+    is preferred to the items of later tiers, and items of one tier (equal
+    levels) carry no preference, which is exactly an ORL's order.
+    """
+    tiers = entries.groupby("query")["rank"].transform("max")
+    level = (tiers - entries["rank"] + 1).astype(int)
+    group, sub = TREC_PREFS_GROUP
+    lines = [
+        f"{q} {group} {sub} {i} {g}"
+        for q, i, g in zip(entries["query"], entries["item"], level.tolist(), strict=True)
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
 def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> str:
     """Render a build's ORLs.
 
@@ -47,8 +67,9 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
         Columns ``query, item, rank`` (sorted by query, rank).
     fmt
         ``json`` (``{"build": {...}, "queries": {q: {item: rank}}}``), ``tsv``
-        (``query item rank`` with a header) or ``qrels`` (TREC qrels with
-        ``grade = T - rank + 1``, so other tools can read an ORL).
+        (``query item rank`` with a header), ``qrels`` (TREC qrels with
+        ``grade = T - rank + 1``, so other tools can read an ORL) or
+        ``trec-prefs`` (trec_eval's ``-R prefs`` format, README "Input formats").
     build
         Build metadata for the JSON form.
 
@@ -63,6 +84,8 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
         return _orl_tsv(entries)
     if fmt == "qrels":
         return _orl_qrels(entries)
+    if fmt == "trec-prefs":
+        return _orl_trec_prefs(entries)
     raise ValueError(f"unknown export format {fmt!r}")
 
 

@@ -8,7 +8,7 @@ import typer
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
-from orlbuild.store import list_batches
+from orlbuild.store import list_batches, list_systems
 from orlbuild.store.batches import delete_batch
 
 batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
@@ -37,10 +37,19 @@ def delete_command(
         bool, typer.Option("--force", help="Delete even if an ORL build used the batch.")
     ] = False,
 ) -> None:
-    """Delete a batch and every row it stored (refused while a build uses it)."""
+    """Delete a batch and every row it stored (refused while a build uses it).
+
+    Deleting a system's last run batch removes the system.
+    """
     with opened_store(ctx) as engine:
+        batches = list_batches(engine)
+        owner = batches.loc[batches["id"] == batch_id, ["collection", "system"]]
         rows = delete_batch(engine, batch_id, force=force)
+        collection, system = owner.iloc[0] if len(owner) else ("", "")
+        gone = bool(system) and system not in list_systems(engine, collection)
     typer.echo(f"deleted batch {batch_id} ({rows} rows)")
+    if gone:
+        typer.echo(f"system {system!r} has no run left and was removed", err=True)
 
 
 def register(app: typer.Typer) -> None:

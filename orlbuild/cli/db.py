@@ -28,10 +28,18 @@ def upgrade_command(
 def downgrade_command(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision; 'base' drops everything.")],
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Drop tables even when they hold rows (their data is lost)."),
+    ] = False,
 ) -> None:
-    """Migrate the database down to REVISION."""
+    """Migrate the database down to REVISION.
+
+    A downgrade that would drop tables holding rows is refused (naming them and
+    their row counts) unless --yes is given.
+    """
     url = get_state(ctx).db_url
-    downgrade(url, revision)
+    downgrade(url, revision, allow_data_loss=yes)
     typer.echo(f"database at revision {_current(url) or 'base'}", err=True)
 
 

@@ -51,6 +51,10 @@ def eval_command(
     """Score a run file against an ORL file (no database needed)."""
     if missing not in ("zero", "skip"):
         raise typer.BadParameter("use zero or skip", param_hint="--missing")
+    from orlbuild.builders.parameters import GRADE_AGGREGATES
+
+    if grade_agg not in GRADE_AGGREGATES:
+        raise typer.BadParameter(f"use {', '.join(GRADE_AGGREGATES)}", param_hint="--grade-agg")
     parse_measures(measure)  # report every bad name at once, before reading any file
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     run = read_run_file(run_file, fmt=run_format, duplicates=duplicates)

@@ -10,7 +10,7 @@ import typer
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
 from orlbuild.ingest.source import input_size
-from orlbuild.progress import progress_bar
+from orlbuild.progress import ingest_progress
 from orlbuild.store.read import DEFAULT_COLLECTION
 
 ingest_app = typer.Typer(
@@ -23,25 +23,52 @@ CollectionOpt = Annotated[
 ]
 FormatOpt = Annotated[
     InputFormat | None,
-    typer.Option("--format", "-f", help="Input format (default: from the file extension)."),
+    typer.Option(
+        "--format",
+        "-f",
+        help="Input format (default: from the file extension or content); pairwise also "
+        "takes the shapes arena, prefs-release and trec-prefs.",
+    ),
 ]
 
 
+#: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED_EXIT = 130
+
+
 def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None:
-    """Open the store, ingest one file with a progress bar, print the outcome."""
+    """Open the store, ingest one file with a progress display, print the outcome.
+
+    Ctrl-C rolls the file's transaction back and says so (exit 130).
+    """
     state = get_state(ctx)
-    with (
-        opened_store(ctx) as engine,
-        progress_bar(input_size(file), f"ingest {kind}", quiet=state.quiet) as advance,
-    ):
-        result = ingest_file(engine, kind, file, on_progress=advance, **options)  # type: ignore[arg-type]
+    try:
+        with (
+            opened_store(ctx) as engine,
+            ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars,
+        ):
+            result = ingest_file(
+                engine,
+                kind,
+                file,
+                on_progress=bars.read,
+                on_write=bars.write,
+                **options,  # type: ignore[arg-type]
+            )
+    except KeyboardInterrupt:
+        name = "standard input" if file == "-" else file
+        typer.echo(f"interrupted: nothing from {name} was stored", err=True)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    for warning in result.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
     typer.echo(result.message)
 
 
 #: Judgment kinds and their help text (the command bodies are identical).
 JUDGMENT_COMMANDS = {
     "listwise": "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers).",
-    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie.",
+    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie; "
+    "or the arena, prefs-release and trec-prefs shapes.",
     "graded": "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade.",
 }
 

@@ -26,6 +26,7 @@ class ExportFormat(str, Enum):
     json = "json"
     tsv = "tsv"
     qrels = "qrels"
+    trec_prefs = "trec-prefs"
 
 
 @orl_app.command("list")
@@ -69,9 +70,9 @@ def show_command(
 def export_command(
     ctx: typer.Context,
     build: Annotated[str, typer.Argument(help="Build id or name.")],
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="json, tsv or qrels.")] = (
-        ExportFormat.json
-    ),
+    fmt: Annotated[
+        ExportFormat, typer.Option("--format", help="json, tsv, qrels or trec-prefs.")
+    ] = (ExportFormat.json),
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,

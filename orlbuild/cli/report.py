@@ -102,6 +102,8 @@ def report_command(
         )
     name = evaluation.build.get("name", build)
     data = evaluation.report_data(title or f"orlbuild report: build {name}")
+    for note in evaluation.run_notes():  # also in the report's notes
+        typer.echo(f"Warning: {note}", err=True)
     typer.echo(f"wrote {write_report(data, output)}", err=True)
 
 

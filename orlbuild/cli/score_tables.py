@@ -49,8 +49,11 @@ def score_report(
         notes.append(
             f"{frame.attrs['queries_without_orl']} run queries have no ORL and were ignored"
         )
-    if frame.attrs.get("missing_queries"):
-        notes.append(f"{len(frame.attrs['missing_queries'])} ORL queries are missing from the run")
+    missing = list(frame.attrs.get("missing_queries", ()))
+    if missing:
+        shown = ", ".join(repr(str(q)) for q in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
     for measure, count in undefined.items():
         notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
     payload: dict[str, Any] = {

@@ -52,15 +52,23 @@ class DuplicatePolicy(str, Enum):
 
 @dataclass(frozen=True)
 class IngestKind:
-    """One kind of input: layout, chunk parser and whole-file check.
+    """One kind of input: layout (and other shapes), chunk parser and whole-file check.
 
     ``check`` returns the facts to store and how many rows it dropped.
+    ``alternatives`` are further shapes of the same kind (pairwise: arena,
+    prefs-release, trec-prefs); the chunk's ``shape`` tells ``parse`` which.
     """
 
     name: str
     layout: RecordLayout
     parse: Callable[[ColumnChunk, str, Vocabularies], Facts]
     check: Callable[[Facts, np.ndarray, str, Vocabularies, DuplicatePolicy], tuple[Facts, int]]
+    alternatives: tuple[RecordLayout, ...] = ()
+
+    @property
+    def layouts(self) -> tuple[RecordLayout, ...]:
+        """Every shape of the kind, the native one first."""
+        return (self.layout, *self.alternatives)
 
 
 def _query_annotator(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
@@ -78,6 +86,14 @@ def _fail(reason: str, label: str, line: int, value: object, hint: str) -> None:
     raise InputError(reason, file=label, line=line, value=value, hint=hint)
 
 
+def _is_number(text: str) -> bool:
+    """Whether ``text`` is a finite number (a trec_eval ``rel_level``)."""
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
 def _first(mask: np.ndarray | pd.Series) -> int | None:
     """Position of the first true entry, or ``None``."""
     hits = np.flatnonzero(np.asarray(mask))
@@ -92,7 +108,13 @@ def _frame(facts: Facts, lines: np.ndarray) -> pd.DataFrame:
 # --- pairwise -------------------------------------------------------------------------
 
 
-def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+#: Arena ``winner`` values (lower case) meaning the first item, the second, or a tie.
+ARENA_FIRST = frozenset({"a", "model_a"})
+ARENA_SECOND = frozenset({"b", "model_b"})
+ARENA_TIE = frozenset({"tie", "tie (bothbad)", "both_bad"})
+
+
+def _parse_native_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
     """Query, annotator, winner, loser, tie (``winner == loser`` is checked per file)."""
     winner, loser = identifier_pair_codes(chunk, ("winner", "loser"), label, vocab.items)
     return {
@@ -103,10 +125,139 @@ def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fact
     }
 
 
+def _stripped(values: object) -> pd.Series:
+    """A string column with surrounding whitespace removed."""
+    return pd.Series(np.asarray(values, dtype=object), dtype=object).str.strip()
+
+
+def _parse_item_pair(
+    chunk: ColumnChunk, label: str, vocab: Vocabularies, *, keywords: bool
+) -> Facts:
+    """``item_a, item_b, winner`` rows (arena or prefs-release) as winner, loser and tie.
+
+    ``winner`` names one of the two items; with ``keywords`` (arena) it may
+    also be ``a``/``b``/``tie`` and their LMArena spellings (:data:`ARENA_TIE`).
+    """
+    first, second = identifier_pair_codes(chunk, ("item_a", "item_b"), label, vocab.items)
+    said = _stripped(chunk.columns["winner"])
+    is_a = (said == _stripped(chunk.columns["item_a"])).to_numpy()
+    is_b = (said == _stripped(chunk.columns["item_b"])).to_numpy()
+    tie = np.zeros(len(chunk), dtype=bool)
+    if keywords:
+        word = said.str.lower()
+        kw_a, kw_b = word.isin(ARENA_FIRST).to_numpy(), word.isin(ARENA_SECOND).to_numpy()
+        tie = word.isin(ARENA_TIE).to_numpy()
+        ambiguous = (kw_a & is_b & ~is_a) | (kw_b & is_a & ~is_b)
+        bad = np.flatnonzero(ambiguous)
+        if bad.size:
+            i = int(bad[0])
+            _fail(
+                "winner is ambiguous: it is a keyword for one item and the id of the other",
+                label,
+                int(chunk.lines[i]),
+                said.iloc[i],
+                "use the winning item's id",
+            )
+        is_a, is_b = is_a | kw_a, is_b | kw_b
+    unknown = np.flatnonzero(~(is_a | is_b | tie))
+    if unknown.size:
+        i = int(unknown[0])
+        allowed = "a, b, tie (or model_a, model_b, tie (bothbad), both_bad) or " if keywords else ""
+        _fail(
+            "winner is not one of the two items",
+            label,
+            int(chunk.lines[i]),
+            said.iloc[i],
+            f"winner must be {allowed}the id of item_a or item_b",
+        )
+    second_wins = is_b & ~is_a & ~tie
+    return {
+        **_query_annotator(chunk, label, vocab),
+        "winner_id": np.where(second_wins, second, first),
+        "loser_id": np.where(second_wins, first, second),
+        "tie": tie,
+    }
+
+
+def _parse_trec_prefs(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """trec_eval ``-R prefs`` lines: query, judgment group, sub-group, item, rel_level."""
+    return {
+        "query_id": identifier_codes(chunk, "query", label, vocab.queries),
+        "annotator_id": identifier_codes(chunk, "annotator", label, vocab.annotators),
+        "item_id": identifier_codes(chunk, "item", label, vocab.items),
+        "subgroup": np.asarray(chunk.columns["subgroup"], dtype=object),
+        "level": finite_floats(chunk, "rel_level", label, hint="rel_level is a number"),
+    }
+
+
+_PAIRWISE_PARSERS: Mapping[str, Callable[[ColumnChunk, str, Vocabularies], Facts]] = {
+    "native": _parse_native_pairwise,
+    "arena": lambda chunk, label, vocab: _parse_item_pair(chunk, label, vocab, keywords=True),
+    "prefs-release": lambda chunk, label, vocab: _parse_item_pair(
+        chunk, label, vocab, keywords=False
+    ),
+    "trec-prefs": _parse_trec_prefs,
+}
+
+
+def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """Pairwise facts from a chunk of any pairwise shape."""
+    return _PAIRWISE_PARSERS[chunk.shape](chunk, label, vocab)
+
+
+def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies) -> Facts:
+    """Every pair with different ``rel_level`` in a (qid, jg, jsg) sub-group, larger level winning.
+
+    Equal levels express no preference (trec_eval's ``-R prefs`` semantics);
+    a document listed twice in one sub-group is an error.
+    """
+    frame = pd.DataFrame(
+        {
+            "query_id": facts["query_id"],
+            "annotator_id": facts["annotator_id"],
+            "subgroup": pd.factorize(facts["subgroup"])[0],
+            "item_id": facts["item_id"],
+            "level": facts["level"],
+            "line": lines,
+        }
+    )
+    keys = ["query_id", "annotator_id", "subgroup"]
+    frame["group"] = frame.groupby(keys, sort=False).ngroup()
+    twice = _first(frame.duplicated(["group", "item_id"]))
+    if twice is not None:
+        row = frame.iloc[twice]
+        _fail(
+            "document listed twice in one judgment sub-group (qid, jg, jsg)",
+            label,
+            int(row.line),
+            vocab.items.names[int(row.item_id)],
+            "give each document one rel_level per sub-group",
+        )
+    pairs = frame.merge(frame[["group", "item_id", "level", "line"]], on="group")
+    pairs = pairs[pairs["level_x"] > pairs["level_y"]].sort_values(["line_x", "line_y"])
+    if pairs.empty:
+        _fail(
+            "the file expresses no preference: every sub-group has equal rel_levels",
+            label,
+            int(lines[0]),
+            None,
+            "a preference needs two documents with different rel_level in one (qid, jg, jsg)",
+        )
+    return {
+        "query_id": pairs["query_id"].to_numpy(np.int64),
+        "annotator_id": pairs["annotator_id"].to_numpy(np.int64),
+        "winner_id": pairs["item_id_x"].to_numpy(np.int64),
+        "loser_id": pairs["item_id_y"].to_numpy(np.int64),
+        "tie": np.zeros(len(pairs), dtype=bool),
+    }
+
+
 def _check_pairwise(
     facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
 ) -> tuple[Facts, int]:
     """``winner == loser`` is an error; repeated comparisons are kept (real evidence)."""
+    if "level" in facts:
+        return _expand_trec_prefs(facts, lines, label, vocab), 0
     same = _first(facts["winner_id"] == facts["loser_id"])
     if same is not None:
         _fail(
@@ -276,13 +427,47 @@ KINDS: Mapping[str, IngestKind] = {
             (
                 Column("query"),
                 Column("annotator", False),
-                Column("winner", aliases=("item_a",)),
-                Column("loser", aliases=("item_b",)),
+                Column("winner"),
+                Column("loser"),
                 Column("tie", False),
-            )
+            ),
+            signature=("winner", "loser"),
         ),
         _parse_pairwise,
         _check_pairwise,
+        alternatives=(
+            RecordLayout(
+                (
+                    Column("query", aliases=("question_id", "qid", "topic")),
+                    Column("annotator", False, aliases=("judge", "worker")),
+                    Column("item_a", aliases=("model_a",)),
+                    Column("item_b", aliases=("model_b",)),
+                    Column("winner"),
+                ),
+                shape="arena",
+                signature=("item_a", "item_b", "winner"),
+            ),
+            RecordLayout(
+                (Column("query"), Column("item_a"), Column("item_b"), Column("winner")),
+                headerless=InputFormat.prefs_release,
+                headerless_columns=("query", "item_a", "item_b", "winner"),
+                shape="prefs-release",
+                headerless_test=lambda fields: fields[3] in (fields[1], fields[2]),
+            ),
+            RecordLayout(
+                (
+                    Column("query"),
+                    Column("annotator"),
+                    Column("subgroup"),
+                    Column("item"),
+                    Column("rel_level"),
+                ),
+                headerless=InputFormat.trec_prefs,
+                headerless_columns=("query", "annotator", "subgroup", "item", "rel_level"),
+                shape="trec-prefs",
+                headerless_test=lambda fields: _is_number(fields[4]),
+            ),
+        ),
     ),
     "graded": IngestKind(
         "graded",

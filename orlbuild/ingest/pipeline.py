@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
-from orlbuild.ingest.records import read_chunks
+from orlbuild.ingest.records import RecordLayout, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format
 from orlbuild.ingest.vocabulary import Vocabularies
 from orlbuild.store.batches import NAME_COLUMNS, NewBatch, store_batch
@@ -64,6 +64,10 @@ class IngestResult:
         ``--duplicates keep-first``.
     system
         The run's system (runs only).
+    new_queries
+        Runs only: queries the collection did not hold before this run.
+    notes
+        Warnings about the file (columns read but ignored).
     """
 
     batch_id: int
@@ -74,6 +78,22 @@ class IngestResult:
     rows: int
     dropped: int = 0
     system: str | None = None
+    new_queries: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user must hear about besides the outcome (standard error)."""
+        lines = list(self.notes)
+        if self.new_queries:
+            shown = ", ".join(repr(q) for q in self.new_queries[:5])
+            more = f" and {len(self.new_queries) - 5} more" if len(self.new_queries) > 5 else ""
+            lines.append(
+                f"{len(self.new_queries)} queries of this run are new to the collection: "
+                f"{shown}{more}; check that the run uses the judgments' query ids "
+                "(they are compared exactly)"
+            )
+        return lines
 
     @property
     def message(self) -> str:
@@ -112,28 +132,57 @@ def _with_first_line(lines: Iterator[str]) -> tuple[str | None, Iterator[str]]:
     return first, itertools.chain(seen, lines)
 
 
+#: Formats that name a shape of a kind rather than a file syntax (the syntax comes
+#: from the extension): ``--format arena``.
+SHAPE_FORMATS = {InputFormat.arena: "arena"}
+
+
+def _header_words(kind: IngestKind) -> set[str]:
+    """Every column name of every shape of ``kind`` (plus the pairwise ones)."""
+    return set().union(*(layout.names() for layout in kind.layouts)) | {"winner", "loser"}
+
+
 def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat | None:
-    """A qrels/TREC-run layout recognised from the first line (no header, right width)."""
-    layout = kind.layout
-    if layout.headerless is None or first_line is None:
+    """A headerless layout recognised from the first line (no header word, right width)."""
+    if first_line is None or "," in first_line or first_line.lstrip().startswith("{"):
         return None
     fields = first_line.split()
-    header_words = {c.name for c in layout.columns} | {"winner", "loser"}
-    looks_headerless = len(fields) == len(layout.headerless_columns) and "," not in first_line
-    if looks_headerless and not header_words & {f.lower() for f in fields}:
-        return layout.headerless
+    if _header_words(kind) & {f.lower() for f in fields}:
+        return None
+    for layout in kind.layouts:
+        fits = layout.headerless is not None and len(fields) == len(layout.headerless_columns)
+        if fits and (layout.headerless_test is None or layout.headerless_test(fields)):
+            return layout.headerless
     return None
 
 
 def _choose_format(
     kind: IngestKind, name: str, override: InputFormat | None, first_line: str | None
 ) -> InputFormat:
-    """``--format``, else the extension, else (stdin or unknown extension) a sniff."""
-    if override is None and (name == STDIN or not _known_extension(name)):
+    """``--format``, else the extension, else (stdin or unknown extension) a sniff.
+
+    A pairwise file whose first line holds no column name and fits a headerless
+    preference shape is read as that shape whatever its extension.
+    """
+    if override in SHAPE_FORMATS:
+        return detect_format(name, None, first_line)
+    sniff = name == STDIN or not _known_extension(name) or len(kind.layouts) > 1
+    if override is None and sniff:
         sniffed = _sniff_headerless(kind, first_line)
         if sniffed is not None:
             return sniffed
     return detect_format(name, override, first_line)
+
+
+def _shapes(kind: IngestKind, override: InputFormat | None) -> tuple[RecordLayout, ...]:
+    """The shapes to accept: the one ``--format`` names (e.g. ``arena``), else all."""
+    if override not in SHAPE_FORMATS:
+        return kind.layouts
+    wanted = SHAPE_FORMATS[override]
+    named = tuple(layout for layout in kind.layouts if layout.shape == wanted)
+    if not named:
+        raise ConfigError(f"--format {override.value} applies to pairwise preferences only")
+    return named
 
 
 def _known_extension(name: str) -> bool:
@@ -176,6 +225,8 @@ class ParsedInput:
         How messages name the file, and the hex digest of its bytes.
     dropped
         Rows not kept (identical repeated grades, ``--duplicates keep-first``).
+    notes
+        Warnings about the file (columns read but ignored).
     """
 
     kind: str
@@ -184,6 +235,11 @@ class ParsedInput:
     label: str
     sha256: str
     dropped: int
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        """Rows to store."""
+        return len(next(iter(self.facts.values()))) if self.facts else 0
 
     def decoded(self) -> pd.DataFrame:
         """The facts as a DataFrame with names instead of codes (``query``, ``item``, ...)."""
@@ -227,7 +283,9 @@ def read_input(
         chosen = _choose_format(spec, source.name, fmt, first_line)
         parts: list[Facts] = []
         line_parts: list[np.ndarray] = []
-        for chunk in read_chunks(lines, chosen, spec.layout, source.label):
+        notes: list[str] = []
+        shapes = _shapes(spec, fmt)
+        for chunk in read_chunks(lines, chosen, shapes, source.label, notes):
             parts.append(spec.parse(chunk, source.label, vocab))
             line_parts.append(chunk.lines)
         facts = _concatenate(parts)
@@ -235,7 +293,7 @@ def read_input(
         facts, dropped = spec.check(
             facts, np.concatenate(line_parts), source.label, vocab, duplicates
         )
-    return ParsedInput(kind, facts, vocab, source.label, source.sha256, dropped)
+    return ParsedInput(kind, facts, vocab, source.label, source.sha256, dropped, tuple(notes))
 
 
 def ingest_file(
@@ -249,6 +307,7 @@ def ingest_file(
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     stream: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_write: Callable[[int, int], None] | None = None,
 ) -> IngestResult:
     """Read, validate and store one file of judgments or one run (FORMATS.md).
 
@@ -274,6 +333,9 @@ def ingest_file(
         then only the name used in messages).
     on_progress
         Called with the number of bytes read, for progress bars.
+    on_write
+        Called with the number of rows just written and the total, while the
+        batch is written (the second phase of a progress display).
 
     Returns
     -------
@@ -308,6 +370,7 @@ def ingest_file(
                 facts=parsed.facts,
                 system=system,
             ),
+            on_rows=None if on_write is None else _rows_written(on_write, len(parsed)),
         )
     return IngestResult(
         batch_id=stored.id,
@@ -318,7 +381,14 @@ def ingest_file(
         rows=stored.row_count,
         dropped=parsed.dropped if stored.created else 0,
         system=stored.system,
+        new_queries=stored.new_queries,
+        notes=parsed.notes,
     )
+
+
+def _rows_written(on_write: Callable[[int, int], None], total: int) -> Callable[[int], None]:
+    """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback."""
+    return lambda n: on_write(n, total)
 
 
 def ingest_listwise_file(engine: Engine, path: str | Path, **options: object) -> IngestResult:

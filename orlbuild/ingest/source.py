@@ -45,6 +45,11 @@ class InputFormat(str, Enum):
     jsonl = "jsonl"
     qrels = "qrels"
     trec = "trec"
+    # Pairwise shapes (README "Input formats"): arena is tabular (syntax from the
+    # extension), the other two are headerless and whitespace-separated.
+    arena = "arena"
+    prefs_release = "prefs-release"
+    trec_prefs = "trec-prefs"
 
 
 _EXTENSIONS = {

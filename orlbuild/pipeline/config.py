@@ -70,7 +70,7 @@ Correction = Literal["holm", "bonferroni", "none"]
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "listwise": ("tsv", "csv", "jsonl"),
-        "pairwise": ("tsv", "csv", "jsonl"),
+        "pairwise": ("tsv", "csv", "jsonl", "arena", "prefs-release", "trec-prefs"),
         "graded": ("qrels", "tsv", "csv", "jsonl"),
         "run": ("trec", "tsv", "csv", "jsonl"),
     }

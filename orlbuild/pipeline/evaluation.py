@@ -27,7 +27,8 @@ from orlbuild.store.builds import (
     load_build_messages,
     load_query_orls,
 )
-from orlbuild.store.evaluations import score_systems
+from orlbuild.store.evaluations import missing_queries_note, score_systems
+from orlbuild.store.read import systems_without_run
 from scoring.evaluate import Missing
 from scoring.statistics import (
     PowerResult,
@@ -73,6 +74,10 @@ class BuildEvaluation:
         System -> ORL queries its run does not answer.
     failures
         ``query: cause`` of every query the build could not order (``on_error = "skip"``).
+    missing
+        ``zero`` or ``skip``: what the missing queries counted as.
+    without_run
+        Systems left out because their runs were deleted.
     """
 
     build: Mapping[str, Any]
@@ -84,6 +89,8 @@ class BuildEvaluation:
     conventions: Mapping[str, str] = field(default_factory=dict)
     missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
     failures: Sequence[str] = ()
+    missing: str = "zero"
+    without_run: Sequence[str] = ()
 
     def means(self) -> pd.DataFrame:
         """Mean score per system (rows, best first on the first measure) and measure (columns)."""
@@ -136,6 +143,15 @@ class BuildEvaluation:
             )
         return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
 
+    def run_notes(self) -> list[str]:
+        """Warnings about the runs: systems left out, ORL queries a run misses (named)."""
+        notes = [f"{s} has no run (its batches were deleted): left out" for s in self.without_run]
+        return notes + [
+            missing_queries_note(system, queries, self.missing)
+            for system, queries in self.missing_queries.items()
+            if queries
+        ]
+
     def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
         """The inputs of the HTML report."""
         lines = [*notes, *(f"{k}: {v}" for k, v in self.conventions.items())]
@@ -147,9 +163,7 @@ class BuildEvaluation:
                 for m in next(iter(self.per_query.values())).columns
                 if m not in compared
             ]
-        for system, queries in self.missing_queries.items():
-            if queries:
-                lines.append(f"{system} has no results for {len(queries)} ORL queries")
+        lines += self.run_notes()
         return ReportData(
             title=title,
             per_query=dict(self.per_query),
@@ -309,6 +323,7 @@ def evaluate_stored_build(
     """
     record = get_build(engine, build)
     names = list(systems) if systems else list_systems(engine, record.collection)
+    without_run = [] if systems else systems_without_run(engine, record.collection)
     if not names:
         raise ConfigError(f"collection {record.collection!r} has no system run to score")
     scores = score_systems(engine, record.id, names, measures=measures, missing=missing)
@@ -333,6 +348,8 @@ def evaluate_stored_build(
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
         failures=build_failures(engine, record.id),
+        missing=missing,
+        without_run=without_run,
     )
 
 

@@ -26,7 +26,7 @@ from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
-from orlbuild.progress import progress_bar
+from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
@@ -54,13 +54,15 @@ class IngestedInput:
     batch_id: int
     created: bool
     rows: int
+    warnings: tuple[str, ...] = ()
 
     @property
     def message(self) -> str:
-        """One line for the log."""
+        """The lines for the log (the outcome, then any warning about the file)."""
         what = f"{self.kind} {self.path.name}" + (f" ({self.system})" if self.system else "")
         if self.created:
-            return f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+            text = f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+            return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
@@ -168,6 +170,7 @@ class PipelineResult:
             if self.evaluation.power is None
             else {m: r.to_dict() for m, r in self.evaluation.power.items()},
             "conventions": dict(self.evaluation.conventions),
+            "warnings": self.evaluation.run_notes(),
             "report": None if self.report is None else str(self.report),
             "seconds": round(self.seconds, 3),
         }
@@ -226,7 +229,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
             existing.row_count,
         )
     size = spec.path.stat().st_size
-    with progress_bar(size, f"ingest {spec.path.name}", quiet=quiet) as advance:
+    with ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet) as bars:
         result = ingest_file(
             engine,
             spec.kind,
@@ -234,7 +237,8 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
             collection=spec.collection,
             fmt=None if spec.format is None else InputFormat(spec.format),
             system=spec.system,
-            on_progress=advance,
+            on_progress=bars.read,
+            on_write=bars.write,
         )
     return IngestedInput(
         spec.kind,
@@ -244,6 +248,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         result.batch_id,
         result.created,
         result.rows,
+        tuple(result.warnings),
     )
 
 
@@ -334,6 +339,8 @@ def run_pipeline(
     say = log or (lambda _line: None)
     url = db_url or config.database_url
     engine = open_pipeline_store(config, db_url)
+    # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
+    say(f"database: {_hide_password(url)}")
     try:
         inputs = []
         for spec in config.inputs:
@@ -356,8 +363,10 @@ def run_pipeline(
             power=config.power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
         )
-        n_systems = len(config.scoring.systems)
+        n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
+        for note in evaluation.run_notes():
+            say(f"warning: {note}")
         report = None
         if config.report is not None:
             report = write_report(evaluation.report_data(config.report.title), config.report.path)

@@ -4,21 +4,40 @@ A batch is identified by its content: the same bytes of the same kind in the
 same collection are stored once (a second ingest is a no-op). Deleting a
 batch deletes its facts (``ON DELETE CASCADE``); it is refused while anything
 outside the judgment tables refers to the batch (e.g. the ORL builds that read
-it), unless forced.
+it), unless forced. Deleting a system's last run batch deletes the system too
+(README "Commands": no ghost system is scored or reported).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, MetaData, Table, delete, func, insert, inspect, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    MetaData,
+    Table,
+    delete,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from orlbuild.errors import StoreError
-from orlbuild.store.bulk import ensure_collection, ensure_names, ensure_system, insert_rows
+from orlbuild.store.bulk import (
+    IN_LIST_CHUNK,
+    ensure_collection,
+    ensure_names,
+    ensure_system,
+    insert_rows,
+)
 from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
 from orlbuild.store.models import (
     Annotator,
@@ -112,12 +131,16 @@ class StoredBatch:
         Rows the batch holds.
     system
         For runs, the system the existing or new batch belongs to.
+    new_queries
+        For runs, the query names the collection did not hold before (sorted):
+        a run whose query ids do not match the judgments' shows up here.
     """
 
     id: int
     created: bool
     row_count: int
     system: str | None = None
+    new_queries: tuple[str, ...] = ()
 
 
 def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBatch | None:
@@ -139,8 +162,13 @@ def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBat
 _NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
 
 
-def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
+def store_batch(
+    engine: Engine, batch: NewBatch, on_rows: Callable[[int], None] | None = None
+) -> StoredBatch:
     """Store a batch and all its facts in one transaction (or find it already stored).
+
+    ``on_rows`` is called with the number of fact rows written so far, chunk by
+    chunk (for a progress bar).
 
     Raises
     ------
@@ -149,10 +177,12 @@ def store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
         another batch.
     """
     with database_errors(engine):
-        return _store_batch(engine, batch)
+        return _store_batch(engine, batch, on_rows)
 
 
-def _store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
+def _store_batch(
+    engine: Engine, batch: NewBatch, on_rows: Callable[[int], None] | None
+) -> StoredBatch:
     """:func:`store_batch` without the translation of driver errors."""
     existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
     if existing is not None:
@@ -177,6 +207,9 @@ def _store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
             ).inserted_primary_key
             assert inserted is not None  # an INSERT always reports its primary key
             batch_id = int(inserted[0])
+            new_queries: tuple[str, ...] = ()
+            if batch.kind == "run":
+                new_queries = _new_names(connection, Query, cid, batch.vocabularies["queries"])
             ids = {
                 vocabulary: ensure_names(connection, model, cid, batch.vocabularies[vocabulary])
                 for vocabulary, model in _NAME_MODELS
@@ -193,7 +226,7 @@ def _store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
                 vocabulary = NAME_COLUMNS.get(column)
                 columns.append(column)
                 arrays.append(_sql_values(values, ids[vocabulary] if vocabulary else None)[order])
-            insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays)
+            insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays, on_rows)
     except IntegrityError as exc:
         # A concurrent ingest of the same content won the race: report it as a no-op.
         existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
@@ -205,7 +238,26 @@ def _store_batch(engine: Engine, batch: NewBatch) -> StoredBatch:
                 "pairs from another batch; delete that batch first (`orlbuild batches list`)"
             ) from exc
         raise StoreError(f"the store refused the batch: {exc.orig}") from exc
-    return StoredBatch(int(batch_id), created=True, row_count=batch.row_count, system=batch.system)
+    return StoredBatch(
+        int(batch_id),
+        created=True,
+        row_count=batch.row_count,
+        system=batch.system,
+        new_queries=new_queries,
+    )
+
+
+def _new_names(
+    connection: Connection, model: Any, cid: int, names: Sequence[str]
+) -> tuple[str, ...]:
+    """The distinct ``names`` that ``model`` does not hold yet in collection ``cid``, sorted."""
+    wanted = sorted({str(n).strip() for n in names})
+    known: set[str] = set()
+    for start in range(0, len(wanted), IN_LIST_CHUNK):
+        part = wanted[start : start + IN_LIST_CHUNK]
+        stmt = select(model.name).where(model.collection_id == cid, model.name.in_(part))
+        known.update(connection.scalars(stmt))
+    return tuple(n for n in wanted if n not in known)
 
 
 def _sql_values(values: np.ndarray, ids: np.ndarray | None) -> np.ndarray:
@@ -257,7 +309,9 @@ def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
     references = _references(engine)
     with write_transaction(engine) as connection:
         row = connection.execute(
-            select(IngestBatch.kind, IngestBatch.row_count).where(IngestBatch.id == batch_id)
+            select(IngestBatch.kind, IngestBatch.row_count, IngestBatch.system_id).where(
+                IngestBatch.id == batch_id
+            )
         ).first()
         if row is None:
             raise StoreError(f"no ingest batch with id {batch_id}; see `orlbuild batches list`")
@@ -280,4 +334,15 @@ def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
             else:
                 connection.execute(delete(table).where(table.c[column] == batch_id))
         connection.execute(delete(IngestBatch).where(IngestBatch.id == batch_id))
+        if row.system_id is not None:
+            _drop_system_without_runs(connection, int(row.system_id))
     return int(row.row_count)
+
+
+def _drop_system_without_runs(connection: Connection, system_id: int) -> None:
+    """Delete a system whose last run batch is gone, so no ghost system stays behind."""
+    remaining = connection.scalar(
+        select(func.count()).select_from(IngestBatch).where(IngestBatch.system_id == system_id)
+    )
+    if not remaining:
+        connection.execute(delete(System).where(System.id == system_id))

@@ -18,7 +18,7 @@ tuples (SQLite, where each write transaction holds the database lock, so
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -170,20 +170,26 @@ def ensure_system(connection: Connection, collection_id: int, name: str) -> int:
 
 
 def insert_rows(
-    connection: Connection, table: Table, columns: Sequence[str], arrays: Sequence[np.ndarray]
+    connection: Connection,
+    table: Table,
+    columns: Sequence[str],
+    arrays: Sequence[np.ndarray],
+    on_rows: Callable[[int], None] | None = None,
 ) -> int:
     """Insert aligned column arrays into ``table``; returns the number of rows.
 
     PostgreSQL gets ``COPY ... FROM STDIN`` (psycopg 3), other databases
     Core ``executemany`` in chunks of :data:`INSERT_CHUNK` tuples.
+    ``on_rows`` is called with the number of rows written after each chunk.
     """
+    advance = on_rows or (lambda _n: None)
     total = len(arrays[0]) if arrays else 0
     if total == 0:
         return 0
     if connection.dialect.name == "postgresql":
         dbapi = connection.dialect.dbapi
         try:
-            _copy_rows(connection, table, columns, arrays)
+            _copy_rows(connection, table, columns, arrays, advance)
         except dbapi.IntegrityError as exc:  # type: ignore[union-attr]
             # The raw driver's error, wrapped as SQLAlchemy would wrap an executemany's.
             raise IntegrityError(f"COPY {table.name}", None, exc) from exc
@@ -196,6 +202,7 @@ def insert_rows(
         stop = min(start + INSERT_CHUNK, total)
         parts = [arrays[i][start:stop].tolist() for i in order]
         connection.exec_driver_sql(sql, list(zip(*parts, strict=True)))
+        advance(stop - start)
     return total
 
 
@@ -206,7 +213,11 @@ def _copy_type(column: Column[Any]) -> str:
 
 
 def _copy_rows(
-    connection: Connection, table: Table, columns: Sequence[str], arrays: Sequence[np.ndarray]
+    connection: Connection,
+    table: Table,
+    columns: Sequence[str],
+    arrays: Sequence[np.ndarray],
+    advance: Callable[[int], None] = lambda _n: None,
 ) -> None:
     """``COPY table (columns) FROM STDIN (FORMAT BINARY)`` through the psycopg cursor."""
     raw = connection.connection.driver_connection
@@ -220,3 +231,4 @@ def _copy_rows(
             stop = min(start + INSERT_CHUNK, total)
             for row in zip(*(a[start:stop].tolist() for a in arrays), strict=True):
                 copy.write_row(row)
+            advance(stop - start)

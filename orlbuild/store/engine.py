@@ -54,13 +54,17 @@ def normalize_url(url: str) -> str:
     ----------
     url
         A SQLAlchemy database URL, e.g. ``sqlite:///orlbuild.db`` or
-        ``postgresql://user@host/db``.
+        ``postgresql://user@host/db``; a plain path (no ``://``) means an
+        SQLite file.
 
     Returns
     -------
     str
         The URL with ``postgresql+psycopg`` as the PostgreSQL driver.
     """
+    if "://" not in url and url.strip():
+        # A plain path (``--db sample_data/orlbuild.db``) is an SQLite file.
+        url = f"sqlite:///{url}"
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
             url = "postgresql+psycopg://" + url[len(prefix) :]
@@ -139,7 +143,13 @@ def create_store_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine)
         return engine
-    return create_engine(url, **kwargs)
+    try:
+        return create_engine(url, **kwargs)
+    except ModuleNotFoundError as exc:
+        raise StoreError(
+            f"{make_url(url).drivername} needs the {exc.name} driver, which is not installed; "
+            "install it with `pip install 'orlbuild[postgres]'`"
+        ) from exc
 
 
 @contextmanager

@@ -10,7 +10,7 @@ can list, show and export past evaluations without recomputing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -33,11 +33,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from orlbuild import __version__
-from orlbuild.errors import ConfigError, StoreError
+from orlbuild.errors import ConfigError, InputError, StoreError
 from orlbuild.store.builds import BuildRecord, default_user, get_build, load_build_orls
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import NAME_LENGTH, Base
-from orlbuild.store.read import load_run
+from orlbuild.store.read import load_run, run_order_column
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL
@@ -51,8 +51,10 @@ __all__ = [
     "SystemScores",
     "build_summary",
     "check_measures_fit_build",
+    "check_query_overlap",
     "list_evaluations",
     "load_evaluation",
+    "missing_queries_note",
     "panels_for_systems",
     "save_evaluation",
     "score_run",
@@ -198,7 +200,9 @@ def score_run(
         Build id or name.
     run
         The run as :func:`orlbuild.store.load_run` returns it; ordered by score
-        descending, ties by item id descending (RDQ.md section 8).
+        descending, ties by item id descending (RDQ.md section 8), or by rank
+        when some entry has no score (:func:`~orlbuild.store.read.run_order_column`).
+        A run sharing no query with the ORLs is an :class:`InputError`.
     system
         Name shown in outputs and saved evaluations.
     measures
@@ -258,6 +262,78 @@ def _build_and_orls(
     return record, orls
 
 
+#: How many ids a message names before it says "and N more".
+NAMED_IDS = 5
+
+
+def _some(names: Sequence[str]) -> str:
+    """Up to :data:`NAMED_IDS` quoted names, then how many more there are."""
+    shown = ", ".join(repr(str(n)) for n in names[:NAMED_IDS])
+    rest = len(names) - NAMED_IDS
+    return shown + (f" and {rest} more" if rest > 0 else "")
+
+
+def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> str:
+    """The warning for a run that answers only some ORL queries, naming the missing ones.
+
+    Parameters
+    ----------
+    system
+        The run's system.
+    queries
+        The ORL queries the run does not answer; the first :data:`NAMED_IDS` are named.
+    missing
+        ``zero`` or ``skip``: what those queries count as.
+
+    Returns
+    -------
+    str
+        E.g. ``bm25: 1 ORL queries are missing from the run (scored 0): 'q23'``.
+    """
+    treatment = "scored 0" if missing == "zero" else "left out"
+    return (
+        f"{system}: {len(queries)} ORL queries are missing from the run ({treatment}): "
+        f"{_some(list(queries))}"
+    )
+
+
+def check_query_overlap(
+    orls: Mapping[str, object], run: pd.DataFrame, system: str, *, build_id: int
+) -> None:
+    """Refuse a run none of whose queries has an ORL (FORMATS.md "System runs").
+
+    Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
+    that is an error naming a few ids from each side, never a mean of 0
+    (README "Input formats", runs).
+
+    Parameters
+    ----------
+    orls
+        The build's ORLs by query.
+    run
+        The run (a ``query`` column).
+    system
+        The run's system, for the message.
+    build_id
+        The build, for the message.
+
+    Raises
+    ------
+    InputError
+        No run query is an ORL query.
+    """
+    run_queries = [str(q) for q in pd.unique(run["query"])]
+    if set(run_queries) & {str(q) for q in orls}:
+        return
+    raise InputError(
+        f"the run of {system!r} shares no query with the ORLs of build {build_id} "
+        f"(run queries: {_some(sorted(run_queries)) or 'none'}; "
+        f"ORL queries: {_some(sorted(str(q) for q in orls))})",
+        hint="query ids are compared exactly (no case folding); check that the run and the "
+        "judgments use the same ids",
+    )
+
+
 def _scores(
     record: BuildRecord,
     orls: dict[str, ORL],
@@ -270,7 +346,9 @@ def _scores(
     """Evaluate one run with :func:`scoring.evaluate` and keep what it reported."""
     from scoring import evaluate
 
-    frame = evaluate(orls, run, list(measures), missing=missing)
+    check_query_overlap(orls, run, system, build_id=record.id)
+    order_by = run_order_column(run)
+    frame = evaluate(orls, run, list(measures), missing=missing, order_by=order_by)
     return SystemScores(
         build=record,
         system=system,
@@ -327,9 +405,8 @@ def panels_for_systems(
     frames = {name: result.per_query for name, result in scored.items()}
     panels = score_panels(frames, measures)
     longest = max(len(frame) for frame in frames.values())
-    treatment = "scored 0" if missing == "zero" else "left out"
     notes = [
-        f"{name}: {len(result.missing_queries)} ORL queries are missing from the run ({treatment})"
+        missing_queries_note(name, result.missing_queries, missing)
         for name, result in scored.items()
         if result.missing_queries
     ]

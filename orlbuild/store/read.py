@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,8 @@ __all__ = [
     "load_listwise",
     "load_pairwise",
     "load_run",
+    "run_order_column",
+    "systems_without_run",
 ]
 
 #: The collection used when none is named.
@@ -102,12 +104,44 @@ def list_collections(bind: Bind) -> list[str]:
         return list(connection.scalars(select(Collection.name).order_by(Collection.name)))
 
 
+def _with_run(stmt: Any) -> Any:
+    """Restrict a select over :class:`System` to systems that still have a run batch."""
+    has_batch = select(IngestBatch.id).where(IngestBatch.system_id == System.id).exists()
+    return stmt.where(has_batch)
+
+
 def list_systems(bind: Bind, collection: str = DEFAULT_COLLECTION) -> list[str]:
-    """Names of the systems with a run in ``collection``, sorted."""
+    """Names of the systems with a run in ``collection``, sorted.
+
+    A system whose run batches were all deleted is not listed (no ghost systems).
+    """
     with connect(bind) as connection:
         cid = collection_id(connection, collection)
         stmt = select(System.name).where(System.collection_id == cid).order_by(System.name)
-        return list(connection.scalars(stmt))
+        return list(connection.scalars(_with_run(stmt)))
+
+
+def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> list[str]:
+    """Systems of ``collection`` left without any run batch, sorted.
+
+    Deleting a system's last batch deletes the system, so only stores written
+    before that rule can hold such systems; scoring and reports skip them.
+    """
+    with connect(bind) as connection:
+        cid = collection_id(connection, collection)
+        has_batch = select(IngestBatch.id).where(IngestBatch.system_id == System.id).exists()
+        stmt = select(System.name).where(System.collection_id == cid, ~has_batch)
+        return sorted(connection.scalars(stmt))
+
+
+def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
+    """``"score"`` when every entry of a run has a score, else ``"rank"`` (FORMATS.md).
+
+    A run ingested without scores (``query, item, rank``) is ordered by its
+    rank column wherever it is scored (README "Input formats").
+    """
+    scores = run["score"].to_numpy(dtype=np.float64) if "score" in run else np.empty(0)
+    return "score" if len(scores) and np.isfinite(scores).all() else "rank"
 
 
 def _query_ids(connection: Connection, cid: int, queries: Iterable[str]) -> list[int]:
@@ -276,7 +310,7 @@ def load_run(
     with connect(bind) as connection:
         cid = collection_id(connection, collection)
         sid = connection.scalar(
-            select(System.id).where(System.collection_id == cid, System.name == system)
+            _with_run(select(System.id).where(System.collection_id == cid, System.name == system))
         )
     if sid is None:
         known = list_systems(bind, collection)

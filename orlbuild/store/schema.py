@@ -16,7 +16,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
-from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy import Connection, Engine, MetaData, Table, func, inspect, select
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
 from orlbuild.store.engine import create_store_engine, database_errors, normalize_url
@@ -84,19 +84,42 @@ def head_revision() -> str:
     return heads[0]
 
 
-def _run(url: str, action: str, revision: str) -> None:
-    """Run one Alembic command on ``url`` inside one transaction."""
+def _run(url: str, action: str, revision: str, *, allow_data_loss: bool = True) -> None:
+    """Run one Alembic command on ``url`` inside one transaction.
+
+    Unless ``allow_data_loss``, the transaction is rolled back when the command
+    dropped a table that held rows (both backends run DDL transactionally).
+    """
     engine = create_store_engine(url)
     try:
         with database_errors(engine), engine.begin() as connection:
+            before = {} if allow_data_loss else _row_counts(connection)
             config = alembic_config(url)
             config.attributes["connection"] = connection
             try:
                 getattr(command, action)(config, revision)
             except CommandError as exc:
                 raise StoreError(f"cannot {action} to {revision!r}: {exc}") from exc
+            kept = set(inspect(connection).get_table_names())
+            lost = {t: n for t, n in sorted(before.items()) if n and t not in kept}
+            if lost:
+                counts = ", ".join(f"{t} ({n} rows)" for t, n in lost.items())
+                raise StoreError(
+                    f"{action} to {revision!r} would drop tables holding data: {counts}; "
+                    "nothing was changed. Export what you need first, then pass --yes"
+                )
     finally:
         engine.dispose()
+
+
+def _row_counts(connection: Connection) -> dict[str, int]:
+    """Rows of every table of the database (the Alembic version table aside)."""
+    counts: dict[str, int] = {}
+    for name in inspect(connection).get_table_names():
+        if name != "alembic_version":
+            table = Table(name, MetaData())
+            counts[name] = int(connection.scalar(select(func.count()).select_from(table)) or 0)
+    return counts
 
 
 def upgrade(url: str, revision: str = "head") -> None:
@@ -104,9 +127,17 @@ def upgrade(url: str, revision: str = "head") -> None:
     _run(url, "upgrade", revision)
 
 
-def downgrade(url: str, revision: str) -> None:
-    """Migrate the database at ``url`` down to ``revision`` (``base`` empties it)."""
-    _run(url, "downgrade", revision)
+def downgrade(url: str, revision: str, *, allow_data_loss: bool = False) -> None:
+    """Migrate the database at ``url`` down to ``revision`` (``base`` empties it).
+
+    Raises
+    ------
+    StoreError
+        The downgrade would drop tables that hold rows and ``allow_data_loss``
+        is false (``orlbuild db downgrade`` without ``--yes``); the message
+        names the tables and their row counts, and nothing is changed.
+    """
+    _run(url, "downgrade", revision, allow_data_loss=allow_data_loss)
 
 
 def current_revision(bind: Engine | Connection) -> str | None:

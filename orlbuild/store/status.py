@@ -74,9 +74,10 @@ def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
                 batch_cid, select(batch_cid).join(model, model.batch_id == IngestBatch.id)
             )
         counts["batches"] = count_by_collection(batch_cid, select(batch_cid))
+        # Only systems with a run batch count: a system whose runs were deleted is gone.
         run_rows = connection.execute(
             select(System.collection_id, System.name, func.count(RunEntry.id))
-            .outerjoin(RunEntry, RunEntry.system_id == System.id)
+            .join(RunEntry, RunEntry.system_id == System.id)
             .group_by(System.collection_id, System.name)
             .order_by(System.name)
         ).all()

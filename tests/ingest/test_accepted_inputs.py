@@ -151,9 +151,22 @@ def test_keep_first_keeps_the_best_ordered_duplicate(
 def test_pairwise_item_a_item_b_and_optional_annotator(
     migrated_db_url: str, write_file: Write
 ) -> None:
-    path = write_file("p.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "tie": 1}\n')
+    """``item_a``/``item_b`` are the arena shape: its ``winner`` says who won or ``tie``.
+
+    Behaviour change (issue 12): ``item_a``/``item_b`` used to be aliases of
+    ``winner``/``loser``, so an arena file had its first item stored as the
+    winner whatever ``winner`` said; ``item_a, item_b, tie`` without
+    ``winner`` is now refused as a mix of shapes.
+    """
+    path = write_file(
+        "p.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "winner": "tie"}\n'
+    )
     assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
     assert _pairs(migrated_db_url) == [("q1", "_", "d1", "d2", True)]
+    mixed = write_file("m.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "tie": 1}\n')
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(mixed))
+    assert result.exit_code == 1
+    assert "mix the native and arena shapes" in result.output
 
 
 def test_reingest_is_a_noop_that_says_so(seeded_db_url: str, tmp_path: Path) -> None:

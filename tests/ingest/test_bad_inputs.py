@@ -1,13 +1,22 @@
-"""The catalogue of bad inputs: each exits 1, names the file and line, and stores nothing."""
+"""The catalogue of bad inputs: each exits 1, names the file and line, and stores nothing.
+
+The second part holds the commands that used to show a traceback, mislead, or
+lose data without a word (issue 12): each now stops with one line that says
+what to do, and changes nothing.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from orlbuild.errors import StoreError
+from orlbuild.store import current_revision, head_revision
+from orlbuild.store.engine import create_store_engine
 from tests.ingest.conftest import run_cli, store_counts
 
 
@@ -136,6 +145,72 @@ CASES = {
         1,
         "a tier must be an item",
     ),
+    # --- issue 12: pairwise shapes, column audit, separators -----------------------------
+    "header mixing pairwise shapes": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner,loser\nq1,d1,d2,d1,d2\n",
+        1,
+        "mix the native and arena shapes",
+    ),
+    "arena winner that is none of the two items": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner\nq1,d1,d2,model_a\nq1,d1,d2,d9\n",
+        3,
+        "winner is not one of the two items",
+    ),
+    "arena items that are the same": BadInput(
+        "pairwise",
+        "p.csv",
+        "query,item_a,item_b,winner\nq1,d1,d2,a\nq1,d3,d3,tie\n",
+        3,
+        "winner and loser are the same item",
+    ),
+    "prefs-release winner that is neither a nor b": BadInput(
+        "pairwise", "p.txt", "q1 d1 d2 d1\nq1 d1 d2 d3\n", 2, "winner is not one of the two items"
+    ),
+    "prefs-release line with wrong number of fields": BadInput(
+        "pairwise", "p.txt", "q1 d1 d2 d1\nq1 d1 d2\n", 2, "needs 4 fields"
+    ),
+    "trec-prefs document twice in one sub-group": BadInput(
+        "pairwise", "p.txt", "q1 u1 s1 d1 2\nq1 u1 s1 d2 1\nq1 u1 s1 d1 1\n", 3, "listed twice"
+    ),
+    "trec-prefs without any preference": BadInput(
+        "pairwise", "p.txt", "q1 u1 s1 d1 1\nq1 u1 s1 d2 1\n", 1, "expresses no preference"
+    ),
+    "trec-prefs rel_level not a number": BadInput(
+        "pairwise",
+        "p.txt",
+        "q1 u1 s1 d1 1\nq1 u1 s1 d2 high\n",
+        2,
+        "rel_level must be a number",
+        ("--format", "trec-prefs"),
+    ),
+    "misspelt optional column (listwise)": BadInput(
+        "listwise",
+        "l.csv",
+        "query,anotator,item,rank\nq1,a1,d1,1\n",
+        1,
+        "unknown column 'anotator'",
+    ),
+    "misspelt optional column (run)": BadInput(
+        "run", "r.csv", "query,item,rank,scores\nq1,d1,1,2.0\n", 1, "unknown column 'scores'", RUN
+    ),
+    "misspelt optional JSONL key (pairwise)": BadInput(
+        "pairwise",
+        "p.jsonl",
+        '{"query": "q1", "winner": "d1", "loser": "d2"}\n'
+        '{"query": "q1", "winner": "d1", "loser": "d3", "ties": 1}\n',
+        2,
+        "unknown column 'ties'",
+    ),
+    "comma-separated file named .tsv": BadInput(
+        "pairwise", "p.tsv", "query,winner,loser\nq1,d1,d2\n", 1, "looks comma-separated"
+    ),
+    "tab-separated file named .csv": BadInput(
+        "graded", "g.csv", "query\titem\tgrade\nq1\td1\t1\n", 1, "looks tab-separated"
+    ),
 }
 
 
@@ -185,3 +260,155 @@ def test_run_needs_consistent_system_entries(
     assert result.exit_code == 1
     assert "already has entries" in result.output
     assert store_counts(seeded_db_url) == before  # q9 and d9 were not created either
+
+
+# --- commands that used to traceback, mislead or lose data (issue 12) -------------------
+
+PAIRS = "query,winner,loser\n" + "".join(f"q{i % 7},d{i},d{i + 1}\n" for i in range(2500))
+MEASURES = ("-m", "RDQm2-a1@10", "-m", "nDCG@10")
+
+
+def _graded_build(url: str, tmp_path: Path, runs: dict[str, str]) -> None:
+    """Graded labels for q1..q3, a graded build ``g``, and the given runs (system -> CSV)."""
+    qrels = tmp_path / "g.qrels"
+    qrels.write_text("q1 0 d1 2\nq1 0 d2 1\nq2 0 e1 1\nq3 0 f1 1\n")
+    steps = [("ingest", "graded", str(qrels)), ("build", "--source", "graded", "--name", "g")]
+    for system, content in runs.items():
+        (tmp_path / f"{system}.csv").write_text(content)
+        steps.append(("ingest", "run", str(tmp_path / f"{system}.csv"), "--system", system))
+    for step in steps:
+        assert run_cli(url, *step).exit_code == 0, step
+
+
+def test_run_sharing_no_query_with_the_orls(seeded_db_url: str, tmp_path: Path) -> None:
+    """Regression: run ids ``Q1`` against ORLs of ``q1`` gave a mean of 0.0000, exit 0."""
+    upper = "query,item,rank,score\nQ1,d1,1,2.0\nQ2,e1,1,1.0\n"
+    _graded_build(seeded_db_url, tmp_path, {"upper": upper, "upper2": upper})
+    trec = tmp_path / "upper.trec"
+    trec.write_text("Q1 Q0 d1 1 2.0 t\n")
+    for command in (
+        ("score", "--build", "g", "--system", "upper", *MEASURES),
+        ("score", "--build", "g", "--run", str(trec), *MEASURES),
+        ("compare", "--build", "g", "--system", "upper", "--system", "upper2", *MEASURES),
+        ("report", "--build", "g", "-o", str(tmp_path / "r.html")),
+    ):
+        result = run_cli(seeded_db_url, *command)
+        assert result.exit_code == 1, command
+        message = result.output.strip().splitlines()[-1]
+        assert "shares no query with the ORLs" in message
+        assert "run queries: 'Q1'" in message  # the run's side
+        assert "ORL queries: 'q1', 'q2', 'q3'" in message  # the ORLs' side
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_scoring_a_deleted_runs_system(seeded_db_url: str, tmp_path: Path) -> None:
+    """Regression: ``score --system`` printed 0.0000 with exit 0 after its batch was deleted."""
+    run = "query,item,rank,score\nq1,d1,1,2.0\n"
+    _graded_build(seeded_db_url, tmp_path, {"keep": run, "ghost": run.replace("d1", "d2")})
+    listing = run_cli(seeded_db_url, "batches", "list", "--format", "csv").stdout.splitlines()
+    ghost_batch = next(line.split(",")[0] for line in listing if line.endswith(",ghost"))
+    assert run_cli(seeded_db_url, "batches", "delete", ghost_batch).exit_code == 0
+    for command in (
+        ("score", "--build", "g", "--system", "ghost", *MEASURES),
+        ("compare", "--build", "g", "--system", "keep", "--system", "ghost", *MEASURES),
+        ("report", "--build", "g", "--system", "ghost", "-o", str(tmp_path / "r.html")),
+    ):
+        result = run_cli(seeded_db_url, *command)
+        assert result.exit_code == 1, command
+        assert "no system 'ghost'" in result.output and "known: keep" in result.output
+
+
+def test_postgresql_url_without_psycopg_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: printed a ModuleNotFoundError traceback."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(StoreError, match=r"pip install 'orlbuild\[postgres\]'"):
+        create_store_engine("postgresql://user@localhost/db")
+    result = run_cli("postgresql://user@localhost/db", "status")
+    assert result.exit_code == 1
+    assert "orlbuild[postgres]" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_downgrade_dropping_rows_is_refused_without_yes(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    """Regression: ``db downgrade 0002_builds`` silently deleted every saved evaluation."""
+    path = tmp_path / "g.qrels"
+    path.write_text("q1 0 d1 2\nq1 0 d2 1\n")
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    for args in (
+        ("ingest", "graded", str(path)),
+        ("ingest", "run", str(run), "--system", "s"),
+        ("build", "--source", "graded", "--name", "g"),
+        ("score", "--build", "g", "--system", "s", "-m", "nDCG@10", "--save"),
+    ):
+        assert run_cli(migrated_db_url, *args).exit_code == 0, args
+    refused = run_cli(migrated_db_url, "db", "downgrade", "0002_builds")
+    assert refused.exit_code == 1
+    message = refused.output.strip().splitlines()[-1]
+    assert "evaluations (1 rows)" in message and "evaluation_values (1 rows)" in message
+    assert "--yes" in message
+    engine = create_store_engine(migrated_db_url)
+    try:
+        assert current_revision(engine) == head_revision()  # nothing changed
+    finally:
+        engine.dispose()
+    saved = run_cli(migrated_db_url, "results", "list")
+    assert saved.exit_code == 0 and "nDCG@10" in saved.output
+
+    assert run_cli(migrated_db_url, "db", "downgrade", "0002_builds", "--yes").exit_code == 0
+    engine = create_store_engine(migrated_db_url)
+    try:
+        assert current_revision(engine) == "0002_builds"
+    finally:
+        engine.dispose()
+
+
+def test_grade_agg_typo_in_eval_is_a_one_line_error(tmp_path: Path) -> None:
+    """Regression: ``orlbuild eval --grade-agg foo`` printed a ValueError traceback."""
+    orl = tmp_path / "o.qrels"
+    orl.write_text("q1 0 d1 1\n")
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    result = run_cli(
+        f"sqlite:///{tmp_path / 'unused.db'}",
+        "eval",
+        str(orl),
+        str(run),
+        "-m",
+        "nDCG@10",
+        "--grade-agg",
+        "foo",
+    )
+    assert result.exit_code == 2
+    assert "median, mean, max, majority" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("phase", ["read", "write"])
+def test_ctrl_c_says_nothing_was_stored(
+    phase: str,
+    seeded_db_url: str,
+    write_file: Callable[[str, str | bytes], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def interrupt(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    target = (
+        "orlbuild.ingest.source.Source._advance"
+        if phase == "read"
+        else "orlbuild.store.batches.insert_rows"
+    )
+    monkeypatch.setattr(target, interrupt)
+    path = write_file("p.csv", PAIRS)
+    before = store_counts(seeded_db_url)
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 130
+    assert f"interrupted: nothing from {path} was stored" in result.stderr
+    assert "Traceback" not in result.output
+    assert store_counts(seeded_db_url) == before

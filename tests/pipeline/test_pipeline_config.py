@@ -136,7 +136,8 @@ def test_collection_default_and_override(workdir: Path) -> None:
         ),
         (
             ('path = "pairs.tsv"', 'path = "pairs.tsv"\nformat = "trec"'),
-            "inputs[0].format: must be one of tsv, csv, jsonl (got 'trec')",
+            "inputs[0].format: must be one of tsv, csv, jsonl, arena, prefs-release, "
+            "trec-prefs (got 'trec')",
         ),
         (
             ('source = "pairwise"', 'source = "pairs"'),

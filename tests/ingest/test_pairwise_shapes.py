@@ -1,0 +1,248 @@
+"""The pairwise shapes other tools publish (README "Input formats"), golden files and refusals."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orlbuild.ingest import read_input
+from orlbuild.store import load_pairwise, open_store
+from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
+
+Write = Callable[[str, str | bytes], Path]
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "pairwise_shapes"
+EXPECTED = json.loads((GOLDEN / "expected.json").read_text())
+
+
+def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, str, bool]]:
+    engine = open_store(url)
+    try:
+        return pairwise_tuples(load_pairwise(engine, collection))
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("name", ["arena.csv", "prefs_release.txt", "trec_prefs.txt"])
+def test_golden_shape_is_detected_and_stored_as_meant(
+    name: str, migrated_db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / name
+    shutil.copy(GOLDEN / name, path)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    expected = [tuple(row) for row in EXPECTED[name]]
+    assert _pairs(migrated_db_url) == expected
+    assert f"stored {len(expected)} pairwise rows" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "renamed"),
+    [
+        ("arena.csv", "arena", "judgments.csv"),
+        ("prefs_release.txt", "prefs-release", "prefs.tsv"),
+        ("trec_prefs.txt", "trec-prefs", "prefs.qrels"),
+    ],
+)
+def test_shape_named_with_format(
+    name: str, fmt: str, renamed: str, migrated_db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / renamed
+    shutil.copy(GOLDEN / name, path)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert _pairs(migrated_db_url) == [tuple(row) for row in EXPECTED[name]]
+
+
+def test_arena_from_stdin_and_jsonl(migrated_db_url: str, write_file: Write) -> None:
+    jsonl = write_file(
+        "a.jsonl",
+        '{"qid": "q1", "model_a": "x", "model_b": "y", "winner": "model_b", "worker": "w"}\n',
+    )
+    assert run_cli(migrated_db_url, "ingest", "pairwise", str(jsonl)).exit_code == 0
+    stdin = b"topic\titem_a\titem_b\twinner\nq2\tx\ty\tx\n"
+    result = run_cli(migrated_db_url, "ingest", "pairwise", "-", stdin=stdin)
+    assert result.exit_code == 0, result.output
+    assert _pairs(migrated_db_url) == [("q1", "w", "y", "x", False), ("q2", "_", "x", "y", False)]
+
+
+def test_arena_columns_are_never_read_as_winner_and_loser(
+    migrated_db_url: str, write_file: Write
+) -> None:
+    """Regression (issue 12, item 1): ``item_a`` used to be stored as the winner, and the
+    literal ``model_b``/``tie`` as items."""
+    path = write_file(
+        "a.csv", "query,annotator,item_a,item_b,winner\nq1,u1,d1,d2,model_b\nq1,u1,d1,d3,tie\n"
+    )
+    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    assert _pairs(migrated_db_url) == [
+        ("q1", "u1", "d1", "d3", True),
+        ("q1", "u1", "d2", "d1", False),
+    ]
+    engine = open_store(migrated_db_url)
+    try:
+        items = set(load_pairwise(engine)[["winner", "loser"]].stack())
+    finally:
+        engine.dispose()
+    assert items == {"d1", "d2", "d3"}
+
+
+def test_arena_winner_holding_an_item_id(migrated_db_url: str, write_file: Write) -> None:
+    """Regression (issue 12): used to fail with "winner and loser are the same item"."""
+    path = write_file("a.csv", "query,item_a,item_b,winner\nq1,d1,d2,d2\n")
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    assert _pairs(migrated_db_url) == [("q1", "_", "d2", "d1", False)]
+
+
+MIXED = "mix the native and arena shapes"
+NONE = "match none of the accepted shapes"
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        ("query,item_a,item_b,winner,loser", MIXED),  # arena next to native
+        ("query,winner", NONE),  # winner without loser or item_a/item_b
+        ("query,item_a,item_b,tie", MIXED),  # the old aliases, no winner
+        ("query,model_a,model_b,winner,tie", MIXED),  # arena with a native tie column
+        ("qid,winner,loser", MIXED),  # an arena alias in a native header
+        ("query,annotator,item,rank", NONE),  # a listwise file
+    ],
+)
+def test_header_mixing_shapes_is_refused_and_stores_nothing(
+    header: str, reason: str, seeded_db_url: str, write_file: Write
+) -> None:
+    width = header.count(",") + 1
+    path = write_file(
+        "p.csv", f"{header}\n" + ",".join(["q1", "d1", "d2", "d1", "d2"][:width]) + "\n"
+    )
+    before = store_counts(seeded_db_url)
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    message = result.output.strip().splitlines()[-1]
+    assert f"{path}, line 1:" in message
+    assert reason in message
+    assert header.replace(",", ", ") in message  # the columns found
+    assert "native (query" in message and "arena (query" in message  # the shapes accepted
+    assert store_counts(seeded_db_url) == before
+
+
+def test_trec_prefs_round_trip_of_an_orl_export(migrated_db_url: str, write_file: Write) -> None:
+    """``orl export --format trec-prefs`` read back gives exactly the ORL's cross-tier pairs."""
+    qrels = write_file(
+        "g.qrels", "q1 0 d1 3\nq1 0 d2 3\nq1 0 d3 1\nq1 0 d4 0\nq2 0 e1 2\nq2 0 e2 1\n"
+    )
+    assert run_cli(migrated_db_url, "ingest", "graded", str(qrels)).exit_code == 0
+    built = run_cli(migrated_db_url, "build", "--source", "graded", "--name", "g")
+    assert built.exit_code == 0, built.output
+    out = qrels.parent / "orl.prefs"
+    exported = run_cli(
+        migrated_db_url, "orl", "export", "g", "--format", "trec-prefs", "-o", str(out)
+    )
+    assert exported.exit_code == 0, exported.output
+    assert out.read_text().splitlines()[0].split()[1:3] == ["orl", "1"]
+    back = run_cli(migrated_db_url, "ingest", "pairwise", str(out), "--collection", "back")
+    assert back.exit_code == 0, back.output
+    # ORL: q1 {d1, d2} > {d3} (d4 has grade 0: not in the ORL); q2 e1 > e2.
+    assert _pairs(migrated_db_url, "back") == [
+        ("q1", "orl", "d1", "d3", False),
+        ("q1", "orl", "d2", "d3", False),
+        ("q2", "orl", "e1", "e2", False),
+    ]
+
+
+def test_jsonl_object_of_another_shape_is_refused(seeded_db_url: str, write_file: Write) -> None:
+    path = write_file(
+        "p.jsonl",
+        '{"query": "q1", "winner": "d1", "loser": "d2"}\n'
+        '{"query": "q1", "item_a": "d1", "item_b": "d2", "winner": "a"}\n',
+    )
+    before = store_counts(seeded_db_url)
+    result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    message = result.output.strip().splitlines()[-1]
+    assert f"{path}, line 2:" in message and "another shape than the first object" in message
+    assert store_counts(seeded_db_url) == before
+
+
+def test_jsonl_extra_key_next_to_its_near_miss_is_only_reported(
+    migrated_db_url: str, write_file: Write
+) -> None:
+    """``annotators`` beside a present ``annotator`` is no typo: reported, not refused."""
+    path = write_file(
+        "p.jsonl",
+        '{"query": "q1", "annotator": "a", "annotators": 3, "winner": "d1", "loser": "d2"}\n',
+    )
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    assert "ignored column(s) 'annotators'" in result.stderr
+
+
+# --- property: every shape stores what the native shape stores ----------------------------
+
+_KEYWORDS = {"a", "b", "model_a", "model_b", "tie", "tie (bothbad)", "both_bad"}
+_ids = st.text(alphabet="abcdexyz019_-.", min_size=1, max_size=6).filter(
+    lambda s: s.lower() not in _KEYWORDS
+)
+_comparisons = st.lists(
+    st.tuples(_ids, _ids, _ids, _ids, st.sampled_from(["first", "second", "tie"])).filter(
+        lambda row: row[2] != row[3]
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+def _decoded(name: str, text: str) -> list[tuple[str, str, str, str, bool]]:
+    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store)."""
+    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()))
+    return pairwise_tuples(parsed.decoded())
+
+
+#: How an arena file says who won: keywords, LMArena's spellings, or the item id.
+_SPELLINGS = {
+    "keyword": {"first": "a", "second": "B", "tie": "tie"},
+    "lmarena": {"first": "model_a", "second": "model_b", "tie": "tie (bothbad)"},
+    "id": {"tie": "both_bad"},
+}
+
+
+def _said(first: str, second: str, outcome: str, spelling: str) -> str:
+    """The arena ``winner`` cell for one comparison."""
+    ids = {"first": first, "second": second}
+    return _SPELLINGS[spelling].get(outcome) or ids[outcome]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=_comparisons,
+    spelling=st.sampled_from(sorted(_SPELLINGS)),
+    query=st.sampled_from(["query", "question_id", "qid", "topic"]),
+)
+def test_arena_and_release_shapes_store_what_the_native_shape_stores(
+    rows: list[tuple[str, str, str, str, str]], spelling: str, query: str
+) -> None:
+    def native_row(q: str, u: str, a: str, b: str, o: str) -> str:
+        winner, loser = (b, a) if o == "second" else (a, b)
+        return f"{q},{u},{winner},{loser},{int(o == 'tie')}\n"
+
+    native = "query,annotator,winner,loser,tie\n" + "".join(native_row(*r) for r in rows)
+    arena = f"{query},judge,model_a,model_b,winner\n" + "".join(
+        f"{q},{u},{a},{b},{_said(a, b, o, spelling)}\n" for q, u, a, b, o in rows
+    )
+    assert _decoded("a.csv", arena) == _decoded("n.csv", native)
+
+    decided = [(q, a, b, o) for q, _u, a, b, o in rows if o != "tie"]
+    if decided:
+        release = "".join(f"{q} {a} {b} {a if o == 'first' else b}\n" for q, a, b, o in decided)
+        expected = sorted(
+            (q, "_", *((a, b) if o == "first" else (b, a)), False) for q, a, b, o in decided
+        )
+        assert _decoded("r.txt", release) == expected
