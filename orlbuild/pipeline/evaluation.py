@@ -32,17 +32,21 @@ from scoring.evaluate import Missing
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
-    compare_systems,
+    SystemComparison,
+    TestPlan,
     power_analysis,
     power_analysis_steps,
+    system_comparison,
 )
 
 __all__ = [
     "BuildEvaluation",
     "build_failures",
     "build_metadata",
+    "compare_panels",
     "compare_scores",
     "evaluate_stored_build",
+    "power_panels",
     "power_steps",
 ]
 
@@ -73,6 +77,8 @@ class BuildEvaluation:
         System -> ORL queries its run does not answer.
     failures
         ``query: cause`` of every query the build could not order (``on_error = "skip"``).
+    plans
+        Measure -> how its pairs were tested (test, draws, what was changed, warnings).
     """
 
     build: Mapping[str, Any]
@@ -84,6 +90,35 @@ class BuildEvaluation:
     conventions: Mapping[str, str] = field(default_factory=dict)
     missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
     failures: Sequence[str] = ()
+    plans: Mapping[str, TestPlan] = field(default_factory=dict)
+
+    def test_label(self) -> str:
+        """The test as run, in words (empty when nothing was compared)."""
+        first = next(iter(self.plans.values()), None)
+        return "" if first is None else first.describe()
+
+    def plan_messages(self) -> list[str]:
+        """What the test plans changed (``Note: ...``) and could not fix (``Warning: ...``)."""
+        notes = dict.fromkeys(p.note for p in self.plans.values() if p.note)
+        warnings = dict.fromkeys(p.warning for p in self.plans.values() if p.warning)
+        return [*(f"Note: {n}" for n in notes), *(f"Warning: {w}" for w in warnings)]
+
+    def comparison_summary(self) -> dict[str, Any]:
+        """The test as run, its notes and warnings, and the system tiers (JSON summary)."""
+        from scoring.statistics import system_tiers
+
+        first = next(iter(self.plans.values()), None)
+        return {
+            "test": None if first is None else first.test.value,
+            "description": self.test_label(),
+            "permutations": {m: p.permutations for m, p in self.plans.items()},
+            "correction": None if first is None else first.correction,
+            "notes": [p.note for p in self.plans.values() if p.note],
+            "warnings": [p.warning for p in self.plans.values() if p.warning],
+            "tiers": system_tiers(self.comparisons).to_dict(orient="records")
+            if not self.comparisons.empty
+            else [],
+        }
 
     def means(self) -> pd.DataFrame:
         """Mean score per system (rows, best first on the first measure) and measure (columns)."""
@@ -150,6 +185,7 @@ class BuildEvaluation:
         for system, queries in self.missing_queries.items():
             if queries:
                 lines.append(f"{system} has no results for {len(queries)} ORL queries")
+        lines += self.plan_messages()
         return ReportData(
             title=title,
             per_query=dict(self.per_query),
@@ -159,9 +195,18 @@ class BuildEvaluation:
             power=None if self.power is None else dict(self.power),
             notes=lines,
             alpha=self.compare.alpha,
-            correction=self.compare.correction,
+            correction=_correction_label(self.plans),
             seed=self.compare.seed,
+            test=self.test_label(),
         )
+
+
+def _correction_label(plans: Mapping[str, TestPlan]) -> str:
+    """The correction as the report's legend names it."""
+    first = next(iter(plans.values()), None)
+    if first is None:
+        return "holm"
+    return first.correction or "family-wise (Tukey HSD)"
 
 
 def compare_scores(
@@ -181,7 +226,7 @@ def compare_scores(
     measures
         The measures to compare.
     compare
-        Test settings (RDQ.md section 9).
+        Test settings (README "Comparing many systems").
     power
         Budgets, subsamples... of the power analysis; ``None`` skips it.
     advance
@@ -194,19 +239,41 @@ def compare_scores(
     power : dict or None
         Measure -> :class:`~scoring.statistics.PowerResult`.
     """
+    comparison = compare_panels(per_query, measures, compare=compare)
+    if comparison is None:
+        return pd.DataFrame(), None
+    results = power_panels(per_query, comparison, power=power, advance=advance)
+    return comparison.pairs, results
+
+
+def compare_panels(
+    per_query: Mapping[str, pd.DataFrame], measures: Sequence[str], *, compare: CompareSpec
+) -> SystemComparison | None:
+    """Every pair tested per measure, with the plans; ``None`` with fewer than two systems."""
     panels = _panels(per_query, measures)
     if len(per_query) < 2 or not panels:
-        return pd.DataFrame(), None
-    comparisons = compare_systems(
+        return None
+    return system_comparison(
         panels,
-        test=compare.test,
+        test=None if compare.test is None else compare.test.value,
         permutations=compare.permutations,
-        correction=compare.correction,
+        correction=None if compare.correction is None else compare.correction.value,
         alpha=compare.alpha,
         seed=compare.seed,
     )
+
+
+def power_panels(
+    per_query: Mapping[str, pd.DataFrame],
+    comparison: SystemComparison,
+    *,
+    power: PowerSpec | None,
+    advance: ProgressCallback | None = None,
+) -> dict[str, PowerResult] | None:
+    """Power and stability per measure, under the test each measure was compared with."""
     if power is None:
-        return comparisons, None
+        return None
+    panels = _panels(per_query, list(comparison.plans))
     results = {
         measure: power_analysis(
             panels[measure],
@@ -214,14 +281,14 @@ def compare_scores(
             subsamples=power.subsamples,
             permutations=power.permutations,
             alpha=power.alpha,
-            test=compare.test,
+            test=comparison.plans[measure].test.value,
             seed=power.seed,
             progress=advance,
         )
         for measure in power.measures
         if measure in panels
     }
-    return comparisons, results or None
+    return results or None
 
 
 def power_steps(power: PowerSpec, n_queries: int) -> int:
@@ -318,21 +385,23 @@ def evaluate_stored_build(
     if power is not None and len(names) >= 2:
         steps = power_steps(power, len(next(iter(per_query.values()))))
     bar = progress(steps) if progress is not None and steps else nullcontext(None)
+    comparison = compare_panels(per_query, measures, compare=settings)
+    results = None
     with bar as advance:
-        comparisons, results = compare_scores(
-            per_query, measures, compare=settings, power=power, advance=advance
-        )
+        if comparison is not None:
+            results = power_panels(per_query, comparison, power=power, advance=advance)
     first = next(iter(scores.values()))
     return BuildEvaluation(
         build=build_metadata(record),
         orls=load_query_orls(engine, record.id),
         per_query=per_query,
-        comparisons=comparisons,
+        comparisons=pd.DataFrame() if comparison is None else comparison.pairs,
         compare=settings,
         power=results,
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
         failures=build_failures(engine, record.id),
+        plans={} if comparison is None else dict(comparison.plans),
     )
 
 

@@ -197,7 +197,7 @@ def test_each_problem_names_the_key_and_what_is_allowed(
     [
         (
             "[compare]\ntest = 'wilcoxon'",
-            "compare.test: must be one of randomization, t (got 'wilcoxon')",
+            "compare.test: must be one of randomization, t, tukey-hsd (got 'wilcoxon')",
         ),
         ("[compare]\npermutations = 0", "compare.permutations: must be >= 1 (got 0)"),
         ("[compare]\npermutations = 1.5", "compare.permutations: must be an integer (got 1.5)"),
