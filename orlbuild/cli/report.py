@@ -95,6 +95,8 @@ def report_command(
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
         )
+    for line in evaluation.plan_messages():  # also in the report's notes
+        typer.echo(line, err=True)
     name = evaluation.build.get("name", build)
     data = evaluation.report_data(title or f"orlbuild report: build {name}")
     typer.echo(f"wrote {write_report(data, output)}", err=True)
