@@ -16,6 +16,7 @@ import numpy as np
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
+from scoring.statistics.procedures import SignificanceTest
 from scoring.statistics.randomization import PairIndex, pairwise_randomization_pvalues
 from scoring.statistics.tukey import tukey_hsd_pvalues
 
@@ -84,9 +85,9 @@ def _tukey_hsd(
 
 
 PAIRED_TESTS: dict[str, PairedTest] = {
-    "randomization": _randomization,
-    "t": paired_t_pvalues,
-    "tukey-hsd": _tukey_hsd,
+    SignificanceTest.randomization.value: _randomization,
+    SignificanceTest.t.value: paired_t_pvalues,
+    SignificanceTest.tukey_hsd.value: _tukey_hsd,
 }
 
 

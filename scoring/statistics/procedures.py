@@ -162,7 +162,8 @@ def plan_test(
         if correction not in (None, CorrectionName.none.value):
             raise ScoringError(
                 f"correction {correction!r} does not apply to tukey-hsd: its p-values are "
-                "adjusted over all pairs already (leave the correction out)"
+                "adjusted over all pairs already; leave the correction out, or choose the "
+                "randomization or t test"
             )
         return _monte_carlo_plan(chosen, None, 1, permutations, alpha, None)
     method = _correction(correction)
