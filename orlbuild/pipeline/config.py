@@ -170,6 +170,16 @@ class CompareSpec:
     alpha: float = 0.05
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        # plain strings (the Literal type of earlier versions) become the enums
+        try:
+            if self.test is not None:
+                object.__setattr__(self, "test", SignificanceTest(self.test))
+            if self.correction is not None:
+                object.__setattr__(self, "correction", CorrectionName(self.correction))
+        except ValueError as exc:
+            raise ConfigError(f"[compare]: {exc}") from None
+
 
 @dataclass(frozen=True)
 class PowerSpec:

@@ -99,25 +99,24 @@ class BuildEvaluation:
 
     def plan_messages(self) -> list[str]:
         """What the test plans changed (``Note: ...``) and could not fix (``Warning: ...``)."""
-        notes = dict.fromkeys(p.note for p in self.plans.values() if p.note)
-        warnings = dict.fromkeys(p.warning for p in self.plans.values() if p.warning)
-        return [*(f"Note: {n}" for n in notes), *(f"Warning: {w}" for w in warnings)]
+        comparison = SystemComparison(self.comparisons, self.plans)
+        return [
+            *(f"Note: {note}" for note in comparison.notes),
+            *(f"Warning: {warning}" for warning in comparison.warnings),
+        ]
 
     def comparison_summary(self) -> dict[str, Any]:
         """The test as run, its notes and warnings, and the system tiers (JSON summary)."""
-        from scoring.statistics import system_tiers
-
+        comparison = SystemComparison(self.comparisons, self.plans)
         first = next(iter(self.plans.values()), None)
         return {
             "test": None if first is None else first.test.value,
             "description": self.test_label(),
             "permutations": {m: p.permutations for m, p in self.plans.items()},
             "correction": None if first is None else first.correction,
-            "notes": [p.note for p in self.plans.values() if p.note],
-            "warnings": [p.warning for p in self.plans.values() if p.warning],
-            "tiers": system_tiers(self.comparisons).to_dict(orient="records")
-            if not self.comparisons.empty
-            else [],
+            "notes": comparison.notes,
+            "warnings": comparison.warnings,
+            "tiers": [] if first is None else comparison.tiers().to_dict(orient="records"),
         }
 
     def means(self) -> pd.DataFrame:
