@@ -1,4 +1,4 @@
-"""Compare every pair of systems on every measure (RDQ.md section 9).
+"""Compare every pair of systems on every measure (README "Comparing many systems").
 
 For each measure the systems' per-query scores form a :class:`ScorePanel`;
 :func:`~scoring.statistics.procedures.plan_test` chooses the test and its

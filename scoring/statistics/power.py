@@ -1,4 +1,4 @@
-"""Discriminative power, power@n and ranking stability (RDQ.md section 9).
+"""Discriminative power, power@n and ranking stability (README "Comparing many systems").
 
 For each query budget ``n``, ``S`` random query subsets of size ``n`` are drawn
 without replacement. On each subset every pair of systems is tested (one shared
