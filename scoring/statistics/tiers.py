@@ -34,6 +34,8 @@ _SYMBOLS: Final = (
 )
 
 BoolMatrix = npt.NDArray[np.bool_]
+#: Beyond this many letters per system the exact display gives way to a greedy one.
+MAX_LETTERS_PER_SYSTEM: Final = 4
 
 
 def leader_tiers(significant: BoolMatrix) -> npt.NDArray[np.int64]:
@@ -68,7 +70,10 @@ def compact_letters(significant: BoolMatrix) -> list[str]:
     significant pair, every letter held by both is split into a copy without
     the first and a copy without the second; letters contained in another are
     absorbed. Letters are then named in order of their best system (``a`` for
-    the group of the best system).
+    the group of the best system). Verdicts of real tests are close to ordered
+    and give at most a few letters per system; should the exact display need
+    more than four letters per system, a greedy cover of the not-significant
+    pairs is shown instead (still: a shared letter iff not significant).
 
     Parameters
     ----------
@@ -80,6 +85,55 @@ def compact_letters(significant: BoolMatrix) -> list[str]:
     list of str
         The letters of each system (more than 76 letters are written as
         comma-separated numbers).
+    """
+    columns = _ordered_runs(~significant)
+    if columns is None:
+        columns = _insert_absorb(significant)
+    if columns is None:
+        columns = _greedy_cover(~significant)
+    return _letters_of(columns)
+
+
+def _letters_of(columns: BoolMatrix | None) -> list[str]:
+    """Name the letters (``a`` for the best system's group) and spell each system's."""
+    assert columns is not None
+    n = columns.shape[1]
+    order = np.lexsort((-columns.sum(axis=1), columns.argmax(axis=1)))
+    columns = columns[order]
+    if len(columns) <= len(_SYMBOLS):
+        names = list(_SYMBOLS[: len(columns)])
+        return ["".join(names[k] for k in np.flatnonzero(columns[:, s])) for s in range(n)]
+    return [",".join(str(k + 1) for k in np.flatnonzero(columns[:, s])) for s in range(n)]
+
+
+def _ordered_runs(not_significant: BoolMatrix) -> BoolMatrix | None:
+    """The letters when the verdicts are ordered, else ``None``.
+
+    Ordered: each system is n.s. from a contiguous run of its neighbours in
+    mean order, and the runs' ends never move back. Then the maximal groups of
+    mutually n.s. systems are exactly the maximal runs (always so for Tukey
+    HSD, whose verdicts depend on the difference of means only).
+    """
+    n = not_significant.shape[0]
+    allowed = not_significant | np.eye(n, dtype=bool)
+    upper = np.triu(allowed)
+    reach = n - 1 - np.argmax(upper[:, ::-1], axis=1)  # last n.s. partner at or after i
+    positions = np.arange(n)
+    contiguous = (positions[None, :] >= positions[:, None]) & (
+        positions[None, :] <= reach[:, None]
+    )
+    if not np.array_equal(upper, contiguous) or np.any(np.diff(reach) < 0):
+        return None
+    starts = np.flatnonzero(np.r_[True, reach[1:] > reach[:-1]])
+    return (positions[None, :] >= starts[:, None]) & (positions[None, :] <= reach[starts, None])
+
+
+def _insert_absorb(significant: BoolMatrix) -> BoolMatrix | None:
+    """Piepho's letters (every maximal group of mutually n.s. systems), or ``None``.
+
+    The maximal groups can be exponentially many for verdicts far from the
+    ordered pattern of real tests; past ``MAX_LETTERS_PER_SYSTEM`` letters per
+    system the caller falls back to :func:`_greedy_cover`.
     """
     n = significant.shape[0]
     columns = np.ones((1, n), dtype=bool)
@@ -93,12 +147,37 @@ def compact_letters(significant: BoolMatrix) -> list[str]:
         without_i[:, i] = False
         without_j[:, j] = False
         columns = _absorb(np.vstack([columns[~both], without_i, without_j]))
-    order = np.lexsort((-columns.sum(axis=1), columns.argmax(axis=1)))
-    columns = columns[order]
-    if len(columns) <= len(_SYMBOLS):
-        names = list(_SYMBOLS[: len(columns)])
-        return ["".join(names[k] for k in np.flatnonzero(columns[:, s])) for s in range(n)]
-    return [",".join(str(k + 1) for k in np.flatnonzero(columns[:, s])) for s in range(n)]
+        if len(columns) > MAX_LETTERS_PER_SYSTEM * n:
+            return None
+    return columns
+
+
+def _greedy_cover(not_significant: BoolMatrix) -> BoolMatrix:
+    """Letters from a greedy cover of the n.s. pairs (a valid display, not minimal).
+
+    Every system and every n.s. pair not yet sharing a letter starts a letter,
+    grown by the best-ranked systems n.s. from all its members; significant
+    pairs never share one.
+    """
+    n = not_significant.shape[0]
+    allowed = not_significant | np.eye(n, dtype=bool)
+    covered = np.zeros((n, n), dtype=bool)
+    letters = []
+    for i in range(n):
+        for j in range(i, n):
+            if covered[i, j] or not allowed[i, j]:
+                continue
+            members = np.zeros(n, dtype=bool)
+            members[[i, j]] = True
+            candidates = allowed[i] & allowed[j] & ~members
+            while candidates.any():
+                k = int(np.argmax(candidates))
+                members[k] = True
+                candidates &= allowed[k]
+                candidates[k] = False
+            covered |= members[:, None] & members[None, :]
+            letters.append(members)
+    return np.array(letters, dtype=bool)
 
 
 def _absorb(columns: BoolMatrix) -> BoolMatrix:

@@ -17,6 +17,7 @@ from scoring.statistics import (
     system_comparison,
     system_tiers,
 )
+from scoring.statistics import tiers as tiers_module
 
 
 def plan(test: str | None, correction: str | None = None, **kw: int | float) -> object:
@@ -107,6 +108,29 @@ def test_letters_share_a_letter_exactly_when_not_significant() -> None:
             for j in range(i + 1, m):
                 shares = bool(set(letters[i]) & set(letters[j]))
                 assert shares == (not significant[i, j]), (significant, letters)
+
+
+def _shares_iff_not_significant(significant: np.ndarray, letters: list[str]) -> bool:
+    tokens = [set(x.split(",")) if "," in x else set(x) for x in letters]
+    m = len(letters)
+    return all(
+        bool(tokens[i] & tokens[j]) == (not significant[i, j])
+        for i in range(m)
+        for j in range(i + 1, m)
+    )
+
+
+def test_letters_stay_valid_and_fast_for_orders_and_for_tangles() -> None:
+    rng = np.random.default_rng(1)
+    means = np.sort(rng.random(150))[::-1]
+    ordered = np.abs(means[:, None] - means[None, :]) > 0.1  # Tukey-like: by distance only
+    exact = compact_letters(ordered)  # the ordered fast path (maximal runs)
+    assert _shares_iff_not_significant(ordered, exact)
+    small = ordered[:40, :40]
+    assert compact_letters(small) == tiers_module._letters_of(tiers_module._insert_absorb(small))
+    upper = np.triu(rng.random((60, 60)) < 0.4, k=1)
+    tangle = upper | upper.T  # far from any order: exponentially many maximal groups
+    assert _shares_iff_not_significant(tangle, compact_letters(tangle))  # greedy fallback
 
 
 def test_system_tiers_from_a_comparison() -> None:
