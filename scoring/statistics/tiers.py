@@ -119,9 +119,7 @@ def _ordered_runs(not_significant: BoolMatrix) -> BoolMatrix | None:
     upper = np.triu(allowed)
     reach = n - 1 - np.argmax(upper[:, ::-1], axis=1)  # last n.s. partner at or after i
     positions = np.arange(n)
-    contiguous = (positions[None, :] >= positions[:, None]) & (
-        positions[None, :] <= reach[:, None]
-    )
+    contiguous = (positions[None, :] >= positions[:, None]) & (positions[None, :] <= reach[:, None])
     if not np.array_equal(upper, contiguous) or np.any(np.diff(reach) < 0):
         return None
     starts = np.flatnonzero(np.r_[True, reach[1:] > reach[:-1]])
