@@ -360,7 +360,7 @@ def evaluate_stored_build(
     systems
         Systems to score; default every system with a run in the build's collection.
     missing
-        ``zero`` or ``skip`` (RDQ.md section 8).
+        ``zero`` or ``skip`` (README "Conventions and caveats").
     compare
         Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
     power
