@@ -1,14 +1,19 @@
-"""``orlbuild compare``: every pair of systems, per measure, with a paired significance test."""
+"""``orlbuild compare``: every pair of systems, per measure, tested; the systems in tiers.
+
+README "Comparing many systems": randomized Tukey HSD by default for more than
+two systems, the paired randomization test for two; the number of draws is
+raised (and said so) when it could not reach a rejection.
+"""
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from orlbuild.cli.evaluation import MeasureOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_table
 from orlbuild.cli.score import (
     BuildOption,
     MissingOption,
@@ -18,34 +23,37 @@ from orlbuild.cli.score import (
 )
 from orlbuild.cli.state import opened_store
 from orlbuild.store.evaluations import SystemPanels, build_summary, panels_for_systems
+from scoring.statistics.procedures import CorrectionName, SignificanceTest
 
-
-class PairedTestName(str, Enum):
-    """``--test``: the paired two-sided test (RDQ.md section 9)."""
-
-    randomization = "randomization"
-    t = "t"
-
-
-class CorrectionName(str, Enum):
-    """``--correction``: multiple-comparison adjustment over the pairs of a measure."""
-
-    holm = "holm"
-    bonferroni = "bonferroni"
-    none = "none"
+if TYPE_CHECKING:
+    from scoring.statistics import TestPlan
 
 
 TestOption = Annotated[
-    PairedTestName,
-    typer.Option("--test", help="Paired test: randomization (sign flips) or t."),
+    SignificanceTest | None,
+    typer.Option(
+        "--test",
+        help="tukey-hsd (default for 3+ systems), randomization (sign flips; default for 2) or t.",
+        show_default=False,
+    ),
 ]
 PermutationsOption = Annotated[
-    int, typer.Option("--permutations", min=1, help="Sign flips of the randomization test.")
+    int,
+    typer.Option(
+        "--permutations",
+        min=1,
+        help="Draws of the randomization tests (a minimum: raised when too few to reject).",
+    ),
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
 CorrectionOption = Annotated[
-    CorrectionName,
-    typer.Option("--correction", help="Adjust p-values over the pairs of each measure."),
+    CorrectionName | None,
+    typer.Option(
+        "--correction",
+        help="Adjust p-values over the pairs of each measure (default holm; "
+        "not with tukey-hsd, which is family-wise already).",
+        show_default=False,
+    ),
 ]
 AlphaOption = Annotated[
     float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
@@ -57,43 +65,70 @@ def compare_command(
     build: BuildOption,
     system: SystemsOption,
     measure: MeasureOption,
-    test: TestOption = PairedTestName.randomization,
+    test: TestOption = None,
     permutations: PermutationsOption = 1000,
-    correction: CorrectionOption = CorrectionName.holm,
+    correction: CorrectionOption = None,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
     missing: MissingOption = MissingPolicy.zero,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Test every pair of systems on every measure (paired, two-sided)."""
-    from scoring.statistics import compare_systems  # SciPy loads only when the command runs
+    """Test every pair of systems on every measure, and group the systems into tiers."""
+    from scoring.statistics import system_comparison  # SciPy loads only when the command runs
 
     scored = load_panels(ctx, build, system, measure, missing)
-    pairs = compare_systems(
+    comparison = system_comparison(
         scored.panels,
-        test=test.value,
+        test=None if test is None else test.value,
         permutations=permutations,
-        correction=correction.value,
+        correction=None if correction is None else correction.value,
         alpha=alpha,
         seed=seed,
     )
-    settings: dict[str, Any] = {
-        "test": test.value,
-        "permutations": permutations if test is PairedTestName.randomization else None,
-        "correction": correction.value,
-        "alpha": alpha,
-        "seed": seed,
-        "missing": missing.value,
-        "queries": {m: len(panel) for m, panel in scored.panels.items()},
-    }
+    tiers = comparison.tiers()
+    settings = comparison_settings(comparison.plans, permutations, alpha, seed)
+    settings["missing"] = missing.value
+    settings["queries"] = {m: len(panel) for m, panel in scored.panels.items()}
     payload = {
         "build": build_summary(scored.build),
         "settings": settings,
-        "pairs": pairs.to_dict(orient="records"),
-        "warnings": scored.notes,
+        "systems": tiers.to_dict(orient="records"),
+        "pairs": comparison.pairs.to_dict(orient="records"),
+        "warnings": [*scored.notes, *comparison.warnings],
     }
     warn(scored.notes, fmt)
-    emit(fmt, frame=pairs, payload=payload, title=f"Paired {test.value} tests ({correction.value})")
+    report_plan(comparison.notes, comparison.warnings)
+    if fmt is OutputFormat.table:
+        print_table(tiers, title="Systems: tiers (leader walk) and letters (same letter: n.s.)")
+    title = next(iter(comparison.plans.values())).describe()
+    emit(fmt, frame=comparison.pairs, payload=payload, title=title)
+
+
+def comparison_settings(
+    plans: Mapping[str, TestPlan], requested: int, alpha: float, seed: int
+) -> dict[str, Any]:
+    """The ``settings`` of the JSON document: the test as run, with what was changed."""
+    first = next(iter(plans.values()))
+    draws = [p.permutations for p in plans.values() if p.permutations is not None]
+    return {
+        "test": first.test.value,
+        "permutations": max(draws) if draws else None,
+        "permutations_requested": requested,
+        "exact": {m: p.exact for m, p in plans.items()},
+        "correction": first.correction,
+        "alpha": alpha,
+        "seed": seed,
+        "smallest_attainable_p": {m: p.smallest_p for m, p in plans.items()},
+        "notes": list(dict.fromkeys(p.note for p in plans.values() if p.note)),
+    }
+
+
+def report_plan(notes: list[str], warnings: list[str]) -> None:
+    """Say on standard error what the test plan changed, and what it could not fix."""
+    for note in notes:
+        typer.echo(f"Note: {note}", err=True)
+    for warning in warnings:
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 def load_panels(

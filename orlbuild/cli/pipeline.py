@@ -63,7 +63,7 @@ def _render(result: PipelineResult, fmt: OutputFormat) -> None:
     print_table(means, title=f"Mean scores against {scored.name} ({scored.queries} queries)")
     compare = result.evaluation.compare
     if not result.evaluation.comparisons.empty:
-        settings = f"{compare.test} test, {compare.correction}, alpha {compare.alpha:g}"
+        settings = f"{result.evaluation.test_label()}, alpha {compare.alpha:g}"
         print_table(result.evaluation.verdicts(), title=f"Differences between systems ({settings})")
     if result.report is not None:
         typer.echo(f"Report: {result.report}")

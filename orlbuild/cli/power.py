@@ -10,7 +10,6 @@ import typer
 
 from orlbuild.cli.compare import (
     AlphaOption,
-    PairedTestName,
     PermutationsOption,
     SeedOption,
     TestOption,
@@ -45,7 +44,7 @@ def power_command(
     ] = 300,
     permutations: PermutationsOption = 1000,
     alpha: AlphaOption = 0.05,
-    test: TestOption = PairedTestName.randomization,
+    test: TestOption = None,
     seed: SeedOption = 0,
     missing: MissingOption = MissingPolicy.zero,
     plot: Annotated[
@@ -53,7 +52,12 @@ def power_command(
     ] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """How many queries each measure needs to separate the systems, and how stably it ranks them."""
+    """How many queries each measure needs to separate the systems, and how stably it ranks them.
+
+    With more than two systems the default test is randomized Tukey HSD: power@n
+    is then the share of query subsets on which a pair separates in a
+    comparison of all the systems (family-wise).
+    """
     from scoring.statistics import default_budgets, power_analysis, power_analysis_steps
 
     chosen = parse_budgets(budgets)
@@ -69,7 +73,7 @@ def power_command(
                 subsamples=subsamples,
                 permutations=permutations,
                 alpha=alpha,
-                test=test.value,
+                test=None if test is None else test.value,
                 seed=seed,
                 progress=advance,
             )
@@ -79,13 +83,22 @@ def power_command(
         save_power_stability(results, plot)
         typer.echo(f"wrote {plot}", err=True)
     warn(scored.notes, fmt)
+    first = next(iter(results.values()))
     payload = {
         "build": build_summary(scored.build),
         "systems": list(system),
+        "settings": {
+            "test": first.test,
+            "permutations": first.permutations,
+            "alpha": alpha,
+            "subsamples": subsamples,
+            "seed": seed,
+        },
         "measures": {name: result.to_dict() for name, result in results.items()},
         "warnings": scored.notes,
     }
-    emit(fmt, frame=power_table(results), payload=payload, title="Power and stability")
+    title = f"Power and stability ({first.test}, alpha = {alpha:g})"
+    emit(fmt, frame=power_table(results), payload=payload, title=title)
 
 
 def parse_budgets(text: str | None) -> list[int] | None:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import Annotated
 
 import typer
 
 from orlbuild.cli.compare import (
     AlphaOption,
-    CorrectionName,
     CorrectionOption,
-    PairedTestName,
     PermutationsOption,
     SeedOption,
     TestOption,
@@ -19,9 +17,6 @@ from orlbuild.cli.compare import (
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
-
-if TYPE_CHECKING:
-    from orlbuild.pipeline.config import Correction
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
 
@@ -54,9 +49,9 @@ def report_command(
         typer.Option("--measure", "-m", help="Measure (repeatable; default RDQm2-a1@10, nDCG@10)."),
     ] = None,
     missing: MissingOption = MissingPolicy.zero,
-    test: TestOption = PairedTestName.randomization,
+    test: TestOption = None,
     permutations: PermutationsOption = 1000,
-    correction: CorrectionOption = CorrectionName.holm,
+    correction: CorrectionOption = None,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
     budgets: Annotated[
@@ -78,9 +73,9 @@ def report_command(
     measures = list(measure or DEFAULT_MEASURES)
     parse_measures(measures)  # every bad name at once, before opening the store
     compare = CompareSpec(
-        test="t" if test is PairedTestName.t else "randomization",
+        test=test,
         permutations=permutations,
-        correction=cast("Correction", correction.value),
+        correction=correction,
         alpha=alpha,
         seed=seed,
     )
@@ -100,6 +95,8 @@ def report_command(
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
         )
+    for line in evaluation.plan_messages():  # also in the report's notes
+        typer.echo(line, err=True)
     name = evaluation.build.get("name", build)
     data = evaluation.report_data(title or f"orlbuild report: build {name}")
     for note in evaluation.run_notes():  # also in the report's notes

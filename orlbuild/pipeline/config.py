@@ -41,6 +41,7 @@ from typing import Any, Literal, TypeVar, cast, get_args
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
 from orlbuild.errors import ConfigError
 from scoring import UnknownMeasureError, parse_measures
+from scoring.statistics.procedures import CorrectionName, SignificanceTest, default_test
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,8 +65,6 @@ __all__ = [
 InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
 Missing = Literal["zero", "skip"]
-Test = Literal["randomization", "t"]
-Correction = Literal["holm", "bonferroni", "none"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -158,13 +157,28 @@ class ScoringSpec:
 
 @dataclass(frozen=True)
 class CompareSpec:
-    """Pairwise significance tests between the scored systems (``[compare]``)."""
+    """Pairwise significance tests between the scored systems (``[compare]``).
 
-    test: Test = "randomization"
+    ``None`` test: ``tukey-hsd`` for more than two systems, else
+    ``randomization``; ``None`` correction: ``holm`` (none with ``tukey-hsd``).
+    A parsed config resolves both for its systems.
+    """
+
+    test: SignificanceTest | None = None
     permutations: int = 1000
-    correction: Correction = "holm"
+    correction: CorrectionName | None = None
     alpha: float = 0.05
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # plain strings (the Literal type of earlier versions) become the enums
+        try:
+            if self.test is not None:
+                object.__setattr__(self, "test", SignificanceTest(self.test))
+            if self.correction is not None:
+                object.__setattr__(self, "correction", CorrectionName(self.correction))
+        except ValueError as exc:
+            raise ConfigError(f"[compare]: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -438,7 +452,8 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         problems.add("scoring", "a [scoring] table is required (build = NAME of one of [[builds]])")
         scoring_table = _Table({}, "scoring", problems)
     scoring = _scoring(scoring_table, builds, inputs)
-    compare = _compare(root.table("compare") or _Table({}, "compare", problems))
+    compare_table = root.table("compare") or _Table({}, "compare", problems)
+    compare = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
     power = None if power_table is None else _power(power_table, measures)
     report_table = root.table("report")
@@ -596,13 +611,23 @@ def _scoring(
     return ScoringSpec(build=build or "", systems=systems, missing=cast(Missing, missing))
 
 
-def _compare(table: _Table) -> CompareSpec:
+def _compare(table: _Table, n_systems: int) -> CompareSpec:
+    tests = [t.value for t in SignificanceTest]
+    test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
+    family_wise = test is SignificanceTest.tukey_hsd
+    corrections = [c.value for c in CorrectionName]
+    correction = table.get("correction", str, None if family_wise else "holm", choices=corrections)
+    if family_wise and correction not in (None, CorrectionName.none.value):
+        because = "" if "test" in table.data else " (the default test for more than two systems)"
+        table.problems.add(
+            table.key("correction"),
+            f"does not apply to test 'tukey-hsd'{because}, whose p-values are adjusted over all "
+            f"pairs already; drop it, or set test = 'randomization' (got {correction!r})",
+        )
     spec = CompareSpec(
-        test=cast(Test, table.get("test", str, "randomization", choices=get_args(Test))),
+        test=test,
         permutations=table.get("permutations", int, 1000, check=_positive),
-        correction=cast(
-            Correction, table.get("correction", str, "holm", choices=get_args(Correction))
-        ),
+        correction=None if family_wise or correction is None else CorrectionName(correction),
         alpha=table.get("alpha", float, 0.05, check=_probability),
         seed=table.get("seed", int, 0),
     )

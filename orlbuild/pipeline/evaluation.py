@@ -33,17 +33,21 @@ from scoring.evaluate import Missing
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
-    compare_systems,
+    SystemComparison,
+    TestPlan,
     power_analysis,
     power_analysis_steps,
+    system_comparison,
 )
 
 __all__ = [
     "BuildEvaluation",
     "build_failures",
     "build_metadata",
+    "compare_panels",
     "compare_scores",
     "evaluate_stored_build",
+    "power_panels",
     "power_steps",
 ]
 
@@ -78,6 +82,8 @@ class BuildEvaluation:
         ``zero`` or ``skip``: what the missing queries counted as.
     without_run
         Systems left out because their runs were deleted.
+    plans
+        Measure -> how its pairs were tested (test, draws, what was changed, warnings).
     """
 
     build: Mapping[str, Any]
@@ -91,6 +97,34 @@ class BuildEvaluation:
     failures: Sequence[str] = ()
     missing: str = "zero"
     without_run: Sequence[str] = ()
+    plans: Mapping[str, TestPlan] = field(default_factory=dict)
+
+    def test_label(self) -> str:
+        """The test as run, in words (empty when nothing was compared)."""
+        first = next(iter(self.plans.values()), None)
+        return "" if first is None else first.describe()
+
+    def plan_messages(self) -> list[str]:
+        """What the test plans changed (``Note: ...``) and could not fix (``Warning: ...``)."""
+        comparison = SystemComparison(self.comparisons, self.plans)
+        return [
+            *(f"Note: {note}" for note in comparison.notes),
+            *(f"Warning: {warning}" for warning in comparison.warnings),
+        ]
+
+    def comparison_summary(self) -> dict[str, Any]:
+        """The test as run, its notes and warnings, and the system tiers (JSON summary)."""
+        comparison = SystemComparison(self.comparisons, self.plans)
+        first = next(iter(self.plans.values()), None)
+        return {
+            "test": None if first is None else first.test.value,
+            "description": self.test_label(),
+            "permutations": {m: p.permutations for m, p in self.plans.items()},
+            "correction": None if first is None else first.correction,
+            "notes": comparison.notes,
+            "warnings": comparison.warnings,
+            "tiers": [] if first is None else comparison.tiers().to_dict(orient="records"),
+        }
 
     def means(self) -> pd.DataFrame:
         """Mean score per system (rows, best first on the first measure) and measure (columns)."""
@@ -164,6 +198,7 @@ class BuildEvaluation:
                 if m not in compared
             ]
         lines += self.run_notes()
+        lines += self.plan_messages()
         return ReportData(
             title=title,
             per_query=dict(self.per_query),
@@ -173,9 +208,18 @@ class BuildEvaluation:
             power=None if self.power is None else dict(self.power),
             notes=lines,
             alpha=self.compare.alpha,
-            correction=self.compare.correction,
+            correction=_correction_label(self.plans),
             seed=self.compare.seed,
+            test=self.test_label(),
         )
+
+
+def _correction_label(plans: Mapping[str, TestPlan]) -> str:
+    """The correction as the report's legend names it."""
+    first = next(iter(plans.values()), None)
+    if first is None:
+        return "holm"
+    return first.correction or "family-wise (Tukey HSD)"
 
 
 def compare_scores(
@@ -195,7 +239,7 @@ def compare_scores(
     measures
         The measures to compare.
     compare
-        Test settings (RDQ.md section 9).
+        Test settings (README "Comparing many systems").
     power
         Budgets, subsamples... of the power analysis; ``None`` skips it.
     advance
@@ -208,19 +252,41 @@ def compare_scores(
     power : dict or None
         Measure -> :class:`~scoring.statistics.PowerResult`.
     """
+    comparison = compare_panels(per_query, measures, compare=compare)
+    if comparison is None:
+        return pd.DataFrame(), None
+    results = power_panels(per_query, comparison, power=power, advance=advance)
+    return comparison.pairs, results
+
+
+def compare_panels(
+    per_query: Mapping[str, pd.DataFrame], measures: Sequence[str], *, compare: CompareSpec
+) -> SystemComparison | None:
+    """Every pair tested per measure, with the plans; ``None`` with fewer than two systems."""
     panels = _panels(per_query, measures)
     if len(per_query) < 2 or not panels:
-        return pd.DataFrame(), None
-    comparisons = compare_systems(
+        return None
+    return system_comparison(
         panels,
-        test=compare.test,
+        test=None if compare.test is None else compare.test.value,
         permutations=compare.permutations,
-        correction=compare.correction,
+        correction=None if compare.correction is None else compare.correction.value,
         alpha=compare.alpha,
         seed=compare.seed,
     )
+
+
+def power_panels(
+    per_query: Mapping[str, pd.DataFrame],
+    comparison: SystemComparison,
+    *,
+    power: PowerSpec | None,
+    advance: ProgressCallback | None = None,
+) -> dict[str, PowerResult] | None:
+    """Power and stability per measure, under the test each measure was compared with."""
     if power is None:
-        return comparisons, None
+        return None
+    panels = _panels(per_query, list(comparison.plans))
     results = {
         measure: power_analysis(
             panels[measure],
@@ -228,14 +294,14 @@ def compare_scores(
             subsamples=power.subsamples,
             permutations=power.permutations,
             alpha=power.alpha,
-            test=compare.test,
+            test=comparison.plans[measure].test.value,
             seed=power.seed,
             progress=advance,
         )
         for measure in power.measures
         if measure in panels
     }
-    return comparisons, results or None
+    return results or None
 
 
 def power_steps(power: PowerSpec, n_queries: int) -> int:
@@ -308,7 +374,7 @@ def evaluate_stored_build(
     systems
         Systems to score; default every system with a run in the build's collection.
     missing
-        ``zero`` or ``skip`` (RDQ.md section 8).
+        ``zero`` or ``skip`` (README "Conventions and caveats").
     compare
         Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
     power
@@ -333,16 +399,17 @@ def evaluate_stored_build(
     if power is not None and len(names) >= 2:
         steps = power_steps(power, len(next(iter(per_query.values()))))
     bar = progress(steps) if progress is not None and steps else nullcontext(None)
+    comparison = compare_panels(per_query, measures, compare=settings)
+    results = None
     with bar as advance:
-        comparisons, results = compare_scores(
-            per_query, measures, compare=settings, power=power, advance=advance
-        )
+        if comparison is not None:
+            results = power_panels(per_query, comparison, power=power, advance=advance)
     first = next(iter(scores.values()))
     return BuildEvaluation(
         build=build_metadata(record),
         orls=load_query_orls(engine, record.id),
         per_query=per_query,
-        comparisons=comparisons,
+        comparisons=pd.DataFrame() if comparison is None else comparison.pairs,
         compare=settings,
         power=results,
         conventions=first.conventions,
@@ -350,6 +417,7 @@ def evaluate_stored_build(
         failures=build_failures(engine, record.id),
         missing=missing,
         without_run=without_run,
+        plans={} if comparison is None else dict(comparison.plans),
     )
 
 

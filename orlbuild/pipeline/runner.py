@@ -166,6 +166,7 @@ class PipelineResult:
             "mean": {s: means.loc[s].to_dict() for s in means.index},
             "significant": self.evaluation.significant().to_dict(orient="records"),
             "pairs": self.evaluation.comparisons.to_dict(orient="records"),
+            "comparison": self.evaluation.comparison_summary(),
             "power": None
             if self.evaluation.power is None
             else {m: r.to_dict() for m, r in self.evaluation.power.items()},
@@ -367,6 +368,8 @@ def run_pipeline(
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
         for note in evaluation.run_notes():
             say(f"warning: {note}")
+        for message in evaluation.plan_messages():
+            say(message)
         report = None
         if config.report is not None:
             report = write_report(evaluation.report_data(config.report.title), config.report.path)

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Colormap, to_hex
 from matplotlib.figure import Figure
 
-__all__ = ["HEATMAP_COLORMAP", "cell_colours", "figure_to_svg", "interval_figure"]
+__all__ = ["HEATMAP_COLORMAP", "cell_colours", "figure_to_svg", "interval_figure", "tier_figure"]
 
 HEATMAP_COLORMAP = "YlGnBu"
 _SVG_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.DOTALL)
@@ -102,3 +102,57 @@ def colour_scale(cmap: str = HEATMAP_COLORMAP, stops: int = 6) -> str:
     """A CSS ``linear-gradient`` showing the heatmap's colour scale from 0 to 1."""
     colours = [cell_colours(np.array([v]), cmap)[0][0] for v in np.linspace(0.0, 1.0, stops)]
     return "linear-gradient(to right, " + ", ".join(colours) + ")"
+
+
+def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
+    """Systems on a line by mean, their tiers bracketed, one panel per measure.
+
+    Each panel lists the systems best first (one row each, so 60+ names stay
+    readable), a dot at the mean with the compact letters beside it, and a
+    bracket per tier on the right; alternate tiers are shaded.
+
+    Parameters
+    ----------
+    tiers
+        Output of :func:`scoring.statistics.system_tiers`.
+    measures
+        One panel per measure (those without tiers are skipped).
+    """
+    shown = [m for m in measures if (tiers["measure"] == m).any()]
+    n_systems = max(int((tiers["measure"] == m).sum()) for m in shown)
+    row = 0.17 if n_systems > 30 else 0.3
+    font = 7 if n_systems > 30 else 9
+    figure = Figure(
+        figsize=(min(4.6 * len(shown), 13.0), 1.0 + row * n_systems), layout="constrained"
+    )
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(shown), squeeze=False)[0]
+    for ax, measure in zip(axes, shown, strict=True):
+        rows = tiers[tiers["measure"] == measure].sort_values("rank")
+        means = rows["mean"].to_numpy(dtype=float)
+        positions = np.arange(len(rows))[::-1].astype(float)
+        low, high = float(np.nanmin(means)), float(np.nanmax(means))
+        pad = max(0.02, 0.06 * (high - low))
+        bracket = high + 2.5 * pad
+        for tier, members in rows.groupby("tier", sort=True):
+            top = float(positions[members["rank"].to_numpy() - 1].max())
+            bottom = float(positions[members["rank"].to_numpy() - 1].min())
+            if int(tier) % 2 == 0:
+                ax.axhspan(bottom - 0.5, top + 0.5, color="#eef3f8", zorder=0)
+            ax.plot([bracket, bracket], [bottom - 0.3, top + 0.3], color="#1f4e79", lw=1.5)
+            ax.plot([bracket - pad / 3, bracket], [top + 0.3] * 2, color="#1f4e79", lw=1.5)
+            ax.plot([bracket - pad / 3, bracket], [bottom - 0.3] * 2, color="#1f4e79", lw=1.5)
+            ax.text(
+                bracket + pad / 3, (top + bottom) / 2, f"T{int(tier)}", va="center", fontsize=font
+            )
+        ax.plot(means, positions, "o", color="#1f4e79", markersize=4 if n_systems > 30 else 6)
+        for mean, position, letters in zip(means, positions, rows["letters"], strict=True):
+            ax.text(mean + pad / 2, position, str(letters), va="center", fontsize=font - 1,
+                    color="#5f6b76")  # fmt: skip
+        ax.set_yticks(positions, [str(s) for s in rows["system"]], fontsize=font)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xlim(low - pad, bracket + 3 * pad)
+        ax.set_title(measure, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=font)
+    return figure

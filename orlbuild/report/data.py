@@ -81,6 +81,8 @@ class ReportData:
         Significance level used by the comparisons.
     correction
         Multiple-comparison correction used (shown in the legend).
+    test
+        The test as run, in words (``TestPlan.describe``), shown in the legend.
     level
         Confidence level of the per-system intervals.
     interval_method
@@ -102,6 +104,7 @@ class ReportData:
     notes: Sequence[str] = ()
     alpha: float = 0.05
     correction: str = "holm"
+    test: str = ""
     level: float = 0.95
     interval_method: str = "t"
     seed: int = 0

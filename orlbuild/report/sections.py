@@ -10,9 +10,21 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.plots import plot_power_stability
-from orlbuild.report.charts import cell_colours, colour_scale, figure_to_svg, interval_figure
+from orlbuild.report.charts import (
+    cell_colours,
+    colour_scale,
+    figure_to_svg,
+    interval_figure,
+    tier_figure,
+)
 from orlbuild.report.data import OrlView, ReportData, TieDecisionView
 from orlbuild.report.markup import esc, fmt_number, fmt_p, table, tag
+from scoring.statistics import system_tiers
+
+#: With more systems than this, the difference matrices show the top systems only.
+MATRIX_LIMIT = 12
+#: Systems in the top-k view of a large comparison.
+TOP_K = 10
 
 __all__ = [
     "header_section",
@@ -102,6 +114,7 @@ def _plain(value: object) -> str:
 def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[str]) -> str:
     """Per-system means with confidence intervals: a table and a forest plot."""
     indexed = intervals.set_index(["system", "measure"])
+    tiers = _tier_lookup(data)
     level = f"{data.level:.0%}"
     method = "t-interval" if data.interval_method == "t" else "BCa bootstrap"
     rows = []
@@ -123,6 +136,7 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
                     tag("span", fmt_number(entry["mean"]), class_="mean"),
                     " ",
                     tag("span", esc(interval), class_="ci"),
+                    _tier_mark(tiers.get((measure, system))),
                     class_="num",
                     title=title,
                 )
@@ -133,12 +147,44 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     caption = (
         f"Mean over queries with its {level} confidence interval ({method} over per-query scores)."
     )
+    if tiers:
+        caption += (
+            " T: the system's tier (leader walk over the systems sorted by mean: a system joins "
+            "the tier of the leader it does not differ from significantly); letters: systems "
+            "sharing a letter do not differ significantly."
+        )
     summary = table(header, rows, id="systems-table", class_="data")
     return _figure_section("systems", "Systems", caption, summary, figure)
 
 
+def _tier_lookup(data: ReportData) -> dict[tuple[str, str], tuple[int, str]]:
+    """(measure, system) -> (tier, letters), empty without comparisons."""
+    if data.comparisons.empty:
+        return {}
+    tiers = system_tiers(data.comparisons)
+    return {
+        (str(m), str(s)): (int(t), str(letters))
+        for m, s, t, letters in zip(
+            tiers["measure"], tiers["system"], tiers["tier"], tiers["letters"], strict=True
+        )
+    }
+
+
+def _tier_mark(entry: tuple[int, str] | None) -> str:
+    """`` T2 ab`` after a mean (nothing when the measure was not compared)."""
+    if entry is None:
+        return ""
+    tier, letters = entry
+    return " " + tag("span", esc(f"T{tier} {letters}"), class_="cld", title=f"tier {tier}")
+
+
 def significance_section(data: ReportData, order: Sequence[str]) -> str:
-    """One matrix per measure: row mean minus column mean, coloured when significant."""
+    """System tiers as a figure, and per measure the matrix of differences.
+
+    Row mean minus column mean, coloured when significant. With more than
+    :data:`MATRIX_LIMIT` systems the matrix holds the :data:`TOP_K` best systems
+    of the measure, and the tiers carry the rest.
+    """
     if data.comparisons.empty:
         return tag(
             "section",
@@ -147,11 +193,29 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
             id="significance",
         )
     blocks = [tag("h2", "Significant differences")]
+    test = data.test or f"paired test, {data.correction} correction"
+    tiers = system_tiers(data.comparisons)
+    blocks.append(
+        tag(
+            "p",
+            esc(
+                f"Test: {test}; significant means adjusted p < alpha = {data.alpha:g}. "
+                "Tiers: systems sorted by mean, each joining the tier of the leader it does not "
+                "differ from significantly (bracketed, T1 best); letters: systems sharing a "
+                "letter do not differ significantly."
+            ),
+            class_="caption",
+        )
+    )
+    blocks.append(tag("figure", figure_to_svg(tier_figure(tiers, data.measures)), class_="chart"))
+    large = len(order) > MATRIX_LIMIT
     test_note = (
-        f"Cell: mean of the row system minus the column system. Coloured when the paired test is "
-        f"significant at alpha = {data.alpha:g} after {data.correction} correction "
+        f"Cell: mean of the row system minus the column system. Coloured when the test is "
+        f"significant at alpha = {data.alpha:g} ({test}) "
         f"(green: row better, red: row worse). Hover for p-values and per-query wins/ties/losses."
     )
+    if large:
+        test_note = f"The {TOP_K} best of {len(order)} systems on each measure. " + test_note
     blocks.append(tag("p", esc(test_note), class_="caption"))
     matrices = []
     for measure in data.measures:
@@ -159,18 +223,29 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
         if pairs.empty:
             continue
         lookup = {(r.a, r.b): r for r in pairs.itertuples(index=False)}
+        shown = list(order)
+        if large:
+            ranked = tiers[tiers["measure"] == measure].sort_values("rank")
+            shown = [str(s) for s in ranked["system"].head(TOP_K)]
         rows = [
             tag(
                 "tr",
                 tag("th", esc(s), scope="row"),
-                *(_matrix_cell(measure, s, c, lookup) for c in order),
+                *(_matrix_cell(measure, s, c, lookup) for c in shown),
             )
-            for s in order
+            for s in shown
         ]
-        matrix = table(["", *order], rows, class_="matrix", data_measure=measure)
-        matrices.append(tag("div", tag("h3", esc(measure)), matrix, _verdicts(pairs)))
+        matrix = table(["", *shown], rows, class_="matrix", data_measure=measure)
+        verdicts = _verdict_count(pairs) if large else _verdicts(pairs)
+        matrices.append(tag("div", tag("h3", esc(measure)), matrix, verdicts))
     blocks.append(tag("div", *matrices, class_="matrices"))
     return tag("section", *blocks, id="significance")
+
+
+def _verdict_count(pairs: pd.DataFrame) -> str:
+    """How many of a measure's pairs are significant (too many to list)."""
+    count = int(pairs["significant"].astype(bool).sum())
+    return tag("p", f"{count} of {len(pairs)} differences significant.", class_="verdict")
 
 
 def _matrix_cell(measure: str, row: str, column: str, lookup: Mapping[tuple[str, str], Any]) -> str:
@@ -430,9 +505,11 @@ def power_section(data: ReportData) -> str:
         for measure, result in data.power.items()
     ]
     header = ["measure", "discriminative power", "N80", "tau ≥ 0.8 from", "AUC(tau)"]
+    tests = sorted({result.test for result in data.power.values()})
     caption = (
         "Power@n: share of random query subsets of size n on which a pair of systems differs "
-        "significantly (median and 90th percentile over pairs). Stability: mean Kendall tau "
+        f"significantly under the {', '.join(tests)} test (median and 90th percentile over "
+        "pairs; Tukey HSD is family-wise over all the systems). Stability: mean Kendall tau "
         "between the system ordering on a subset and on all queries. '–': threshold not reached."
     )
     figure = figure_to_svg(plot_power_stability(dict(data.power)))

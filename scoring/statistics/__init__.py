@@ -1,11 +1,17 @@
-"""Significance tests, power and stability for comparing systems (RDQ.md section 9).
+"""Significance tests, system tiers, power and stability (README "Comparing many systems").
 
 Pure NumPy/SciPy/pandas: nothing here imports :mod:`orlbuild`. The input is a
 per-query score panel, a DataFrame with one column per system and one row per
 query (or the float64 matrix of a :class:`ScorePanel`).
 """
 
-from scoring.statistics.comparison import COMPARISON_COLUMNS, compare_systems, wins_ties_losses
+from scoring.statistics.comparison import (
+    COMPARISON_COLUMNS,
+    SystemComparison,
+    compare_systems,
+    system_comparison,
+    wins_ties_losses,
+)
 from scoring.statistics.correction import (
     CORRECTIONS,
     adjust_pvalues,
@@ -21,36 +27,60 @@ from scoring.statistics.power import (
     power_analysis,
     power_analysis_steps,
 )
+from scoring.statistics.procedures import (
+    CorrectionName,
+    SignificanceTest,
+    TestPlan,
+    default_test,
+    plan_test,
+    resolve_test,
+)
 from scoring.statistics.randomization import (
     exact_randomization_pvalues,
     pairwise_randomization_pvalues,
     randomization_pvalues,
 )
 from scoring.statistics.stability import first_budget_reaching, kendall_tau_rows, normalised_auc
+from scoring.statistics.tiers import TIER_COLUMNS, compact_letters, leader_tiers, system_tiers
+from scoring.statistics.tukey import permutation_ranges, tukey_hsd_pvalues
 
 __all__ = [
     "COMPARISON_COLUMNS",
     "CORRECTIONS",
     "PAIRED_TESTS",
+    "TIER_COLUMNS",
+    "CorrectionName",
     "PowerResult",
     "ProgressCallback",
     "ScorePanel",
+    "SignificanceTest",
+    "SystemComparison",
+    "TestPlan",
     "adjust_pvalues",
     "as_panel",
     "bonferroni_adjust",
+    "compact_letters",
     "compare_systems",
     "default_budgets",
+    "default_test",
     "exact_randomization_pvalues",
     "first_budget_reaching",
     "get_paired_test",
     "holm_adjust",
     "kendall_tau_rows",
+    "leader_tiers",
     "normalised_auc",
     "paired_t_pvalues",
     "pairwise_randomization_pvalues",
+    "permutation_ranges",
+    "plan_test",
     "power_analysis",
     "power_analysis_steps",
     "randomization_pvalues",
+    "resolve_test",
     "score_panels",
+    "system_comparison",
+    "system_tiers",
+    "tukey_hsd_pvalues",
     "wins_ties_losses",
 ]

@@ -1,14 +1,16 @@
-"""Compare every pair of systems on every measure (RDQ.md section 9).
+"""Compare every pair of systems on every measure (README "Comparing many systems").
 
 For each measure the systems' per-query scores form a :class:`ScorePanel`;
-every pair ``(a, b)`` (column order, ``a`` before ``b``) gets its means, the
+:func:`~scoring.statistics.procedures.plan_test` chooses the test and its
+draws, and every pair ``(a, b)`` (column order, ``a`` before ``b``) gets its means, the
 mean difference, a two-sided paired p-value, the p-value adjusted over all
 pairs of that measure, and per-query wins, ties and losses of ``a``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -19,8 +21,17 @@ from scoring.errors import ScoringError
 from scoring.statistics.correction import adjust_pvalues
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, ScorePanel, as_panel
+from scoring.statistics.procedures import TestPlan, plan_test
+from scoring.statistics.randomization import exact_randomization_pvalues
+from scoring.statistics.tiers import system_tiers
 
-__all__ = ["COMPARISON_COLUMNS", "compare_systems", "wins_ties_losses"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "SystemComparison",
+    "compare_systems",
+    "system_comparison",
+    "wins_ties_losses",
+]
 
 COMPARISON_COLUMNS: Final = (
     "measure",
@@ -61,17 +72,74 @@ def wins_ties_losses(
     return wins, diffs.shape[0] - wins - losses, losses
 
 
+@dataclass(frozen=True)
+class SystemComparison:
+    """Every pair of systems tested, per measure, with the plan of each test.
+
+    Attributes
+    ----------
+    pairs
+        One row per (measure, pair), the columns of :data:`COMPARISON_COLUMNS`.
+    plans
+        Measure -> the :class:`TestPlan` its pairs were tested with.
+    """
+
+    pairs: pd.DataFrame
+    plans: Mapping[str, TestPlan]
+
+    @property
+    def notes(self) -> list[str]:
+        """What was changed from the request (raised permutations...), each line once."""
+        return _unique(p.note for p in self.plans.values())
+
+    @property
+    def warnings(self) -> list[str]:
+        """Configurations that can reject only very clear differences, or none, each once."""
+        return _unique(p.warning for p in self.plans.values())
+
+    def tiers(self) -> pd.DataFrame:
+        """System tiers and letters per measure (:func:`system_tiers`)."""
+        return system_tiers(self.pairs)
+
+
+def _unique(lines: Iterable[str | None]) -> list[str]:
+    """The non-empty lines, first occurrence kept."""
+    return list(dict.fromkeys(line for line in lines if line))
+
+
 def compare_systems(
     scores: PanelLike | Mapping[str, PanelLike],
     *,
     measure: str = "score",
-    test: str = "randomization",
+    test: str | None = "randomization",
     permutations: int = 1000,
-    correction: str = "holm",
+    correction: str | None = None,
     alpha: float = 0.05,
     seed: int | None = None,
 ) -> pd.DataFrame:
-    """Test every pair of systems, per measure.
+    """Test every pair of systems, per measure (the pairs of :func:`system_comparison`)."""
+    return system_comparison(
+        scores,
+        measure=measure,
+        test=test,
+        permutations=permutations,
+        correction=correction,
+        alpha=alpha,
+        seed=seed,
+    ).pairs
+
+
+def system_comparison(
+    scores: PanelLike | Mapping[str, PanelLike],
+    *,
+    measure: str = "score",
+    test: str | None = "randomization",
+    permutations: int = 1000,
+    correction: str | None = None,
+    alpha: float = 0.05,
+    seed: int | None = None,
+) -> SystemComparison:
+    """Test every pair of systems, per measure (README "Comparing many systems").
 
     Parameters
     ----------
@@ -81,39 +149,56 @@ def compare_systems(
     measure
         Name used in the ``measure`` column when ``scores`` is a single panel.
     test
-        ``randomization`` (paired two-sided sign-flip test, the default) or ``t``.
+        ``randomization`` (paired two-sided sign-flip test, the default),
+        ``t``, ``tukey-hsd`` (randomized Tukey HSD), or ``None``: ``tukey-hsd``
+        for more than two systems, else ``randomization``.
     permutations
-        Number of random sign vectors of the randomization test.
+        Requested draws of the randomization tests: a minimum, raised (or
+        replaced by exact enumeration) by :func:`plan_test` when the smallest
+        attainable adjusted p-value would not be below ``alpha / 10``.
     correction
         ``holm`` (default), ``bonferroni`` or ``none``; the family is all pairs
-        of one measure.
+        of one measure. Not used by ``tukey-hsd`` (family-wise by construction).
     alpha
         A pair is ``significant`` when its adjusted p-value is below ``alpha``.
     seed
-        Seed of the sign flips. Every measure uses the same random stream, so a
+        Seed of the draws. Every measure uses the same random stream, so a
         measure's result does not depend on which other measures are compared.
 
     Returns
     -------
-    pandas.DataFrame
-        One row per (measure, pair) with the columns of
-        :data:`COMPARISON_COLUMNS`; ``diff = mean_a - mean_b``.
+    SystemComparison
+        The pairs (``diff = mean_a - mean_b``; for ``tukey-hsd`` ``p_value``
+        and ``p_adjusted`` are both the family-wise p-value) and the plans.
     """
     if not 0.0 < alpha < 1.0:
         raise ScoringError(f"alpha must lie in (0, 1), got {alpha}")
-    paired_test = get_paired_test(test)
-    adjust_pvalues([], correction)  # reject an unknown correction before any work
     panels = {measure: scores} if isinstance(scores, PanelLike) else dict(scores)
     if not panels:
         raise ScoringError("no measure to compare")
     entropy = np.random.SeedSequence(seed).entropy
     frames = []
+    plans = {}
     for name, panel_like in panels.items():
         panel = as_panel(panel_like)
+        plan = plan_test(
+            test,
+            correction,
+            n_systems=panel.n_systems,
+            n_queries=panel.n_queries,
+            permutations=permutations,
+            alpha=alpha,
+        )
+        plans[name] = plan
         diffs = panel.pair_differences()
-        rng = np.random.default_rng(np.random.SeedSequence(entropy))
-        pvalues = paired_test(panel.scores, panel.pair_index, permutations=permutations, rng=rng)
-        adjusted = adjust_pvalues(pvalues, correction)
+        if plan.exact:
+            pvalues = exact_randomization_pvalues(diffs)
+        else:
+            rng = np.random.default_rng(np.random.SeedSequence(entropy))
+            pvalues = get_paired_test(plan.test.value)(
+                panel.scores, panel.pair_index, permutations=plan.permutations or 0, rng=rng
+            )
+        adjusted = adjust_pvalues(pvalues, plan.correction or "none")
         wins, ties, losses = wins_ties_losses(diffs)
         means = panel.scores.mean(axis=0)
         first, second = panel.pair_index
@@ -135,4 +220,5 @@ def compare_systems(
                 }
             )
         )
-    return pd.concat(frames, ignore_index=True).loc[:, list(COMPARISON_COLUMNS)]
+    pairs = pd.concat(frames, ignore_index=True).loc[:, list(COMPARISON_COLUMNS)]
+    return SystemComparison(pairs=pairs, plans=plans)

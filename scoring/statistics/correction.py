@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatVector
+from scoring.statistics.procedures import CorrectionName
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "bonferroni_adjust", "holm_adjust"]
 
@@ -58,9 +59,9 @@ def _unadjusted(pvalues: npt.ArrayLike) -> FloatVector:
 
 
 CORRECTIONS: dict[str, Callable[[npt.ArrayLike], FloatVector]] = {
-    "holm": holm_adjust,
-    "bonferroni": bonferroni_adjust,
-    "none": _unadjusted,
+    CorrectionName.holm.value: holm_adjust,
+    CorrectionName.bonferroni.value: bonferroni_adjust,
+    CorrectionName.none.value: _unadjusted,
 }
 
 

@@ -2,7 +2,9 @@
 
 Each test maps per-query system scores ``(n_queries, n_systems)`` and the pair
 index ``(a, b)`` to one two-sided p-value per pair. ``randomization`` (the
-default, RDQ.md section 9) and ``t`` (Student's paired t-test) are available.
+paired sign-flip test), ``t`` (Student's paired t-test) and ``tukey-hsd``
+(randomized Tukey HSD, whose p-values are family-wise adjusted over all pairs)
+are available; README "Comparing many systems" says which to choose.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import numpy as np
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
+from scoring.statistics.procedures import SignificanceTest
 from scoring.statistics.randomization import PairIndex, pairwise_randomization_pvalues
+from scoring.statistics.tukey import tukey_hsd_pvalues
 
 __all__ = ["PAIRED_TESTS", "PairedTest", "get_paired_test", "paired_t_pvalues"]
 
@@ -73,9 +77,17 @@ def _randomization(
     return pairwise_randomization_pvalues(scores, pairs, permutations=permutations, rng=rng)
 
 
+def _tukey_hsd(
+    scores: FloatMatrix, pairs: PairIndex, *, permutations: int, rng: np.random.Generator
+) -> FloatVector:
+    """Registry adapter for :func:`tukey_hsd_pvalues`."""
+    return tukey_hsd_pvalues(scores, pairs, permutations=permutations, rng=rng)
+
+
 PAIRED_TESTS: dict[str, PairedTest] = {
-    "randomization": _randomization,
-    "t": paired_t_pvalues,
+    SignificanceTest.randomization.value: _randomization,
+    SignificanceTest.t.value: paired_t_pvalues,
+    SignificanceTest.tukey_hsd.value: _tukey_hsd,
 }
 
 

@@ -1,4 +1,4 @@
-"""Discriminative power, power@n and ranking stability (RDQ.md section 9).
+"""Discriminative power, power@n and ranking stability (README "Comparing many systems").
 
 For each query budget ``n``, ``S`` random query subsets of size ``n`` are drawn
 without replacement. On each subset every pair of systems is tested (one shared
@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 from scoring.errors import ScoringError
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, FloatVector, ScorePanel, as_panel
+from scoring.statistics.procedures import SignificanceTest, resolve_test
 from scoring.statistics.stability import (
     first_budget_reaching,
     kendall_tau_rows,
@@ -73,6 +74,10 @@ class PowerResult:
         p-value of every pair on all queries, shape ``(n_pairs,)``.
     alpha
         Significance level of every test.
+    test
+        The test used (``tukey-hsd`` p-values are family-wise adjusted).
+    permutations
+        Draws per test (``None`` for the t-test).
     """
 
     budgets: tuple[int, ...]
@@ -81,6 +86,8 @@ class PowerResult:
     taus: FloatMatrix
     full_pvalues: FloatVector
     alpha: float
+    test: str = "randomization"
+    permutations: int | None = None
 
     @property
     def discriminative_power(self) -> float:
@@ -167,7 +174,7 @@ def power_analysis(
     subsamples: int = 300,
     permutations: int = 1000,
     alpha: float = 0.05,
-    test: str = "randomization",
+    test: str | None = "randomization",
     seed: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> PowerResult:
@@ -184,12 +191,16 @@ def power_analysis(
     subsamples
         Number ``S`` of random query subsets per budget.
     permutations
-        Number ``B`` of sign vectors per randomization test.
+        Number ``B`` of draws per randomization or Tukey HSD test.
     alpha
-        Significance level of the tests (no multiple-comparison correction, as
-        in the paper's power analysis).
+        Significance level of the tests. ``randomization`` and ``t`` are not
+        corrected for multiple comparisons (as in the paper's power analysis);
+        ``tukey-hsd`` is family-wise over all pairs of the subset, so its
+        power@n answers "how many queries until this pair separates in a
+        comparison of all these systems".
     test
-        ``randomization`` (default) or ``t``.
+        ``randomization`` (default), ``t``, ``tukey-hsd``, or ``None``:
+        ``tukey-hsd`` for more than two systems, else ``randomization``.
     seed
         Seed of the subsets and sign flips (see the module notes).
     progress
@@ -223,7 +234,7 @@ def _power_analysis(
     subsamples: int,
     permutations: int,
     alpha: float,
-    test: str,
+    test: str | None,
     seed: int | None,
     progress: ProgressCallback | None,
 ) -> PowerResult:
@@ -233,7 +244,10 @@ def _power_analysis(
         raise ScoringError(f"subsamples must be at least 1, got {subsamples}")
     if not 0.0 < alpha < 1.0:
         raise ScoringError(f"alpha must lie in (0, 1), got {alpha}")
-    paired_test = get_paired_test(test)
+    chosen_test = resolve_test(test, panel.n_systems)
+    if permutations < 1:
+        raise ScoringError(f"permutations must be at least 1, got {permutations}")
+    paired_test = get_paired_test(chosen_test.value)
     advance = progress if progress is not None else _no_progress
     entropy = np.random.SeedSequence(seed).entropy
     pairs = panel.pair_index
@@ -266,6 +280,8 @@ def _power_analysis(
         taus=taus,
         full_pvalues=full_pvalues,
         alpha=alpha,
+        test=chosen_test.value,
+        permutations=None if chosen_test is SignificanceTest.t else permutations,
     )
 
 

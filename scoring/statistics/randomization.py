@@ -1,6 +1,6 @@
 """Paired two-sided randomization (sign-flip) test, vectorised over system pairs.
 
-RDQ.md section 9: under the null hypothesis that two systems are exchangeable
+README "Comparing many systems": under the null hypothesis that two systems are exchangeable
 on every query, the sign of each per-query difference is a fair coin. The
 statistic is the mean difference; ``B`` random sign vectors give the
 Monte Carlo p-value ``p = (1 + #{|mean_b| >= |mean_obs|}) / (B + 1)``.
@@ -41,8 +41,9 @@ __all__ = [
 #: statistic counts as tying the observed one; it absorbs the rounding of float64
 #: sums (at most about ``n * 2.2e-16`` relative).
 TIE_RTOL = 1e-10
-#: Entries of one block of the sign matrix (the product is computed block by block
-#: so memory stays near 32 MiB whatever the number of queries).
+#: Entries of one block of the sign matrix, and of the block's flipped sums of every
+#: pair (the product is computed block by block so memory stays near 32 MiB per
+#: array whatever the number of queries and pairs).
 BLOCK_ENTRIES = 1 << 22
 #: Largest number of queries for which all ``2**n`` sign vectors are enumerated.
 EXACT_MAX_QUERIES = 24
@@ -135,7 +136,7 @@ def exact_randomization_pvalues(diffs: npt.ArrayLike) -> FloatVector:
             f"exact enumeration of 2**{n_queries} sign vectors is too large; "
             f"use at most {EXACT_MAX_QUERIES} queries or the Monte Carlo test"
         )
-    count = _count_extreme(matrix, None, _all_bits(n_queries))
+    count = _count_extreme(matrix, None, _all_bits(n_queries, matrix.shape[1]))
     return count / float(1 << n_queries)
 
 
@@ -149,7 +150,9 @@ def _monte_carlo(
     if permutations < 1:
         raise ScoringError(f"permutations must be at least 1, got {permutations}")
     matrix = _diff_matrix(values)
-    bits = _random_bits(np.random.default_rng(rng), permutations, matrix.shape[0])
+    width = max(matrix.shape[0], matrix.shape[1] if pairs is None else pairs[0].size)
+    rows_per_block = max(1, BLOCK_ENTRIES // width)
+    bits = _random_bits(np.random.default_rng(rng), permutations, matrix.shape[0], rows_per_block)
     count = _count_extreme(matrix, pairs, bits)
     return np.asarray((1.0 + count) / (permutations + 1.0), dtype=np.float64)
 
@@ -166,9 +169,10 @@ def _diff_matrix(diffs: npt.ArrayLike) -> FloatMatrix:
     return matrix
 
 
-def _random_bits(generator: np.random.Generator, rows: int, n_queries: int) -> Iterator[BitMatrix]:
-    """Yield ``rows`` random 0/1 rows of length ``n_queries``, block by block."""
-    rows_per_block = max(1, BLOCK_ENTRIES // n_queries)
+def _random_bits(
+    generator: np.random.Generator, rows: int, n_queries: int, rows_per_block: int
+) -> Iterator[BitMatrix]:
+    """Yield ``rows`` random 0/1 rows of length ``n_queries``, ``rows_per_block`` at a time."""
     n_bytes = (n_queries + 7) // 8
     for start in range(0, rows, rows_per_block):
         size = min(rows_per_block, rows - start)
@@ -176,10 +180,10 @@ def _random_bits(generator: np.random.Generator, rows: int, n_queries: int) -> I
         yield np.unpackbits(packed, axis=1, count=n_queries)
 
 
-def _all_bits(n_queries: int) -> Iterator[BitMatrix]:
+def _all_bits(n_queries: int, n_pairs: int = 1) -> Iterator[BitMatrix]:
     """Yield all ``2**n_queries`` 0/1 rows (binary codes in order), block by block."""
     total = 1 << n_queries
-    rows_per_block = max(1, BLOCK_ENTRIES // n_queries)
+    rows_per_block = max(1, BLOCK_ENTRIES // max(n_queries, n_pairs))
     shifts = np.arange(n_queries, dtype=np.int64)
     for start in range(0, total, rows_per_block):
         codes = np.arange(start, min(total, start + rows_per_block), dtype=np.int64)
@@ -196,16 +200,40 @@ def _count_extreme(
     """
     column_sums = matrix.sum(axis=0)
     scale = np.abs(matrix).sum(axis=0)
-    if pairs is not None:
-        first, second = pairs
-        column_sums = column_sums[first] - column_sums[second]
-        scale = scale[first] + scale[second]
-    threshold = np.abs(column_sums) - TIE_RTOL * scale
-    count = np.zeros(column_sums.shape[0], dtype=np.int64)
+    if pairs is None:
+        threshold = np.abs(column_sums) - TIE_RTOL * scale
+        count = np.zeros(column_sums.shape[0], dtype=np.int64)
+        for bits in bit_blocks:
+            flipped = 2.0 * (bits.astype(np.float64) @ matrix) - column_sums
+            count += np.count_nonzero(np.abs(flipped) >= threshold, axis=0)
+        return count
+    return _count_extreme_pairs(matrix, pairs, bit_blocks, column_sums, scale)
+
+
+def _count_extreme_pairs(
+    scores: FloatMatrix,
+    pairs: PairIndex,
+    bit_blocks: Iterable[BitMatrix],
+    column_sums: FloatVector,
+    scale: FloatVector,
+) -> npt.NDArray[np.int64]:
+    """:func:`_count_extreme` for system pairs, one first system at a time.
+
+    ``|2 (P_a - P_b) - S_ab| >= t`` is ``P_a - P_b >= (S_ab + t) / 2`` or
+    ``<= (S_ab - t) / 2``, where ``P = bits @ scores``: each group of pairs
+    sharing its first system costs one subtraction and two comparisons,
+    without materialising the ``(B, n_pairs)`` flipped sums.
+    """
+    first, second = pairs
+    sums = column_sums[first] - column_sums[second]
+    threshold = np.abs(sums) - TIE_RTOL * (scale[first] + scale[second])
+    high, low = (sums + threshold) / 2.0, (sums - threshold) / 2.0
+    groups = [(int(a), np.flatnonzero(first == a)) for a in np.unique(first)]
+    count = np.zeros(first.shape[0], dtype=np.int64)
     for bits in bit_blocks:
-        product = bits.astype(np.float64) @ matrix
-        if pairs is not None:
-            product = product[:, first] - product[:, second]
-        flipped = 2.0 * product - column_sums
-        count += np.count_nonzero(np.abs(flipped) >= threshold, axis=0)
+        product = bits.astype(np.float64) @ scores
+        for a, members in groups:
+            gap = product[:, a : a + 1] - product[:, second[members]]
+            reached = (gap >= high[members]) | (gap <= low[members])
+            count[members] += np.count_nonzero(reached, axis=0)
     return count

@@ -1,6 +1,6 @@
 """Ranking stability: Kendall's tau between subset and full-query system orderings.
 
-RDQ.md section 9: for a query budget ``n``, the systems are ordered by their
+README "Comparing many systems": for a query budget ``n``, the systems are ordered by their
 mean score on each random subset of ``n`` queries and compared with the
 ordering on all queries by Kendall's tau (tau-b, which handles tied means).
 The curve of mean tau against the budget is summarised by the smallest budget
@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy.integrate import trapezoid
 
 from scoring.statistics.panel import FloatMatrix, FloatVector
 
@@ -74,6 +73,8 @@ def normalised_auc(budgets: Sequence[int], values: npt.ArrayLike) -> float:
     does not grow with the range of budgets. With a single budget it is that
     budget's value.
     """
+    from scipy.integrate import trapezoid  # lazy: keeps scoring.statistics light to import
+
     curve: FloatMatrix = np.asarray(values, dtype=np.float64)
     x = np.asarray(budgets, dtype=np.float64)
     if x.size == 1:

@@ -119,7 +119,11 @@ def test_table_summary(tmp_path: Path) -> None:
         "hybrid",
     ):
         assert expected in out
-    assert "Differences between systems (randomization test, holm, alpha 0.05)" in out
+    # 4 systems: Holm over 6 pairs needs 1,200 flips to reach alpha/10, raised from 1,000
+    assert (
+        "Differences between systems (paired randomization test, 1,200 sign flips, holm "
+        "correction, alpha 0.05)"
+    ) in out
     assert f"Report: {config.parent / 'report.html'}" in out
     assert "ingested pairwise pairwise.tsv: 6672 rows as batch 1" in err
 

@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
-from orlbuild.pipeline.evaluation import compare_scores
+from orlbuild.pipeline.evaluation import (
+    BuildEvaluation,
+    compare_panels,
+    compare_scores,
+    power_panels,
+)
+from scoring.statistics import SignificanceTest
 
 MEASURES = ["KendallTau@10", "RDQm2-a1@10"]
 
@@ -28,7 +34,10 @@ def test_pairs_of_every_defined_measure_and_power() -> None:
         budgets=(5, 10, 50), subsamples=20, permutations=100, seed=1, measures=tuple(MEASURES)
     )
     pairs, results = compare_scores(
-        scores(), MEASURES, compare=CompareSpec(permutations=200, seed=1), power=power
+        scores(),
+        MEASURES,
+        compare=CompareSpec(test=SignificanceTest.randomization, permutations=200, seed=1),
+        power=power,
     )
     assert set(pairs["measure"]) == {"RDQm2-a1@10"}  # Kendall tau is never defined here
     assert len(pairs) == 3 and pairs["significant"].all()
@@ -42,3 +51,31 @@ def test_one_system_or_nothing_defined_gives_no_comparison() -> None:
     frames = {s: f[["KendallTau@10"]] for s, f in scores().items()}
     pairs, results = compare_scores(frames, ["KendallTau@10"], compare=CompareSpec())
     assert pairs.empty and results is None
+
+
+def test_the_evaluation_carries_the_test_plan_to_the_report_and_the_summary() -> None:
+    """Default test for three systems, what the plan changed, tiers in the JSON summary."""
+    per_query = scores()
+    power = PowerSpec(
+        budgets=(10,), subsamples=10, permutations=100, seed=1, measures=("RDQm2-a1@10",)
+    )
+    hsd = compare_panels(per_query, MEASURES, compare=CompareSpec(permutations=100, seed=1))
+    assert hsd is not None and hsd.plans["RDQm2-a1@10"].test is SignificanceTest.tukey_hsd
+    results = power_panels(per_query, hsd, power=power)
+    assert results is not None and results["RDQm2-a1@10"].test == "tukey-hsd"  # same test
+    evaluation = BuildEvaluation(
+        build={},
+        orls={},
+        per_query=per_query,
+        comparisons=hsd.pairs,
+        compare=CompareSpec(permutations=100),
+        plans=hsd.plans,
+    )
+    note = "Note: tukey-hsd: 100 permutations raised to 200"
+    assert evaluation.plan_messages()[0].startswith(note)
+    data = evaluation.report_data("t")
+    assert any(line.startswith(note) for line in data.notes)
+    assert "Tukey HSD" in data.test and data.correction == "family-wise (Tukey HSD)"
+    summary = evaluation.comparison_summary()
+    assert summary["test"] == "tukey-hsd" and summary["correction"] is None
+    assert [t["system"] for t in summary["tiers"]] == ["good", "fair", "poor"]

@@ -43,7 +43,7 @@ def test_page_loads_without_errors_and_shows_the_tables(report_file: Path) -> No
     assert len(dom.with_class("table", "matrix")) == 2
     assert len(dom.table(**{"class": "heatmap"})) == 2 + 30
     assert len(dom.with_class("details", "orl")) == 3
-    assert len(dom.find("svg")) == 2
+    assert len(dom.find("svg")) == 3  # intervals, system tiers, power curves
     assert dom.find("title")
 
 

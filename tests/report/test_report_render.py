@@ -35,7 +35,7 @@ def test_page_is_self_contained(html: str, page: Page) -> None:
             assert value is None or value.startswith(("data:", "#")), (key, value)
     assert "http://" not in html.replace("http://www.w3.org/", "")  # SVG namespaces only
     assert "https://" not in html
-    assert len(page.find("svg")) == 2  # the interval plot and the power curves
+    assert len(page.find("svg")) == 3  # the interval plot, the system tiers, the power curves
 
 
 def test_data_is_escaped(html: str, page: Page) -> None:
@@ -109,7 +109,7 @@ def test_power_section_only_when_computed(page: Page, report_data: ReportData) -
     assert [r[0] for r in rows[1:]] == ["RDQm2-a1@10", "nDCG@10"]
     assert rows[1][2] == str(report_data.power["RDQm2-a1@10"].n80)  # type: ignore[index]
     without = Page(render_report(replace(report_data, power=None)))
-    assert not without.find("section", id="power") and len(without.find("svg")) == 1
+    assert not without.find("section", id="power") and len(without.find("svg")) == 2
 
 
 def test_rendering_is_deterministic(report_data: ReportData, html: str, tmp_path: Path) -> None:

@@ -192,9 +192,11 @@ def test_compare_matches_the_library_and_finds_real_differences(store: str) -> N
         assert reverse["diff"] > 0 and reverse["wins"] > 25
 
     frames = {s: expected_scores(store, s, names, "zero") for s in systems}
-    expected = compare_systems(score_panels(frames, names), permutations=500, seed=3)
+    # three systems: the default test is randomized Tukey HSD (family-wise, no correction)
+    expected = compare_systems(score_panels(frames, names), test=None, permutations=500, seed=3)
     pd.testing.assert_frame_equal(pairs, expected, check_dtype=False)
-    assert doc["settings"]["correction"] == "holm" and doc["settings"]["queries"]["AP@5"] == 30
+    assert doc["settings"]["test"] == "tukey-hsd" and doc["settings"]["correction"] is None
+    assert doc["settings"]["queries"]["AP@5"] == 30
 
     t_doc = cli_json(store, *args, "-m", "AP@5", "--test", "t", "--correction", "none")
     assert t_doc["pairs"][1]["p_value"] < 1e-6 and t_doc["settings"]["permutations"] is None
@@ -214,7 +216,8 @@ def test_compare_needs_two_systems_and_drops_undefined_queries(store: str) -> No
 def test_power_json_plot_and_reproducibility(store: str, tmp_path: Path) -> None:
     plot = tmp_path / "power.png"
     args = [
-        "power", "-b", "graded", "-s", "ideal", "-s", "reversed", "-s", "twin",
+        "power", "-b", "graded", "-s", "ideal", "-s", "reversed", "-s", "twin", "--test",
+        "randomization",
         "-m", "RDQm2-a1@5", "-m", "AP@5", "--budgets", "5,10,20",
         "--subsamples", "30", "--permutations", "200", "--seed", "1",
     ]  # fmt: skip

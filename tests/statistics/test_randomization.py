@@ -1,4 +1,4 @@
-"""Paired randomization and t-tests (RDQ.md section 9)."""
+"""Paired randomization and t-tests (README "Comparing many systems")."""
 
 from __future__ import annotations
 

@@ -1,0 +1,103 @@
+"""Benchmark: randomized Tukey HSD for 63 systems x 50 queries x 10,000 permutations.
+
+Issue 15's target: under 5 s on this (2-core, shared) machine. The peers run
+side by side on the same panel in this process, and the ratios of the times are
+printed (robust to the machine's load):
+
+* the paired sign-flip test of all 1,953 pairs with the same 10,000 draws;
+* the sign-flip test with Holm at the flips it needs to be able to reject
+  (390,600: the smallest Holm-adjusted p-value ``1953 / (B + 1)`` below 0.005),
+  which is what ``--test randomization`` runs on this panel.
+
+Run as a script (``python tests/benchmarks/bench_tukey.py``) or with pytest.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from scoring.statistics import pairwise_randomization_pvalues, plan_test, tukey_hsd_pvalues
+
+N_SYSTEMS, N_QUERIES, PERMUTATIONS = 63, 50, 10_000
+LIMIT_SECONDS = 5.0
+
+
+def simulated_scores(seed: int = 0) -> np.ndarray:
+    """Per-query scores in [0, 1]: query difficulty, system effects 0..0.5, noise."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0.0, 0.15, size=(N_QUERIES, 1))
+    effects = np.linspace(0.1, 0.6, N_SYSTEMS)
+    noise = rng.normal(0.0, 0.25, size=(N_QUERIES, N_SYSTEMS))
+    return np.clip(difficulty + effects + noise, 0.0, 1.0)
+
+
+def timed(function: object, *args: object, **kwargs: object) -> tuple[float, np.ndarray]:
+    """Seconds and result of one call."""
+    start = time.perf_counter()
+    result = function(*args, **kwargs)  # type: ignore[operator]
+    return time.perf_counter() - start, result
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (MiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run() -> dict[str, float]:
+    """Time Tukey HSD and both sign-flip peers on one panel; print the figures."""
+    scores = simulated_scores()
+    pairs = np.triu_indices(N_SYSTEMS, k=1)
+    tukey_seconds, tukey = timed(tukey_hsd_pvalues, scores, pairs, permutations=PERMUTATIONS, rng=1)
+    tukey_rss = peak_rss_mib()
+    same_seconds, _ = timed(
+        pairwise_randomization_pvalues, scores, pairs, permutations=PERMUTATIONS, rng=1
+    )
+    raised = plan_test(
+        "randomization",
+        "holm",
+        n_systems=N_SYSTEMS,
+        n_queries=N_QUERIES,
+        permutations=1000,
+        alpha=0.05,
+    ).permutations
+    assert raised is not None
+    holm_seconds, _ = timed(
+        pairwise_randomization_pvalues, scores, pairs, permutations=raised, rng=1
+    )
+    n_pairs = pairs[0].size
+    print(f"{N_SYSTEMS} systems ({n_pairs} pairs) x {N_QUERIES} queries")
+    print(
+        f"  Tukey HSD, {PERMUTATIONS:,} permutations     {tukey_seconds:6.2f} s "
+        f"(limit {LIMIT_SECONDS:.0f} s), peak RSS {tukey_rss:.0f} MiB, "
+        f"{np.count_nonzero(tukey < 0.05)} pairs significant"
+    )
+    print(
+        f"  sign flips, {PERMUTATIONS:,} flips           {same_seconds:6.2f} s "
+        f"(Tukey / sign flips = {tukey_seconds / same_seconds:.2f})"
+    )
+    print(
+        f"  sign flips + Holm, {raised:,} flips    {holm_seconds:6.2f} s "
+        f"(Tukey / raised sign flips = {tukey_seconds / holm_seconds:.3f})"
+    )
+    return {
+        "tukey_seconds": tukey_seconds,
+        "same_seconds": same_seconds,
+        "holm_seconds": holm_seconds,
+    }
+
+
+def test_tukey_hsd_is_fast() -> None:
+    figures = run()
+    assert figures["tukey_seconds"] < LIMIT_SECONDS
+    assert figures["tukey_seconds"] < figures["holm_seconds"]
+
+
+if __name__ == "__main__":
+    run()
