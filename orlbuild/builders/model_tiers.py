@@ -201,7 +201,10 @@ def model_tiers(
             break
         boundaries = boundaries ^ {best}
         current = toggles[best]
-    separated, rules, gains, bic_changes = [], [], [], []
+    separated: list[bool] = []
+    rules: list[str] = []
+    gains: list[float | None] = []
+    bic_changes: list[float | None] = []
     for k in range(1, n):
         if k not in toggles:
             separated.append(False)

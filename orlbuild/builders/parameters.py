@@ -187,7 +187,7 @@ def resolve_parameters(
     if method == "graded":
         grade_agg = grade_agg or "median"
         _choice("grade_agg", grade_agg, GRADE_AGGREGATES)
-    elif grade_agg is not None:
+    elif grade_agg not in (None, "none"):
         raise ConfigError(f"--grade-agg applies to --source graded only, not to {method!r}")
     else:
         grade_agg = "none"
@@ -207,7 +207,7 @@ def resolve_parameters(
     if uncertainty == "bootstrap":
         resample = params.resample or "comparisons"
         _choice("resample", resample, ("comparisons", "annotators"))
-    elif params.resample is not None:
+    elif params.resample not in (None, "none"):
         raise ConfigError("--resample applies to --uncertainty bootstrap only")
     else:
         resample = "none"
@@ -215,7 +215,7 @@ def resolve_parameters(
     if method in ("bt", "plackett-luce"):
         solver = params.solver or "ilsr"
         _choice("solver", solver, SOLVERS, f"--method {method}")
-    elif params.solver is not None:
+    elif params.solver not in (None, "none"):
         raise ConfigError(f"--solver applies to bt and plackett-luce, not to {method!r}")
     else:
         solver = "none"

@@ -796,7 +796,7 @@ def tiering_by_query(
                 "build": int(build),
                 "query": str(query),
                 "procedure": procedure,
-                "family_size": None if pd.isna(first["family_size"]) else int(first["family_size"]),
+                "family_size": _int_or_none(first["family_size"]),
                 "critical": _none(first["critical"]),
                 "bic_penalty": _none(first["bic_penalty"]),
                 "variance": str(first["variance"]),
@@ -872,7 +872,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
                 rule=str(row.rule),
                 variance=str(row.variance),
                 procedure=None if row.procedure is None else str(row.procedure),
-                family_size=None if pd.isna(row.family_size) else int(row.family_size),
+                family_size=_int_or_none(row.family_size),
                 **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
             )
         )
@@ -901,6 +901,10 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
 
 def _nan(value: Any) -> float:
     return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
 
 
 def _none(value: Any) -> float | None:
