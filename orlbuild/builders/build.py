@@ -18,6 +18,7 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from orlbuild.builders.comparisons import (
     PairwiseComparisons,
@@ -189,16 +190,21 @@ def build_orls(
     resolved = resolve_for_frame(frame, params)
     seed = int(resolved.seed or 0)
     outcome = BuildOutcome(orls={})
-    for query, build_query in _query_builders(frame, resolved):
-        try:
-            orl = build_query(query, query_rng(seed, query))
-        except QueryBuildError as exc:
-            outcome.failures.append(QueryFailure(query, exc.cause))
-        else:
-            outcome.orls[query] = orl
-            outcome.warnings += [f"query {query!r}: {w}" for w in orl.warnings]
-        if advance is not None:
-            advance(1)
+    # Per-query linear algebra is on matrices of a few dozen rows (or the
+    # max-t product of a few thousand draws): BLAS threads only add
+    # synchronisation there, which made the simultaneous tiering 5 times slower
+    # on a loaded machine.
+    with threadpool_limits(limits=1, user_api="blas"):
+        for query, build_query in _query_builders(frame, resolved):
+            try:
+                orl = build_query(query, query_rng(seed, query))
+            except QueryBuildError as exc:
+                outcome.failures.append(QueryFailure(query, exc.cause))
+            else:
+                outcome.orls[query] = orl
+                outcome.warnings += [f"query {query!r}: {w}" for w in orl.warnings]
+            if advance is not None:
+                advance(1)
     if outcome.failures and on_error == "raise":
         first = outcome.failures[0]
         if len(outcome.failures) == 1:

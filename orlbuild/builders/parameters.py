@@ -114,7 +114,7 @@ class BuildParameters:
     seed: int | None = None
     disconnected: str = "fail"
     tiering: str | None = None
-    mc_draws: int = 4000
+    mc_draws: int = 2000
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as a JSON-ready mapping (stored with the build)."""

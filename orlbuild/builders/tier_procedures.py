@@ -7,8 +7,8 @@ and the decisions with the procedure's evidence:
 
 * ``simultaneous`` - the leader walk with the max-t critical value of the
   query (:mod:`orlbuild.builders.max_t`): Monte Carlo from ``N(0, C)``
-  (``mc_draws`` draws from the query's seeded stream) for Fisher, sandwich and
-  EP covariances, the studentized bootstrap replicates otherwise;
+  (``mc_draws`` draws seeded by the build's seed) for Fisher, sandwich and EP
+  covariances, the studentized bootstrap replicates otherwise;
 * ``model`` - the selection-adjusted BIC partition (:mod:`orlbuild.builders.model_tiers`);
 * ``leader`` - one test per item against its leader at ``sig``.
 
@@ -36,7 +36,7 @@ Tiering = tuple[list[list[str]], list[TieDecision]]
 
 
 def simultaneous_critical(
-    uncertainty: ScoreUncertainty, *, sig: float, draws: int, rng: np.random.Generator
+    uncertainty: ScoreUncertainty, *, sig: float, draws: int, seed: int
 ) -> float:
     """The query's max-t critical value from its covariance or its bootstrap replicates."""
     if uncertainty.samples is not None:
@@ -46,7 +46,7 @@ def simultaneous_critical(
     if uncertainty.cov is None:
         raise ValueError("the simultaneous rule needs a covariance or bootstrap replicates")
     return max_t_critical_from_covariance(
-        uncertainty.cov, uncertainty.se, sig=sig, draws=draws, rng=rng
+        uncertainty.cov, uncertainty.se, sig=sig, draws=draws, seed=seed
     )
 
 
@@ -71,7 +71,9 @@ def _simultaneous(
 ) -> Tiering:
     if params.sig == 0.0:
         return tiers_from_scores(query, items, uncertainty, sig=0.0, procedure="leader")
-    critical = simultaneous_critical(uncertainty, sig=params.sig, draws=params.mc_draws, rng=rng)
+    critical = simultaneous_critical(
+        uncertainty, sig=params.sig, draws=params.mc_draws, seed=int(params.seed or 0)
+    )
     return tiers_from_scores(
         query, items, uncertainty, sig=params.sig, procedure="simultaneous", critical=critical
     )

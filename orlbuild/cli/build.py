@@ -46,7 +46,7 @@ def build_command(
     ] = None,
     mc_draws: Annotated[
         int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
-    ] = 4000,
+    ] = 2000,
     uncertainty: Annotated[
         str | None,
         typer.Option(help="fisher (bt default), bootstrap (rank-centrality default) or ep (bt)."),

@@ -176,7 +176,7 @@ def test_resolved_parameters_name_every_default() -> None:
         "seed": 0,
         "disconnected": "fail",
         "tiering": "simultaneous",  # issue 10: the default procedure, recorded
-        "mc_draws": 4000,
+        "mc_draws": 2000,
     }
 
 
