@@ -9,13 +9,15 @@ Westfall & Young 1993, ch. 2). Any split of an all-equal query needs some
 pair beyond ``c``, so the share of all-equal queries with a split is at most
 ``sig`` up to the Monte Carlo error of ``c``.
 
-* :func:`max_t_critical_from_covariance` - the null distribution is
-  ``N(0, C)`` with ``C`` the estimated covariance (Fisher or sandwich): one
-  matrix product per query turns ``R`` standard normal draws into the ``R x P``
+* :func:`null_draws_from_covariance` - the null distribution is ``N(0, C)``
+  with ``C`` the estimated covariance (Fisher or sandwich): one matrix
+  product per query turns ``R`` standard normal draws into the ``R x P``
   studentized pairwise differences.
-* :func:`max_t_critical_from_bootstrap` - the studentized bootstrap: the
-  replicates centred at the full-data estimate,
-  ``max_ab |(d*_ab - d_ab)| / se_ab``.
+* :func:`null_draws_from_bootstrap` - the studentized bootstrap: the
+  replicates centred at the full-data estimate, ``|(d*_ab - d_ab)| / se_ab``.
+* :func:`single_step_critical` - ``c`` of the largest statistic;
+  :func:`step_down_critical` - the Romano-Wolf refinement (the default of
+  ``simultaneous``): ``c`` recomputed over the pairs not yet separated.
 """
 
 from __future__ import annotations
@@ -25,9 +27,17 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.comparisons import FloatArray, IntArray
 
-__all__ = ["max_t_critical_from_bootstrap", "max_t_critical_from_covariance", "pair_count"]
+__all__ = [
+    "max_t_critical_from_bootstrap",
+    "max_t_critical_from_covariance",
+    "null_draws_from_bootstrap",
+    "null_draws_from_covariance",
+    "pair_count",
+    "single_step_critical",
+    "step_down_critical",
+]
 
 
 def pair_count(n_items: int) -> int:
@@ -35,12 +45,12 @@ def pair_count(n_items: int) -> int:
     return n_items * (n_items - 1) // 2
 
 
-def _pairs(se: FloatArray) -> tuple[np.ndarray, np.ndarray, FloatArray]:
+def _pairs(se: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
     """Pairs ``a < b`` with a positive standard error, and those errors."""
     first, second = np.triu_indices(se.shape[0], 1)
     pair_se = se[first, second]
     keep = pair_se > 0
-    return first[keep], second[keep], pair_se[keep]
+    return first[keep].astype(np.int64), second[keep].astype(np.int64), pair_se[keep]
 
 
 def _upper_quantile(statistics: FloatArray, sig: float) -> float:
@@ -61,10 +71,10 @@ def standard_normal_draws(draws: int, n_items: int, seed: int) -> npt.NDArray[np
     return values
 
 
-def max_t_critical_from_covariance(
-    cov: FloatArray, se: FloatArray, *, sig: float, draws: int, seed: int
-) -> float:
-    """Critical value of ``max_ab |d_ab| / se_ab`` when ``d ~ N(0, C)``.
+def null_draws_from_covariance(
+    cov: FloatArray, se: FloatArray, *, draws: int, seed: int
+) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
+    """``|d_ab| / se_ab`` for every pair under ``d ~ N(0, C)``, ``draws`` times.
 
     Parameters
     ----------
@@ -72,56 +82,113 @@ def max_t_critical_from_covariance(
         ``(n, n)`` covariance of the scores (may be singular: scores are centred).
     se
         ``(n, n)`` standard errors of the differences (``sqrt(C_aa + C_bb - 2 C_ab)``).
-    sig
-        Family-wise level, in ``(0, 1)``.
     draws
-        Monte Carlo draws ``R``; the level of ``c`` is ``sig`` up to about
-        ``sqrt(sig (1 - sig) / R)``.
+        Monte Carlo draws ``R``; a critical value's level is ``sig`` up to
+        about ``sqrt(sig (1 - sig) / R)``.
     seed
         Seed of the draws (the build's seed; see :func:`standard_normal_draws`).
 
     Returns
     -------
-    float
-        ``c``; ``inf`` when no pair has a positive standard error.
+    first, second : numpy.ndarray
+        The pairs ``a < b`` with a positive standard error (the family).
+    null : numpy.ndarray
+        ``(R, P)`` absolute studentized differences.
     """
     first, second, pair_se = _pairs(se)
-    if len(pair_se) == 0:
-        return float("inf")
     values, vectors = np.linalg.eigh(cov)
     root = vectors * np.sqrt(np.clip(values, 0.0, None))  # cov = root @ root.T
     # column p maps a standard normal draw to (d_a - d_b) / se_ab of pair p
-    contrast = (root[first] - root[second]).T / pair_se
-    studentized = standard_normal_draws(draws, cov.shape[0], seed) @ contrast.astype(np.float32)
-    statistics = np.maximum(studentized.max(axis=1), -studentized.min(axis=1))
-    return _upper_quantile(statistics, sig)
+    contrast = ((root[first] - root[second]).T / pair_se).astype(np.float32)
+    null = standard_normal_draws(draws, cov.shape[0], seed) @ contrast
+    return first, second, np.abs(null, out=null)
 
 
-def max_t_critical_from_bootstrap(
-    scores: FloatArray, samples: FloatArray, se: FloatArray, *, sig: float
-) -> float:
-    """Critical value from studentized bootstrap replicates.
+def null_draws_from_bootstrap(
+    scores: FloatArray, samples: FloatArray, se: FloatArray
+) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
+    """Studentized bootstrap replicates ``|(d*_ab - d_ab)| / se_ab`` (centred at the estimate).
 
     Parameters
     ----------
     scores
-        Full-data scores (the centre of the replicates).
+        Full-data scores.
     samples
         ``(B, n)`` bootstrap scores.
     se
         ``(n, n)`` bootstrap standard deviations of the differences.
+
+    Returns
+    -------
+    first, second, null
+        As :func:`null_draws_from_covariance`, with ``B`` rows.
+    """
+    first, second, pair_se = _pairs(se)
+    centred = samples - scores[None, :]
+    null = np.abs(centred[:, first] - centred[:, second]) / pair_se
+    return first, second, null.astype(np.float32)
+
+
+def single_step_critical(null: npt.NDArray[np.float32], sig: float) -> float:
+    """``c``: the ``1 - sig`` quantile of the largest of the ``P`` statistics (``inf`` if P = 0)."""
+    if null.shape[1] == 0:
+        return float("inf")
+    return _upper_quantile(null.max(axis=1), sig)
+
+
+def step_down_critical(
+    null: npt.NDArray[np.float32], observed: FloatArray, sig: float
+) -> FloatArray:
+    """Romano-Wolf step-down critical value of every pair.
+
+    Pairs are examined by decreasing observed ``|z|``; pair ``j`` is compared
+    with the ``1 - sig`` quantile of the largest null statistic over the pairs
+    not yet separated (``j`` and after); the first pair that is not beyond its
+    critical value stops the procedure, and it and every later pair keep that
+    value. The first critical value is the single-step ``c``, so a query whose
+    items are all equal is split exactly when the single-step rule splits it;
+    later values are smaller, which is where the power comes from (Romano &
+    Wolf 2005, Algorithm 2.1; strong family-wise control under subset pivotality,
+    which normal scores have).
+
+    Parameters
+    ----------
+    null
+        ``(R, P)`` absolute null statistics.
+    observed
+        ``(P,)`` observed ``|z|`` of the same pairs.
     sig
         Family-wise level.
 
     Returns
     -------
-    float
-        The ``1 - sig`` quantile of ``max_ab |(d*_ab - d_ab)| / se_ab``
-        over the ``B`` replicates (``inf`` when no pair varies).
+    numpy.ndarray
+        ``(P,)`` critical value of each pair (nonincreasing along the examination order).
     """
-    first, second, pair_se = _pairs(se)
-    if len(pair_se) == 0:
-        return float("inf")
-    centred = samples - scores[None, :]
-    statistics = (np.abs(centred[:, first] - centred[:, second]) / pair_se).max(axis=1)
-    return _upper_quantile(statistics, sig)
+    order = np.argsort(-observed, kind="stable")
+    # tail[:, j] = largest null statistic over the pairs examined at step j or later
+    tail = np.maximum.accumulate(null[:, order[::-1]], axis=1)[:, ::-1]
+    critical = np.empty(len(order))
+    for step, pair in enumerate(order.tolist()):
+        value = _upper_quantile(tail[:, step], sig)
+        if observed[pair] <= value:
+            critical[order[step:]] = value
+            break
+        critical[pair] = value
+    return critical
+
+
+def max_t_critical_from_covariance(
+    cov: FloatArray, se: FloatArray, *, sig: float, draws: int, seed: int
+) -> float:
+    """Single-step critical value of ``max_ab |d_ab| / se_ab`` when ``d ~ N(0, C)``
+    (:func:`null_draws_from_covariance`, :func:`single_step_critical`)."""
+    return single_step_critical(null_draws_from_covariance(cov, se, draws=draws, seed=seed)[2], sig)
+
+
+def max_t_critical_from_bootstrap(
+    scores: FloatArray, samples: FloatArray, se: FloatArray, *, sig: float
+) -> float:
+    """Single-step critical value from studentized bootstrap replicates
+    (:func:`null_draws_from_bootstrap`, :func:`single_step_critical`)."""
+    return single_step_critical(null_draws_from_bootstrap(scores, samples, se)[2], sig)

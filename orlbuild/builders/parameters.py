@@ -99,6 +99,9 @@ class BuildParameters:
         at ``sig``, no multiplicity control); ``none`` for direct and graded.
     mc_draws
         Monte Carlo draws of the ``simultaneous`` critical value from N(0, C).
+    step_down
+        ``simultaneous`` only: Romano-Wolf step-down (default) or the
+        single-step critical value for every pair.
     """
 
     source: str
@@ -115,6 +118,7 @@ class BuildParameters:
     disconnected: str = "fail"
     tiering: str | None = None
     mc_draws: int = 2000
+    step_down: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as a JSON-ready mapping (stored with the build)."""
@@ -238,6 +242,7 @@ def resolve_parameters(
         bootstrap=int(params.bootstrap),
         tiering=tiering,
         mc_draws=int(params.mc_draws),
+        step_down=bool(params.step_down),
     )
 
 

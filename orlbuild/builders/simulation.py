@@ -34,6 +34,7 @@ from orlbuild.builders.parameters import TIERINGS, BuildParameters
 from orlbuild.errors import ConfigError
 
 __all__ = [
+    "CALIBRATION_VARIANTS",
     "CalibrationDesign",
     "adjusted_rand_index",
     "calibrate_tierings",
@@ -258,8 +259,17 @@ def tier_recovery(
     return mean(splits), mean(aris), mean(taus)
 
 
+#: What ``orlbuild calibrate --tiering`` accepts: every ``--tiering``, and
+#: ``single-step`` (``simultaneous`` without the step-down) to measure what the
+#: step-down gains.
+CALIBRATION_VARIANTS: dict[str, dict[str, object]] = {
+    **{name: {"tiering": name} for name in TIERINGS},
+    "single-step": {"tiering": "simultaneous", "step_down": False},
+}
+
+
 def calibrate_tierings(
-    design: CalibrationDesign, tierings: Sequence[str] = TIERINGS
+    design: CalibrationDesign, tierings: Sequence[str] = tuple(CALIBRATION_VARIANTS)
 ) -> pd.DataFrame:
     """Build both simulations with every tiering and measure them side by side.
 
@@ -272,9 +282,9 @@ def calibrate_tierings(
         split share among mixed queries with one true tier), ``seconds``.
     """
     for name in tierings:
-        if name not in TIERINGS:
+        if name not in CALIBRATION_VARIANTS:
             raise ConfigError(
-                f"--tiering {name!r} is not valid; choose one of {', '.join(TIERINGS)}"
+                f"--tiering {name!r} is not valid; choose one of {', '.join(CALIBRATION_VARIANTS)}"
             )
     equal = simulated_queries(design, mixed=False)
     mixed = simulated_queries(design, mixed=True)
@@ -284,9 +294,9 @@ def calibrate_tierings(
             source="pairwise",
             method=design.method,
             sig=design.sig,
-            tiering=name,
             bootstrap=design.bootstrap,
             disconnected="tiers",
+            **CALIBRATION_VARIANTS[name],  # type: ignore[arg-type]
         )
         start = time.perf_counter()
         measured = []

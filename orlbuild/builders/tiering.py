@@ -52,7 +52,7 @@ def tiers_from_scores(
     *,
     sig: float,
     procedure: str = "leader",
-    critical: float | None = None,
+    critical: float | FloatArray | None = None,
 ) -> tuple[list[list[str]], list[TieDecision]]:
     """Group items into tiers with the leader walk.
 
@@ -70,7 +70,8 @@ def tiers_from_scores(
         ``leader`` (an item whose p-value against its leader is ``>= sig``
         is tied with it) or ``simultaneous`` (tied unless ``z > critical``).
     critical
-        The simultaneous critical value (required for ``simultaneous``).
+        The simultaneous critical value, one for every pair or an ``(n, n)``
+        matrix of per-pair values (step-down); required for ``simultaneous``.
 
     Returns
     -------
@@ -95,11 +96,14 @@ def tiers_from_scores(
     bootstrap_p = uncertainty.samples is not None
     if procedure == "leader":
         family = n - 1
-        critical = None if bootstrap_p or sig == 0.0 else float(ndtri(1.0 - sig / 2.0))
+        value = None if bootstrap_p or sig == 0.0 else float(ndtri(1.0 - sig / 2.0))
+        per_pair = np.full((n, n), np.nan if value is None else value)
     else:
         family = n * (n - 1) // 2
+        per_pair = np.broadcast_to(np.asarray(critical, dtype=np.float64), (n, n))
     separated_before: list[bool] = []
     rules: list[str] = []
+    compared: list[float] = []
     leader = int(order[0])
     for index in order[1:].tolist():
         diff = float(scores[leader] - scores[index])
@@ -112,10 +116,11 @@ def tiers_from_scores(
             rule = f"leader test p {'>=' if tied else '<'} {sig:g}"
         else:
             z = _studentized(diff, float(uncertainty.se[leader, index]))
-            tied = z is not None and z <= float(critical)  # type: ignore[arg-type]
+            tied = z is not None and z <= per_pair[leader, index]
             rule = f"max-t z {'<=' if tied else '>'} c over {family} pairs (sig {sig:g})"
         separated_before.append(not tied)
         rules.append(rule)
+        compared.append(float(per_pair[leader, index]))
         if not tied:
             leader = index
     return tiers_from_separations(
@@ -127,7 +132,7 @@ def tiers_from_scores(
         rules,
         procedure=procedure,
         family_size=family,
-        critical=critical,
+        critical=[None if np.isnan(c) or np.isinf(c) else c for c in compared],
     )
 
 
@@ -141,7 +146,7 @@ def tiers_from_separations(
     *,
     procedure: str,
     family_size: int,
-    critical: float | None = None,
+    critical: list[float | None] | None = None,
     bic_penalty: float | None = None,
     loglik_gains: list[float | None] | None = None,
     bic_changes: list[float | None] | None = None,
@@ -175,7 +180,7 @@ def tiers_from_separations(
                 variance=uncertainty.variance,
                 procedure=procedure,
                 family_size=family_size,
-                critical=critical,
+                critical=None if critical is None else critical[step],
                 z=_studentized(diff, se),
                 bic_penalty=bic_penalty,
                 loglik_gain=None if loglik_gains is None else loglik_gains[step],

@@ -47,6 +47,13 @@ def build_command(
     mc_draws: Annotated[
         int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
     ] = 2000,
+    step_down: Annotated[
+        bool,
+        typer.Option(
+            "--step-down/--single-step",
+            help="simultaneous: Romano-Wolf step-down (default) or one critical value.",
+        ),
+    ] = True,
     uncertainty: Annotated[
         str | None,
         typer.Option(help="fisher (bt default), bootstrap (rank-centrality default) or ep (bt)."),
@@ -81,6 +88,7 @@ def build_command(
         source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
         cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
         seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
+        step_down=step_down,
     )  # fmt: skip
     state = get_state(ctx)
     with opened_store(ctx) as engine:

@@ -25,7 +25,10 @@ def calibrate_command(
     method: Annotated[str, typer.Option(help="bt or rank-centrality.")] = "bt",
     tiering: Annotated[
         list[str] | None,
-        typer.Option(help="Procedure(s) to measure (repeatable; default: all three)."),
+        typer.Option(
+            help="simultaneous, single-step (simultaneous without step-down), model, leader "
+            "(repeatable; default: all)."
+        ),
     ] = None,
     items: Annotated[str, typer.Option(help="Items per query, LOW-HIGH.")] = "2-30",
     comparisons_per_pair: Annotated[
@@ -59,7 +62,7 @@ def calibrate_command(
         seed=seed,
         bootstrap=bootstrap,
     )
-    frame = calibrate_tierings(design, tiering or ("simultaneous", "model", "leader"))
+    frame = calibrate_tierings(design, *([tiering] if tiering else []))
     payload = {"design": {**design.__dict__}, "tierings": frame.to_dict("records")}
     title = (
         f"{method}: {queries} all-equal + {queries} mixed queries, {items} items, "

@@ -438,7 +438,11 @@ def _procedure_text(decisions: Sequence[TieDecisionView]) -> str:
         penalty = getattr(d, "bic_penalty", None)
         text = str(procedure)
         if procedure == "simultaneous":
-            text += f", max-t over {family} pairs, critical value c = {fmt_number(critical, 3)}"
+            values = [c for c in (getattr(e, "critical", None) for e in decisions) if c is not None]
+            low, high = (min(values), max(values)) if values else (critical, critical)
+            text += f", max-t over {family} pairs, critical value c = {fmt_number(high, 3)}"
+            if low is not None and high is not None and low < high:
+                text += f" (step-down to {fmt_number(low, 3)})"
         elif procedure == "model":
             text += f", BIC over {family} boundaries, penalty per group {fmt_number(penalty, 3)}"
         elif critical is not None:

@@ -775,8 +775,9 @@ def tiering_by_query(
     -------
     summary : pandas.DataFrame
         One row per (build, query), columns :data:`TIERING_COLUMNS`: the
-        procedure, its family size, the critical value (``simultaneous``,
-        ``leader``) or BIC penalty (``model``), the variance, ``sig``, the Monte
+        procedure, its family size, the largest critical value a decision was
+        compared with (``simultaneous``: the single-step ``c`` when the first
+        step was used; ``leader``: the normal quantile) or BIC penalty (``model``), the variance, ``sig``, the Monte
         Carlo draws and seed of the critical value (the build seed; each query
         draws from its own stream, see :func:`orlbuild.builders.build.query_rng`).
     decisions : pandas.DataFrame
@@ -797,7 +798,7 @@ def tiering_by_query(
                 "query": str(query),
                 "procedure": procedure,
                 "family_size": _int_or_none(first["family_size"]),
-                "critical": _none(first["critical"]),
+                "critical": _none(part["critical"].max()),
                 "bic_penalty": _none(first["bic_penalty"]),
                 "variance": str(first["variance"]),
                 "sig": params.get("sig"),

@@ -177,6 +177,7 @@ def test_resolved_parameters_name_every_default() -> None:
         "disconnected": "fail",
         "tiering": "simultaneous",  # issue 10: the default procedure, recorded
         "mc_draws": 2000,
+        "step_down": True,
     }
 
 
