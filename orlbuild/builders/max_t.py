@@ -168,13 +168,14 @@ def step_down_critical(
     order = np.argsort(-observed, kind="stable")
     # tail[:, j] = largest null statistic over the pairs examined at step j or later
     tail = np.maximum.accumulate(null[:, order[::-1]], axis=1)[:, ::-1]
+    k = int(np.ceil((1.0 - sig) * (tail.shape[0] - 1)))
+    by_step = np.partition(tail, k, axis=0)[k].astype(np.float64)  # every step's quantile
+    beyond = observed[order] > by_step
+    stop = int(np.argmin(beyond)) if not beyond.all() else len(order)
     critical = np.empty(len(order))
-    for step, pair in enumerate(order.tolist()):
-        value = _upper_quantile(tail[:, step], sig)
-        if observed[pair] <= value:
-            critical[order[step:]] = value
-            break
-        critical[pair] = value
+    critical[order[:stop]] = by_step[:stop]
+    if stop < len(order):
+        critical[order[stop:]] = by_step[stop]
     return critical
 
 

@@ -777,9 +777,10 @@ def tiering_by_query(
         One row per (build, query), columns :data:`TIERING_COLUMNS`: the
         procedure, its family size, the largest critical value a decision was
         compared with (``simultaneous``: the single-step ``c`` when the first
-        step was used; ``leader``: the normal quantile) or BIC penalty (``model``), the variance, ``sig``, the Monte
-        Carlo draws and seed of the critical value (the build seed; each query
-        draws from its own stream, see :func:`orlbuild.builders.build.query_rng`).
+        step was used; ``leader``: the normal quantile) or BIC penalty
+        (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
+        of the critical values (the build seed; the draws depend on it and on
+        the number of items, :func:`orlbuild.builders.max_t.standard_normal_draws`).
     decisions : pandas.DataFrame
         The input with ``procedure`` filled for older builds.
     """
