@@ -166,10 +166,13 @@ def step_down_critical(
         ``(P,)`` critical value of each pair (nonincreasing along the examination order).
     """
     order = np.argsort(-observed, kind="stable")
-    # tail[:, j] = largest null statistic over the pairs examined at step j or later
-    tail = np.maximum.accumulate(null[:, order[::-1]], axis=1)[:, ::-1]
-    k = int(np.ceil((1.0 - sig) * (tail.shape[0] - 1)))
-    by_step = np.partition(tail, k, axis=0)[k].astype(np.float64)  # every step's quantile
+    # tail[j] = largest null statistic over the pairs examined at step j or later;
+    # rows are contiguous draws (a row loop beats numpy's strided accumulate here)
+    tail = null.T[order]
+    for step in range(len(order) - 2, -1, -1):
+        np.maximum(tail[step], tail[step + 1], out=tail[step])
+    k = int(np.ceil((1.0 - sig) * (tail.shape[1] - 1)))
+    by_step = np.partition(tail, k, axis=1)[:, k].astype(np.float64)  # every step's quantile
     beyond = observed[order] > by_step
     stop = int(np.argmin(beyond)) if not beyond.all() else len(order)
     critical = np.empty(len(order))
