@@ -13,7 +13,7 @@ loses keeps a finite strength. A partition with ``K`` groups scores
 assumes the candidate groupings were fixed before seeing the data. Here the
 order comes from the same data, and that alone makes the best split of
 equal items look good: twice the log-likelihood gain of the best split of
-``n`` equal items sorted by score grows like ``0.65 n`` (measured: about 20
+``n`` equal items sorted by score grows like ``0.7 n`` (measured: about 20
 at 30 items with 3 comparisons per pair, against ``log N = 7.2``), so plain
 BIC splits nearly every all-equal query of 20 or more items. The penalty of
 one more group is therefore ``max(log N, q_n)`` where ``q_n`` is the

@@ -7,8 +7,8 @@
    run by timing every call into choix. The build is then written to a fresh
    SQLite store, timed separately. The same data is then built with
    ``--tiering leader`` (the old rule; ``model`` refits per boundary and is
-   not meant for this size); the extra cost of ``simultaneous`` is printed as a ratio of the two
-   wall times measured side by side (issue 10).
+   not meant for this size); the extra cost of ``simultaneous`` is printed
+   as the ratio of the two wall times measured side by side (issue 10).
 2. ``rank-centrality`` with 200 bootstrap resamples on 500 such queries
    (target < 60 s); the peer measured in the same process is the time inside
    choix's stationary-distribution solver.

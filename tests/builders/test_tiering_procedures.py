@@ -267,3 +267,33 @@ def test_vectorised_step_down_equals_the_step_by_step_procedure() -> None:
         np.testing.assert_allclose(
             step_down_critical(null, observed, 0.05), _step_down_reference(null, observed, 0.05)
         )
+
+
+def test_pipeline_config_takes_the_tiering(tmp_path: Path) -> None:
+    from orlbuild.pipeline.config import load_config
+
+    base = """measures = ["nDCG@10"]
+[[inputs]]
+kind = "pairwise"
+path = "p.tsv"
+[[inputs]]
+kind = "run"
+path = "r.trec"
+system = "s"
+[[builds]]
+name = "b"
+source = "pairwise"
+[builds.parameters]
+tiering = "{tiering}"
+[scoring]
+build = "b"
+"""
+    (tmp_path / "p.tsv").write_text("query\twinner\tloser\nq\ta\tb\n")
+    (tmp_path / "r.trec").write_text("q Q0 a 1 1.0 s\n")
+    config = tmp_path / "pipeline.toml"
+    config.write_text(base.format(tiering="model"))
+    (spec,) = load_config(config).builds
+    assert spec.parameters["tiering"] == "model"
+    config.write_text(base.format(tiering="best"))
+    with pytest.raises(ConfigError, match="tiering"):
+        load_config(config)
