@@ -98,7 +98,8 @@ def decisions_command(
     }
     shown = decisions
     if fmt is OutputFormat.table:  # the full record is in csv/json; keep the table readable
-        columns = ["build", "query", "leader", "item", "diff", "se", "z", "decision", "rule"]
+        columns = ["build", "query", "leader", "item", "diff", "se", "z", "critical"]
+        columns += ["bic_change", "decision", "rule"]
         shown = decisions[columns if build is None else columns[1:]]
         procedure = ["query", "procedure", "family_size", "critical", "bic_penalty", "variance"]
         emit(fmt, frame=summary[procedure if build else ["build", *procedure]], title="tiering")

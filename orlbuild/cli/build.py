@@ -117,7 +117,12 @@ def build_command(
         "warnings": outcome.warnings,
         "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
     }
-    emit(fmt, frame=frame, payload=payload, title=f"build {build_id} ({resolved.method})")
+    emit(
+        fmt,
+        frame=frame,
+        payload=payload,
+        title=f"build {build_id} ({resolved.method}, tiering {resolved.tiering})",
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -282,7 +282,7 @@ def orl_section(data: ReportData) -> str:
         return ""
     legend = (
         "Each row is a tier (best first); ★ marks the tier's leader, against which every other "
-        "item was tested. Hover an item for its score and the decision; open a query for its "
+        "item was compared. Hover an item for its score and the decision; open a query for its "
         "full audit trail."
     )
     ordered = sorted(data.orls, key=lambda o: _natural_key(o.query))
