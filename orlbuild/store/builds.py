@@ -790,7 +790,8 @@ def tiering_by_query(
     filled.loc[tested, "procedure"] = filled.loc[tested, "build"].map(legacy)
     rows = []
     for (build, query), part in filled.groupby(["build", "query"], sort=False):
-        first = part.iloc[0]
+        decided = part[part["procedure"].notna()]  # override decisions have none
+        first = (decided if len(decided) else part).iloc[0]
         params = parameters.get(int(build), {})
         procedure = first["procedure"] if pd.notna(first["procedure"]) else "rule"
         rows.append(
@@ -799,7 +800,7 @@ def tiering_by_query(
                 "query": str(query),
                 "procedure": procedure,
                 "family_size": _int_or_none(first["family_size"]),
-                "critical": _none(part["critical"].max()),
+                "critical": _none(decided["critical"].max()) if len(decided) else None,
                 "bic_penalty": _none(first["bic_penalty"]),
                 "variance": str(first["variance"]),
                 "sig": params.get("sig"),

@@ -297,3 +297,16 @@ build = "b"
     config.write_text(base.format(tiering="best"))
     with pytest.raises(ConfigError, match="tiering"):
         load_config(config)
+
+
+def test_audit_of_an_overridden_build_keeps_the_procedure(migrated_db_url: str) -> None:
+    store_judgments(migrated_db_url, "pairwise", _two_groups(9, 10))
+    build = cli_json(migrated_db_url, "build", "--source", "pairwise")["build"]
+    derived = cli_json(
+        migrated_db_url, "audit", "override", str(build), "--query", "q", "--merge-tiers", "1",
+        "--reason", "equally good", "--by", "tester",
+    )["build"]  # fmt: skip
+    audit = cli_json(migrated_db_url, "audit", str(derived))
+    (query,) = audit["queries"]
+    assert query["procedure"] == "simultaneous" and query["critical"] > 2.0
+    assert audit["decisions"][-1]["procedure"] is None  # the override's own decision
