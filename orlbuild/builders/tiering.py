@@ -116,7 +116,8 @@ def tiers_from_scores(
             rule = f"leader test p {'>=' if tied else '<'} {sig:g}"
         else:
             z = _studentized(diff, float(uncertainty.se[leader, index]))
-            tied = z is not None and z <= per_pair[leader, index]
+            # se = 0 with a difference: certain, outside the family, separated
+            tied = z is not None and np.isfinite(z) and z <= per_pair[leader, index]
             rule = f"max-t z {'<=' if tied else '>'} c over {family} pairs (sig {sig:g})"
         separated_before.append(not tied)
         rules.append(rule)

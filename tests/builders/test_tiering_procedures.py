@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import check_grad
 from store_cli import cli_json
 
@@ -23,6 +25,8 @@ from orlbuild.builders.simulation import (
     simulated_queries,
     tier_recovery,
 )
+from orlbuild.builders.tiering import tiers_from_scores
+from orlbuild.builders.uncertainty import fisher_uncertainty
 from orlbuild.errors import ConfigError
 from tests.builders.store_data import store_judgments
 
@@ -310,3 +314,29 @@ def test_audit_of_an_overridden_build_keeps_the_procedure(migrated_db_url: str) 
     (query,) = audit["queries"]
     assert query["procedure"] == "simultaneous" and query["critical"] > 2.0
     assert audit["decisions"][-1]["procedure"] is None  # the override's own decision
+
+
+@given(
+    scores=st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=12),
+    se=st.floats(0.01, 3.0),
+    critical=st.floats(0.5, 5.0),
+)
+@settings(max_examples=100, deadline=None)
+def test_simultaneous_walk_ties_exactly_when_z_is_within_the_critical_value(
+    scores: list[float], se: float, critical: float
+) -> None:
+    s = np.array(scores)
+    n = len(s)
+    items = np.array([f"i{k:02d}" for k in range(n)], dtype=object)
+    unc = fisher_uncertainty(s, np.linalg.pinv(np.eye(n) * se**2))
+    tiers, decisions = tiers_from_scores(
+        "q", items, unc, sig=0.05, procedure="simultaneous", critical=critical
+    )
+    assert sorted(i for t in tiers for i in t) == sorted(items.tolist())
+    assert len(decisions) == n - 1
+    for d in decisions:
+        assert d.procedure == "simultaneous" and d.family_size == n * (n - 1) // 2
+        exact = d.rule == "exact score tie"
+        within = d.z is not None and d.z <= critical
+        assert (d.decision == "tied") == (exact or within)
+        assert exact or d.critical == critical
