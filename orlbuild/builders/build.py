@@ -18,6 +18,7 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from orlbuild.builders.comparisons import (
     PairwiseComparisons,
@@ -216,19 +217,25 @@ def build_orls(
     outcome = BuildOutcome(orls={})
     tasks = _query_builders(frame, resolved)  # lazy: a serial build holds one query's slice
     work = partial(_build_query, seed)
-    if mapper is None:
-        results: Iterable[QueryORL | QueryFailure] = map(work, tasks)
-    else:
-        results = mapper(work, tasks)
-        advance = None
-    for result in results:
-        if isinstance(result, QueryFailure):
-            outcome.failures.append(result)
+    # Per-query linear algebra is on matrices of a few dozen rows (or the
+    # max-t product of a few thousand draws): BLAS threads only add
+    # synchronisation there, which made the simultaneous tiering 5 times slower
+    # on a loaded machine. (Worker processes are limited by their pools: loky
+    # gives each worker its share of the cores, Dask's nannies one thread.)
+    with threadpool_limits(limits=1, user_api="blas"):
+        if mapper is None:
+            results: Iterable[QueryORL | QueryFailure] = map(work, tasks)
         else:
-            outcome.orls[result.query] = result
-            outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
-        if advance is not None:
-            advance(1)
+            results = mapper(work, tasks)
+            advance = None
+        for result in results:
+            if isinstance(result, QueryFailure):
+                outcome.failures.append(result)
+            else:
+                outcome.orls[result.query] = result
+                outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
+            if advance is not None:
+                advance(1)
     if outcome.failures and on_error == "raise":
         first = outcome.failures[0]
         if len(outcome.failures) == 1:

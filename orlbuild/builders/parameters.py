@@ -17,6 +17,7 @@ from orlbuild.errors import ConfigError
 __all__ = [
     "DEFAULT_REG",
     "METHODS",
+    "TIERINGS",
     "BuildParameters",
     "resolve_parameters",
 ]
@@ -37,6 +38,10 @@ METHODS: dict[str, tuple[str, ...]] = {
     "pairwise": ("bt", "rank-centrality"),
 }
 GRADE_AGGREGATES = ("median", "mean", "max", "majority")
+#: ``--tiering`` procedures, the default first (README, "How tiers are decided and audited").
+TIERINGS = ("simultaneous", "model", "leader")
+#: What a stored build made before ``--tiering`` existed used: the leader test.
+LEGACY_TIERING = "leader"
 SOLVERS = ("ilsr", "opt", "mm")
 _UNCERTAINTY: dict[str, tuple[str, ...]] = {
     # first entry is the default
@@ -87,6 +92,16 @@ class BuildParameters:
         Seed of every random draw (bootstrap); default 0 so builds repeat.
     disconnected
         ``fail`` (default) or ``tiers`` (order each component separately).
+    tiering
+        How tiers are decided from scored items: ``simultaneous`` (default;
+        max-t critical value, family-wise error per query), ``model`` (BIC-best
+        partition into equal-strength groups) or ``leader`` (one test per item
+        at ``sig``, no multiplicity control); ``none`` for direct and graded.
+    mc_draws
+        Monte Carlo draws of the ``simultaneous`` critical value from N(0, C).
+    step_down
+        ``simultaneous`` only: Romano-Wolf step-down (default) or the
+        single-step critical value for every pair.
     """
 
     source: str
@@ -101,6 +116,9 @@ class BuildParameters:
     solver: str | None = None
     seed: int | None = None
     disconnected: str = "fail"
+    tiering: str | None = None
+    mc_draws: int = 2000
+    step_down: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as a JSON-ready mapping (stored with the build)."""
@@ -108,7 +126,13 @@ class BuildParameters:
 
     @classmethod
     def from_json(cls, payload: dict[str, Any]) -> BuildParameters:
-        """Rebuild parameters from :meth:`to_json` output."""
+        """Rebuild parameters from :meth:`to_json` output.
+
+        A build stored before ``--tiering`` existed has no ``tiering`` key: it
+        reads as ``leader``, the rule it was made with.
+        """
+        if payload.get("method") not in ("graded", "direct") and "tiering" not in payload:
+            payload = {**payload, "tiering": LEGACY_TIERING}
         return cls(**payload)
 
 
@@ -167,7 +191,7 @@ def resolve_parameters(
     if method == "graded":
         grade_agg = grade_agg or "median"
         _choice("grade_agg", grade_agg, GRADE_AGGREGATES)
-    elif grade_agg is not None:
+    elif grade_agg not in (None, "none"):
         raise ConfigError(f"--grade-agg applies to --source graded only, not to {method!r}")
     else:
         grade_agg = "none"
@@ -176,7 +200,7 @@ def resolve_parameters(
     uncertainty = params.uncertainty or allowed[0]
     _choice("uncertainty", uncertainty, allowed, f"--method {method}")
 
-    cluster = params.cluster or "none"
+    cluster = params.cluster or _default_cluster(params.source, method, uncertainty)
     _choice("cluster", cluster, ("none", "annotators"))
     if cluster == "annotators" and not (method == "bt" and uncertainty == "fisher"):
         raise ConfigError(
@@ -187,7 +211,7 @@ def resolve_parameters(
     if uncertainty == "bootstrap":
         resample = params.resample or "comparisons"
         _choice("resample", resample, ("comparisons", "annotators"))
-    elif params.resample is not None:
+    elif params.resample not in (None, "none"):
         raise ConfigError("--resample applies to --uncertainty bootstrap only")
     else:
         resample = "none"
@@ -195,12 +219,15 @@ def resolve_parameters(
     if method in ("bt", "plackett-luce"):
         solver = params.solver or "ilsr"
         _choice("solver", solver, SOLVERS, f"--method {method}")
-    elif params.solver is not None:
+    elif params.solver not in (None, "none"):
         raise ConfigError(f"--solver applies to bt and plackett-luce, not to {method!r}")
     else:
         solver = "none"
 
     seed = 0 if params.seed is None else int(params.seed)
+    tiering = _tiering(params, method, uncertainty)
+    if params.mc_draws < 100:
+        raise ConfigError(f"--mc-draws must be at least 100, got {params.mc_draws!r}")
     return replace(
         params,
         method=method,
@@ -213,4 +240,25 @@ def resolve_parameters(
         sig=float(params.sig),
         reg=float(params.reg),
         bootstrap=int(params.bootstrap),
+        tiering=tiering,
+        mc_draws=int(params.mc_draws),
+        step_down=bool(params.step_down),
     )
+
+
+def _default_cluster(source: str, method: str, uncertainty: str) -> str:
+    """Lists expanded into pairs cluster by annotator by default: one annotator's
+    implied pairs are not independent (README, "How tiers are decided and audited")."""
+    if source == "listwise" and method == "bt" and uncertainty == "fisher":
+        return "annotators"
+    return "none"
+
+
+def _tiering(params: BuildParameters, method: str, uncertainty: str) -> str:
+    if uncertainty == "none":  # graded and direct: tiers come from the labels
+        if params.tiering not in (None, "none"):
+            raise ConfigError(f"--tiering applies to scored methods, not to {method!r}")
+        return "none"
+    tiering = params.tiering or TIERINGS[0]
+    _choice("tiering", tiering, TIERINGS, f"--method {method}")
+    return tiering

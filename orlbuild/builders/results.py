@@ -45,6 +45,26 @@ class TieDecision:
     variance
         Which variance the test used, e.g. ``"fisher"``, ``"sandwich(annotators)"``,
         ``"bootstrap(comparisons, B=200)"``, or ``"none"``.
+    procedure
+        The ``--tiering`` procedure that took the decision (``simultaneous``,
+        ``leader``, ``model``), ``None`` for rule-based decisions.
+    family_size
+        Number of comparisons the procedure controls per query: every pair
+        ``n (n - 1) / 2`` for ``simultaneous``, the ``n - 1`` tests for
+        ``leader``, the ``n - 1`` candidate boundaries for ``model``.
+    critical
+        The critical value ``z`` was compared with: the max-t quantile for
+        ``simultaneous``, the normal quantile of ``sig`` for ``leader``.
+    z
+        ``diff / se``, the studentized difference.
+    bic_penalty
+        ``model``: the BIC penalty of one more group, ``log(n_observations)``.
+    loglik_gain
+        ``model``: log-likelihood gained by a boundary before this item
+        (partition with the boundary minus partition without it).
+    bic_change
+        ``model``: BIC with the boundary minus BIC without it (negative: the
+        boundary is worth its parameter, the item is separated).
     """
 
     query: str
@@ -58,6 +78,13 @@ class TieDecision:
     decision: str
     rule: str
     variance: str
+    procedure: str | None = None
+    family_size: int | None = None
+    critical: float | None = None
+    z: float | None = None
+    bic_penalty: float | None = None
+    loglik_gain: float | None = None
+    bic_change: float | None = None
 
     @classmethod
     def without_test(

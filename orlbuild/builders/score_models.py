@@ -10,6 +10,8 @@ the uncertainty estimators and the tiering are written once
 * ``information(scores)``: observed Fisher information, ``None`` when the
   method has no likelihood;
 * ``unit_annotators``: the annotator of each resampling unit;
+* ``likelihood()``: the log-likelihood the ``model`` tiering partitions
+  (Bradley-Terry on the comparisons, Plackett-Luce on rankings);
 * ``subset(members)``: the model restricted to a connected component.
 """
 
@@ -27,6 +29,7 @@ from orlbuild.builders.bradley_terry import (
     regularisation_information,
 )
 from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
+from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
 from orlbuild.builders.plackett_luce import plackett_luce_information, plackett_luce_rankings
 from orlbuild.builders.rank_centrality import rank_centrality_pairwise
 
@@ -51,6 +54,8 @@ class ScoreModel(Protocol):
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray: ...
 
     def information(self, scores: FloatArray) -> FloatArray | None: ...
+
+    def likelihood(self) -> ItemLikelihood: ...
 
     def subset(self, members: IntArray) -> ScoreModel: ...
 
@@ -96,6 +101,10 @@ class BradleyTerryModel:
             scores, alpha=self.alpha, solver=self.solver
         )
 
+    def likelihood(self) -> PairwiseLikelihood:
+        """Bradley-Terry likelihood of the comparisons."""
+        return PairwiseLikelihood(self.comparisons.count_matrix())
+
     def subset(self, members: IntArray) -> BradleyTerryModel:
         """The model on one component."""
         return BradleyTerryModel(self.comparisons.subset(members), self.reg, self.solver)
@@ -121,6 +130,10 @@ class RankCentralityModel:
     def information(self, scores: FloatArray) -> None:
         """Rank Centrality has no likelihood."""
         return None
+
+    def likelihood(self) -> PairwiseLikelihood:
+        """Bradley-Terry likelihood of the comparisons (Rank Centrality has none)."""
+        return PairwiseLikelihood(self.comparisons.count_matrix())
 
     def subset(self, members: IntArray) -> RankCentralityModel:
         """The model on one component."""
@@ -215,6 +228,10 @@ class PlackettLuceModel:
             scores, alpha=self.alpha, solver=self.solver
         )
 
+    def likelihood(self) -> RankingLikelihood:
+        """Plackett-Luce likelihood of the rankings."""
+        return RankingLikelihood(len(self.data.items), self._rankings(None))
+
     def subset(self, members: IntArray) -> PlackettLuceModel:
         """The model on one component."""
         return PlackettLuceModel(self.data.subset(members), self.reg, self.solver)
@@ -260,6 +277,10 @@ class BordaModel:
     def information(self, scores: FloatArray) -> None:
         """Borda has no likelihood."""
         return None
+
+    def likelihood(self) -> PairwiseLikelihood:
+        """Bradley-Terry likelihood of the implied pairs (Borda has none)."""
+        return PairwiseLikelihood(self.comparisons.count_matrix())
 
     def subset(self, members: IntArray) -> BordaModel:
         """The model on one component."""

@@ -9,7 +9,8 @@ The steps (ORL.md, pairwise route and "Tiering"):
    tier ``k`` (items that cannot be ordered against each other share a rank,
    the cautious choice); the components are listed in the query's warnings
    and each decision's rule names its component;
-3. fit (choix), estimate the uncertainty, tier with the leader rule.
+3. fit (choix), estimate the uncertainty, decide the tiers with the
+   ``--tiering`` procedure (:mod:`orlbuild.builders.tier_procedures`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from orlbuild.builders.comparisons import IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import EstimationError, QueryBuildError, QueryORL, TieDecision
 from orlbuild.builders.score_models import ScoreModel
-from orlbuild.builders.tiering import tiers_from_scores
+from orlbuild.builders.tier_procedures import TIERING_PROCEDURES
 from orlbuild.builders.uncertainty import (
     ScoreUncertainty,
     bootstrap_samples,
@@ -70,7 +71,12 @@ def _fisher(
     if information is None:
         raise EstimationError("--uncertainty fisher needs a likelihood model")
     if params.cluster == "annotators":
-        return sandwich_uncertainty(scores, information, model.comparisons)
+        if len(np.unique(model.comparisons.annotators)) >= 2:
+            return sandwich_uncertainty(scores, information, model.comparisons)
+        if params.source == "listwise":
+            # the default for lists; a query judged by one list has nothing to cluster
+            return fisher_uncertainty(scores, information, variance="fisher (one annotator)")
+        return sandwich_uncertainty(scores, information, model.comparisons)  # explains itself
     return fisher_uncertainty(scores, information)
 
 
@@ -106,7 +112,11 @@ def _component_orl(
         unc = score_uncertainty(model, params, rng)
     except EstimationError as exc:
         raise QueryBuildError(query, str(exc)) from exc
-    tiers, decisions = tiers_from_scores(query, items, unc, sig=params.sig)
+    procedure = TIERING_PROCEDURES[str(params.tiering)]
+    try:
+        tiers, decisions = procedure(query, items, unc, model, params, rng)
+    except EstimationError as exc:
+        raise QueryBuildError(query, str(exc)) from exc
     names = [str(i) for i in items]
     return QueryORL(
         query=query,

@@ -1,23 +1,32 @@
-"""Tiers from scores with the leader rule (ORL.md, "Tiering: when do two items share a rank?").
+"""The leader walk that turns scores into tiers (README, "How tiers are decided and audited").
 
 Walk the items best first; the first item opens tier 1 and is its leader;
-each next item is tested against the current tier's leader and joins the tier
-when it is not significantly worse (``p >= sig``), otherwise it opens the next
-tier and leads it. Testing against the leader, not the previous item,
-prevents chains of small gaps from merging a whole list. With ``sig = 0``
-there are no ties except exact score ties (``|diff| <= EXACT_TIE``).
+each next item is compared with the current tier's leader and joins the tier
+when it is not separated from it, otherwise it opens the next tier and leads
+it. Comparing with the leader, not the previous item, prevents chains of
+small gaps from merging a whole list. What "separated" means is the
+procedure's:
+
+* ``leader``: the p-value of the item against its leader is ``< sig`` (one
+  test per item at level ``sig``; no multiplicity control);
+* ``simultaneous``: ``|d| / se > c`` with ``c`` the max-t critical value of
+  the query (:mod:`orlbuild.builders.max_t`).
+
+With ``sig = 0`` there are no ties except exact score ties
+(``|diff| <= EXACT_TIE``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import ndtri
 
 from orlbuild.builders.comparisons import FloatArray
 from orlbuild.builders.results import TieDecision
 from orlbuild.builders.uncertainty import ScoreUncertainty
 
-__all__ = ["EXACT_TIE", "score_order", "tiers_from_scores"]
+__all__ = ["EXACT_TIE", "score_order", "tiers_from_scores", "tiers_from_separations"]
 
 #: Score differences at or below this are exact ties (iterative solvers leave
 #: round-off of about 1e-12 between items with identical evidence).
@@ -30,14 +39,22 @@ def score_order(items: npt.NDArray[np.object_], scores: FloatArray) -> npt.NDArr
     return np.lexsort((items.astype(str), -rounded)).astype(np.int64)
 
 
+def _studentized(diff: float, se: float) -> float | None:
+    if se > 0:
+        return diff / se
+    return None if diff == 0 else float("inf")
+
+
 def tiers_from_scores(
     query: str,
     items: npt.NDArray[np.object_],
     uncertainty: ScoreUncertainty,
     *,
     sig: float,
+    procedure: str = "leader",
+    critical: float | FloatArray | None = None,
 ) -> tuple[list[list[str]], list[TieDecision]]:
-    """Group items into tiers with the leader rule.
+    """Group items into tiers with the leader walk.
 
     Parameters
     ----------
@@ -48,37 +65,107 @@ def tiers_from_scores(
     uncertainty
         Scores and the pairwise tests (:mod:`orlbuild.builders.uncertainty`).
     sig
-        Significance level; an item whose p-value against its leader is
-        ``>= sig`` is tied with it. ``0`` keeps only exact score ties.
+        Significance level; ``0`` keeps only exact score ties.
+    procedure
+        ``leader`` (an item whose p-value against its leader is ``>= sig``
+        is tied with it) or ``simultaneous`` (tied unless ``z > critical``).
+    critical
+        The simultaneous critical value, one for every pair or an ``(n, n)``
+        matrix of per-pair values (step-down); required for ``simultaneous``.
 
     Returns
     -------
     tiers : list of list of str
         Best tier first.
     decisions : list of TieDecision
-        One decision per item after the first, in walking order.
+        One decision per item after the first, in walking order, with the
+        procedure, family size, ``z`` and the critical value it was compared with.
 
     Examples
     --------
     Two items whose difference is not significant share tier 1; the third,
     clearly worse, opens tier 2.
     """
+    if procedure not in ("leader", "simultaneous"):
+        raise ValueError(f"the leader walk serves leader and simultaneous, not {procedure!r}")
+    if procedure == "simultaneous" and critical is None:
+        raise ValueError("the simultaneous walk needs its critical value")
     scores = uncertainty.scores
+    n = len(scores)
     order = score_order(items, scores)
-    tiers: list[list[str]] = [[str(items[order[0]])]]
-    decisions: list[TieDecision] = []
+    bootstrap_p = uncertainty.samples is not None
+    if procedure == "leader":
+        family = n - 1
+        value = None if bootstrap_p or sig == 0.0 else float(ndtri(1.0 - sig / 2.0))
+        per_pair = np.full((n, n), np.nan if value is None else value)
+    else:
+        family = n * (n - 1) // 2
+        per_pair = np.broadcast_to(np.asarray(critical, dtype=np.float64), (n, n))
+    separated_before: list[bool] = []
+    rules: list[str] = []
+    compared: list[float] = []
     leader = int(order[0])
     for index in order[1:].tolist():
         diff = float(scores[leader] - scores[index])
-        p = float(uncertainty.p_value[leader, index])
-        se = float(uncertainty.se[leader, index])
         if abs(diff) <= EXACT_TIE:
             tied, rule = True, "exact score tie"
         elif sig == 0.0:
             tied, rule = False, "strict order (sig=0)"
-        else:
-            tied = p >= sig
+        elif procedure == "leader":
+            tied = float(uncertainty.p_value[leader, index]) >= sig
             rule = f"leader test p {'>=' if tied else '<'} {sig:g}"
+        else:
+            z = _studentized(diff, float(uncertainty.se[leader, index]))
+            # se = 0 with a difference: certain, outside the family, separated
+            tied = z is not None and np.isfinite(z) and z <= per_pair[leader, index]
+            rule = f"max-t z {'<=' if tied else '>'} c over {family} pairs (sig {sig:g})"
+        separated_before.append(not tied)
+        rules.append(rule)
+        compared.append(float(per_pair[leader, index]))
+        if not tied:
+            leader = index
+    return tiers_from_separations(
+        query,
+        items,
+        uncertainty,
+        order,
+        separated_before,
+        rules,
+        procedure=procedure,
+        family_size=family,
+        critical=[None if np.isnan(c) or np.isinf(c) else c for c in compared],
+    )
+
+
+def tiers_from_separations(
+    query: str,
+    items: npt.NDArray[np.object_],
+    uncertainty: ScoreUncertainty,
+    order: npt.NDArray[np.int64],
+    separated: list[bool],
+    rules: list[str],
+    *,
+    procedure: str,
+    family_size: int,
+    critical: list[float | None] | None = None,
+    bic_penalty: float | None = None,
+    loglik_gains: list[float | None] | None = None,
+    bic_changes: list[float | None] | None = None,
+) -> tuple[list[list[str]], list[TieDecision]]:
+    """Tiers and decisions from "is item ``order[k]`` separated from its leader" (k >= 1).
+
+    The leader of a tier is its first item; an item that opens a tier is
+    recorded against the leader of the tier above. Shared by every procedure
+    so that the audit records look the same whatever decided them.
+    """
+    scores = uncertainty.scores
+    tiers: list[list[str]] = [[str(items[order[0]])]]
+    decisions: list[TieDecision] = []
+    leader = int(order[0])
+    for step, index in enumerate(order[1:].tolist()):
+        diff = float(scores[leader] - scores[index])
+        se = float(uncertainty.se[leader, index])
+        tied = not separated[step]
         decisions.append(
             TieDecision(
                 query=query,
@@ -88,10 +175,17 @@ def tiers_from_scores(
                 score_item=float(scores[index]),
                 diff=diff,
                 se=se,
-                p_value=p,
+                p_value=float(uncertainty.p_value[leader, index]),
                 decision="tied" if tied else "separated",
-                rule=rule,
+                rule=rules[step],
                 variance=uncertainty.variance,
+                procedure=procedure,
+                family_size=family_size,
+                critical=None if critical is None else critical[step],
+                z=_studentized(diff, se),
+                bic_penalty=bic_penalty,
+                loglik_gain=None if loglik_gains is None else loglik_gains[step],
+                bic_change=None if bic_changes is None else bic_changes[step],
             )
         )
         if tied:

@@ -20,7 +20,7 @@ the bootstrap p-value is twice the smaller share of resamples with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import choix
 import numpy as np
@@ -62,6 +62,10 @@ class ScoreUncertainty:
         ``p_value[a, b]``: two-sided p-value of ``s_a = s_b``.
     variance
         Label of the estimator, stored with each tie decision.
+    cov
+        Covariance of the (centred) scores, when estimated from one.
+    samples
+        ``(B, n_items)`` bootstrap scores, when resampled.
     """
 
     scores: FloatArray
@@ -70,6 +74,8 @@ class ScoreUncertainty:
     se: FloatArray
     p_value: FloatArray
     variance: str
+    cov: FloatArray | None = field(default=None, repr=False, compare=False)
+    samples: FloatArray | None = field(default=None, repr=False, compare=False)
 
 
 def _centring(n: int) -> FloatArray:
@@ -86,7 +92,7 @@ def _from_covariance(scores: FloatArray, cov: FloatArray, variance: str) -> Scor
     p = erfc(z / np.sqrt(2.0))
     p = np.where((se == 0) & (diff == 0), 1.0, p)
     half = Z_95 * np.sqrt(np.maximum(diag, 0.0))
-    return ScoreUncertainty(scores, scores - half, scores + half, se, p, variance)
+    return ScoreUncertainty(scores, scores - half, scores + half, se, p, variance, cov=cov)
 
 
 def fisher_uncertainty(
@@ -233,4 +239,4 @@ def bootstrap_uncertainty(
     p = np.minimum(1.0, 2.0 * np.minimum(share_le, share_ge))
     se = diffs.std(axis=0, ddof=1)
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
-    return ScoreUncertainty(scores, low, high, se, p, variance)
+    return ScoreUncertainty(scores, low, high, se, p, variance, samples=samples)

@@ -16,6 +16,7 @@ from orlbuild.store.builds import (
     load_build_entries,
     load_tie_decisions,
     override_build,
+    tiering_by_query,
 )
 
 __all__ = ["register"]
@@ -54,6 +55,14 @@ def _with_intervals(decisions: pd.DataFrame, engine: Any) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else decisions
 
 
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON records with missing values as null (not NaN or pandas.NA)."""
+    return [
+        {k: (None if not isinstance(v, str) and pd.isna(v) else v) for k, v in row.items()}
+        for row in frame.astype(object).to_dict("records")
+    ]
+
+
 @audit_app.command("decisions")
 def decisions_command(
     ctx: typer.Context,
@@ -65,11 +74,16 @@ def decisions_command(
 ) -> None:
     """List tie/separate decisions, newest build first, with the items' intervals.
 
-    JSON also lists the overrides behind derived builds (who, why).
+    Per query: the procedure (simultaneous, model, leader), its family size and
+    critical value or BIC penalty; per decision: z and the critical value, or
+    the log-likelihood gain and BIC change. JSON also lists the overrides
+    behind derived builds (who, why).
     """
     with opened_store(ctx) as engine:
         ids = [get_build(engine, build).id] if build else list_builds(engine)["id"].tolist()
-        decisions = _with_intervals(load_tie_decisions(engine, ids, query), engine)
+        parameters = {i: get_build(engine, i).parameters for i in ids}
+        summary, decisions = tiering_by_query(load_tie_decisions(engine, ids, query), parameters)
+        decisions = _with_intervals(decisions, engine)
         overrides = pd.DataFrame(
             [{"build": i, **o} for i in ids for o in get_build(engine, i).overrides],
             columns=["build", "query", "action", "argument", "reason", "created_by", "created_at"],
@@ -78,13 +92,17 @@ def decisions_command(
         overrides = overrides[overrides["query"] == query]
     overrides["created_at"] = overrides["created_at"].astype(str)
     payload = {
-        "decisions": decisions.to_dict("records"),
+        "decisions": _records(decisions),
+        "queries": _records(summary),
         "overrides": overrides.to_dict("records"),
     }
     shown = decisions
     if fmt is OutputFormat.table:  # the full record is in csv/json; keep the table readable
-        columns = ["build", "query", "leader", "item", "diff", "se", "p_value", "decision", "rule"]
+        columns = ["build", "query", "leader", "item", "diff", "se", "z", "critical"]
+        columns += ["bic_change", "decision", "rule"]
         shown = decisions[columns if build is None else columns[1:]]
+        procedure = ["query", "procedure", "family_size", "critical", "bic_penalty", "variance"]
+        emit(fmt, frame=summary[procedure if build else ["build", *procedure]], title="tiering")
     emit(fmt, frame=shown, payload=payload, title="tie decisions")
     if fmt is OutputFormat.table and len(overrides):
         emit(fmt, frame=overrides, title="overrides (who, why)")

@@ -30,7 +30,30 @@ def build_command(
     ] = None,
     collection: Annotated[str, typer.Option(help="Collection to read.")] = DEFAULT_COLLECTION,
     name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
-    sig: Annotated[float, typer.Option(help="Significance level of ties; 0 = no ties.")] = 0.05,
+    sig: Annotated[
+        float,
+        typer.Option(
+            help="Family-wise level per query (simultaneous, model), per test (leader); "
+            "0 = no ties."
+        ),
+    ] = 0.05,
+    tiering: Annotated[
+        str | None,
+        typer.Option(
+            help="simultaneous (default: max-t, false splits per query <= sig), "
+            "model (BIC partition) or leader (one test per item, no multiplicity control)."
+        ),
+    ] = None,
+    mc_draws: Annotated[
+        int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
+    ] = 2000,
+    step_down: Annotated[
+        bool,
+        typer.Option(
+            "--step-down/--single-step",
+            help="simultaneous: Romano-Wolf step-down (default) or one critical value.",
+        ),
+    ] = True,
     uncertainty: Annotated[
         str | None,
         typer.Option(help="fisher (bt default), bootstrap (rank-centrality default) or ep (bt)."),
@@ -64,7 +87,8 @@ def build_command(
     params = BuildParameters(
         source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
         cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
-        seed=seed, disconnected=disconnected,
+        seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
+        step_down=step_down,
     )  # fmt: skip
     state = get_state(ctx)
     with opened_store(ctx) as engine:
@@ -87,12 +111,18 @@ def build_command(
         "build": build_id,
         "name": name,
         "method": resolved.method,
+        "tiering": resolved.tiering,
         "queries": len(outcome.orls),
         "tiers": tiers,
         "warnings": outcome.warnings,
         "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
     }
-    emit(fmt, frame=frame, payload=payload, title=f"build {build_id} ({resolved.method})")
+    emit(
+        fmt,
+        frame=frame,
+        payload=payload,
+        title=f"build {build_id} ({resolved.method}, tiering {resolved.tiering})",
+    )
 
 
 def register(app: typer.Typer) -> None:

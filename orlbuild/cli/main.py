@@ -90,6 +90,9 @@ _db.register(app)
 from orlbuild.cli import build as _build  # noqa: E402
 
 _build.register(app)
+from orlbuild.cli import calibrate as _calibrate  # noqa: E402
+
+_calibrate.register(app)
 from orlbuild.cli import orl as _orl  # noqa: E402
 
 _orl.register(app)

@@ -38,7 +38,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar, cast, get_args
 
-from orlbuild.builders.parameters import BuildParameters, resolve_parameters
+from orlbuild.builders.parameters import TIERINGS, BuildParameters, resolve_parameters
 from orlbuild.errors import ConfigError
 from scoring import UnknownMeasureError, parse_measures
 from scoring.statistics.procedures import CorrectionName, SignificanceTest, default_test
@@ -94,6 +94,7 @@ _CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "cluster": ("none", "annotators"),
         "resample": ("comparisons", "annotators"),
         "solver": ("ilsr", "opt", "mm"),
+        "tiering": TIERINGS,
     }
 )
 _NUMBER_PARAMETERS = ("sig", "reg")

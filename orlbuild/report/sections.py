@@ -357,7 +357,7 @@ def orl_section(data: ReportData) -> str:
         return ""
     legend = (
         "Each row is a tier (best first); ★ marks the tier's leader, against which every other "
-        "item was tested. Hover an item for its score and the decision; open a query for its "
+        "item was compared. Hover an item for its score and the decision; open a query for its "
         "full audit trail."
     )
     ordered = sorted(data.orls, key=lambda o: _natural_key(o.query))
@@ -387,6 +387,9 @@ def _orl_block(orl: OrlView) -> str:
         title=" | ".join(f"tier {i + 1}: {len(t)}" for i, t in enumerate(orl.tiers)),
     )
     meta = f"{_count(n_items, 'item')} · {_count(tiers, 'tier')} · {_count(n_tests, 'test')}"
+    procedure = _procedure_text(orl.decisions)
+    if procedure:
+        meta += f" · {procedure}"
     summary = tag(
         "summary",
         tag("span", esc(orl.query), class_="qid"),
@@ -455,6 +458,11 @@ def _decision_text(decision: TieDecisionView) -> str:
         text += f", se {fmt_number(decision.se, 3)}"
     if decision.p_value is not None:
         text += f", p = {fmt_p(decision.p_value)}"
+    z, critical = getattr(decision, "z", None), getattr(decision, "critical", None)
+    if z is not None and critical is not None:
+        text += f", z = {fmt_number(z, 3)} vs c = {fmt_number(critical, 3)}"
+    if getattr(decision, "bic_change", None) is not None:
+        text += f", ΔBIC = {fmt_number(decision.bic_change, 3)}"  # type: ignore[attr-defined]
     return text + f" ({decision.rule})"
 
 
@@ -472,19 +480,52 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
             tag("td", esc(d.item)),
             tag("td", fmt_number(d.diff, 3), class_="num"),
             tag("td", fmt_number(d.se, 3), class_="num"),
+            tag("td", fmt_number(getattr(d, "z", None), 3), class_="num"),
+            tag("td", fmt_number(getattr(d, "critical", None), 3), class_="num"),
+            tag("td", fmt_number(getattr(d, "bic_change", None), 3), class_="num"),
             tag("td", fmt_p(d.p_value), class_="num"),
             tag("td", esc(d.decision), class_=f"decision {d.decision}"),
             tag("td", esc(d.rule)),
         )
         for d in decisions
     ]
-    header = ["leader", "item", "diff", "se", "p", "decision", "rule"]
+    header = ["leader", "item", "diff", "se", "z", "critical", "ΔBIC", "p", "decision", "rule"]
+    procedure = _procedure_text(decisions)
     return tag(
         "details",
         tag("summary", f"Audit trail ({_count(len(decisions), 'decision')})"),
+        tag("p", esc(f"Tiering: {procedure}"), class_="caption procedure") if procedure else "",
         table(header, rows, class_="audit"),
         class_="audit-trail",
     )
+
+
+def _procedure_text(decisions: Sequence[TieDecisionView]) -> str:
+    """How the query's tiers were decided: the procedure, its family and critical value
+    (or BIC penalty), read from the decisions' evidence (README, "How tiers are decided
+    and audited"); empty for rule-based decisions and records without evidence."""
+    for d in decisions:
+        procedure = getattr(d, "procedure", None)
+        if procedure is None:
+            continue
+        family = getattr(d, "family_size", None)
+        critical = getattr(d, "critical", None)
+        penalty = getattr(d, "bic_penalty", None)
+        text = str(procedure)
+        if procedure == "simultaneous":
+            values = [c for c in (getattr(e, "critical", None) for e in decisions) if c is not None]
+            low, high = (min(values), max(values)) if values else (critical, critical)
+            text += f", max-t over {family} pairs, critical value c = {fmt_number(high, 3)}"
+            if low is not None and high is not None and low < high:
+                text += f" (step-down to {fmt_number(low, 3)})"
+        elif procedure == "model":
+            text += f", BIC over {family} boundaries, penalty per group {fmt_number(penalty, 3)}"
+        elif critical is not None:
+            text += f", {family} tests, critical value {fmt_number(critical, 3)} (per test)"
+        else:
+            text += f", {family} tests (per test)"
+        return text
+    return ""
 
 
 def power_section(data: ReportData) -> str:

@@ -82,6 +82,7 @@ __all__ = [
     "override_build",
     "resolve_build",
     "store_build",
+    "tiering_by_query",
 ]
 
 
@@ -178,6 +179,14 @@ class TieDecisionRow(Base):
     decision: Mapped[str] = mapped_column(String(16), nullable=False)
     rule: Mapped[str] = mapped_column(String(256), nullable=False)
     variance: Mapped[str] = mapped_column(String(64), nullable=False)
+    # the --tiering evidence (migration 0004_tiering); NULL on older builds
+    procedure: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    family_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
 
 
 class BuildOverride(Base):
@@ -316,6 +325,9 @@ def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, An
             "decision": d.decision,
             "rule": d.rule,
             "variance": d.variance,
+            "procedure": d.procedure,
+            "family_size": d.family_size,
+            **{k: finite_or_none(getattr(d, k)) for k in EVIDENCE_FLOATS},
         }
         for orl in orls
         for position, d in enumerate(orl.decisions)
@@ -668,6 +680,9 @@ def load_build_entries(
     )
 
 
+#: Numeric evidence of the --tiering procedures stored with each decision.
+EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
+
 DECISION_COLUMNS = [
     "build",
     "query",
@@ -681,6 +696,9 @@ DECISION_COLUMNS = [
     "decision",
     "rule",
     "variance",
+    "procedure",
+    "family_size",
+    *EVIDENCE_FLOATS,
 ]
 
 
@@ -708,12 +726,91 @@ def load_tie_decisions(
         d.decision,
         d.rule,
         d.variance,
+        d.procedure,
+        d.family_size,
+        *(getattr(d, k) for k in EVIDENCE_FLOATS),
     ).where(d.build_id.in_(list(build_ids)))
     if query is not None:
         stmt = stmt.where(d.query == query)
     with connect(bind) as connection:
         rows = connection.execute(stmt.order_by(d.build_id.desc(), d.query, d.position)).all()
-    return pd.DataFrame.from_records(rows, columns=DECISION_COLUMNS)
+    frame = pd.DataFrame.from_records(rows, columns=DECISION_COLUMNS)
+    frame["family_size"] = frame["family_size"].astype("Int64")
+    return frame
+
+
+TIERING_COLUMNS = [
+    "build",
+    "query",
+    "procedure",
+    "family_size",
+    "critical",
+    "bic_penalty",
+    "variance",
+    "sig",
+    "mc_draws",
+    "seed",
+    "decisions",
+    "separated",
+]
+
+
+def tiering_by_query(
+    decisions: pd.DataFrame, parameters: dict[int, dict[str, Any]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-query summary of how tiers were decided, and the decisions with gaps filled.
+
+    Decisions stored before ``--tiering`` existed have no procedure: those of a
+    test (a p-value) read as their build's ``tiering``, which is ``leader`` for
+    such builds (:meth:`BuildParameters.from_json`).
+
+    Parameters
+    ----------
+    decisions
+        :func:`load_tie_decisions` output.
+    parameters
+        Build id -> stored parameters.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        One row per (build, query), columns :data:`TIERING_COLUMNS`: the
+        procedure, its family size, the largest critical value a decision was
+        compared with (``simultaneous``: the single-step ``c`` when the first
+        step was used; ``leader``: the normal quantile) or BIC penalty
+        (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
+        of the critical values (the build seed; the draws depend on it and on
+        the number of items, :func:`orlbuild.builders.max_t.standard_normal_draws`).
+    decisions : pandas.DataFrame
+        The input with ``procedure`` filled for older builds.
+    """
+    filled = decisions.copy()
+    legacy = {b: BuildParameters.from_json(p).tiering or "none" for b, p in parameters.items()}
+    tested = filled["procedure"].isna() & filled["p_value"].notna()
+    filled.loc[tested, "procedure"] = filled.loc[tested, "build"].map(legacy)
+    rows = []
+    for (build, query), part in filled.groupby(["build", "query"], sort=False):
+        decided = part[part["procedure"].notna()]  # override decisions have none
+        first = (decided if len(decided) else part).iloc[0]
+        params = parameters.get(int(build), {})
+        procedure = first["procedure"] if pd.notna(first["procedure"]) else "rule"
+        rows.append(
+            {
+                "build": int(build),
+                "query": str(query),
+                "procedure": procedure,
+                "family_size": _int_or_none(first["family_size"]),
+                "critical": _none(decided["critical"].max()) if len(decided) else None,
+                "bic_penalty": _none(first["bic_penalty"]),
+                "variance": str(first["variance"]),
+                "sig": params.get("sig"),
+                "mc_draws": params.get("mc_draws") if procedure == "simultaneous" else None,
+                "seed": params.get("seed") if procedure == "simultaneous" else None,
+                "decisions": len(part),
+                "separated": int((part["decision"] == "separated").sum()),
+            }
+        )
+    return pd.DataFrame(rows, columns=TIERING_COLUMNS), filled
 
 
 def load_build_messages(bind: Bind, build_id: int) -> pd.DataFrame:
@@ -777,6 +874,9 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
                 decision=str(row.decision),
                 rule=str(row.rule),
                 variance=str(row.variance),
+                procedure=None if row.procedure is None else str(row.procedure),
+                family_size=_int_or_none(row.family_size),
+                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
             )
         )
     warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
@@ -804,6 +904,10 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
 
 def _nan(value: Any) -> float:
     return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
 
 
 def _none(value: Any) -> float | None:

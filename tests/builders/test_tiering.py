@@ -175,6 +175,9 @@ def test_resolved_parameters_name_every_default() -> None:
         "solver": "none",
         "seed": 0,
         "disconnected": "fail",
+        "tiering": "simultaneous",  # issue 10: the default procedure, recorded
+        "mc_draws": 2000,
+        "step_down": True,
     }
 
 

@@ -1,0 +1,198 @@
+"""Max-t critical values: family-wise error control over every pair of a query.
+
+The ``simultaneous`` tiering separates an item from its tier leader only when
+``|d| / se > c``, where ``c`` is chosen so that, if every item of the query
+had the same true strength, the largest studentized difference over *all*
+``n (n - 1) / 2`` pairs would exceed ``c`` with probability ``sig``
+(README, "How tiers are decided and audited"; the single-step max-T of
+Westfall & Young 1993, ch. 2). Any split of an all-equal query needs some
+pair beyond ``c``, so the share of all-equal queries with a split is at most
+``sig`` up to the Monte Carlo error of ``c``.
+
+* :func:`null_draws_from_covariance` - the null distribution is ``N(0, C)``
+  with ``C`` the estimated covariance (Fisher or sandwich): one matrix
+  product per query turns ``R`` standard normal draws into the ``R x P``
+  studentized pairwise differences.
+* :func:`null_draws_from_bootstrap` - the studentized bootstrap: the
+  replicates centred at the full-data estimate, ``|(d*_ab - d_ab)| / se_ab``.
+* :func:`single_step_critical` - ``c`` of the largest statistic;
+  :func:`step_down_critical` - the Romano-Wolf refinement (the default of
+  ``simultaneous``): ``c`` recomputed over the pairs not yet separated.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from orlbuild.builders.comparisons import FloatArray, IntArray
+
+__all__ = [
+    "max_t_critical_from_bootstrap",
+    "max_t_critical_from_covariance",
+    "null_draws_from_bootstrap",
+    "null_draws_from_covariance",
+    "pair_count",
+    "single_step_critical",
+    "step_down_critical",
+]
+
+
+def pair_count(n_items: int) -> int:
+    """The family of the simultaneous rule: every pair, ``n (n - 1) / 2``."""
+    return n_items * (n_items - 1) // 2
+
+
+def _pairs(se: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """Pairs ``a < b`` with a positive standard error, and those errors."""
+    first, second = np.triu_indices(se.shape[0], 1)
+    pair_se = se[first, second]
+    keep = pair_se > 0
+    return first[keep].astype(np.int64), second[keep].astype(np.int64), pair_se[keep]
+
+
+def _upper_quantile(statistics: FloatArray, sig: float) -> float:
+    """The ``1 - sig`` quantile, rounded up to an order statistic (numpy's ``higher``)."""
+    k = int(np.ceil((1.0 - sig) * (len(statistics) - 1)))
+    return float(np.partition(statistics, k)[k])
+
+
+@lru_cache(maxsize=64)
+def standard_normal_draws(draws: int, n_items: int, seed: int) -> npt.NDArray[np.float32]:
+    """``(draws, n_items)`` standard normals from ``seed``, shared by the queries of a build
+    with ``n_items`` items (each query's critical value keeps its own Monte Carlo error;
+    drawing once per size keeps the simulation one matrix product per query)."""
+    rng = np.random.default_rng([seed, n_items, 0x6D61785F74])
+    # single precision: a quantile needs no more, and the product runs twice as fast
+    values = rng.standard_normal((draws, n_items), dtype=np.float32)
+    values.flags.writeable = False
+    return values
+
+
+def null_draws_from_covariance(
+    cov: FloatArray, se: FloatArray, *, draws: int, seed: int
+) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
+    """``|d_ab| / se_ab`` for every pair under ``d ~ N(0, C)``, ``draws`` times.
+
+    Parameters
+    ----------
+    cov
+        ``(n, n)`` covariance of the scores (may be singular: scores are centred).
+    se
+        ``(n, n)`` standard errors of the differences (``sqrt(C_aa + C_bb - 2 C_ab)``).
+    draws
+        Monte Carlo draws ``R``; a critical value's level is ``sig`` up to
+        about ``sqrt(sig (1 - sig) / R)``.
+    seed
+        Seed of the draws (the build's seed; see :func:`standard_normal_draws`).
+
+    Returns
+    -------
+    first, second : numpy.ndarray
+        The pairs ``a < b`` with a positive standard error (the family).
+    null : numpy.ndarray
+        ``(R, P)`` absolute studentized differences.
+    """
+    first, second, pair_se = _pairs(se)
+    values, vectors = np.linalg.eigh(cov)
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))  # cov = root @ root.T
+    # column p maps a standard normal draw to (d_a - d_b) / se_ab of pair p
+    contrast = ((root[first] - root[second]).T / pair_se).astype(np.float32)
+    null = standard_normal_draws(draws, cov.shape[0], seed) @ contrast
+    return first, second, np.abs(null, out=null)
+
+
+def null_draws_from_bootstrap(
+    scores: FloatArray, samples: FloatArray, se: FloatArray
+) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
+    """Studentized bootstrap replicates ``|(d*_ab - d_ab)| / se_ab`` (centred at the estimate).
+
+    Parameters
+    ----------
+    scores
+        Full-data scores.
+    samples
+        ``(B, n)`` bootstrap scores.
+    se
+        ``(n, n)`` bootstrap standard deviations of the differences.
+
+    Returns
+    -------
+    first, second, null
+        As :func:`null_draws_from_covariance`, with ``B`` rows.
+    """
+    first, second, pair_se = _pairs(se)
+    centred = samples - scores[None, :]
+    null = np.abs(centred[:, first] - centred[:, second]) / pair_se
+    return first, second, null.astype(np.float32)
+
+
+def single_step_critical(null: npt.NDArray[np.float32], sig: float) -> float:
+    """``c``: the ``1 - sig`` quantile of the largest of the ``P`` statistics (``inf`` if P = 0)."""
+    if null.shape[1] == 0:
+        return float("inf")
+    return _upper_quantile(null.max(axis=1), sig)
+
+
+def step_down_critical(
+    null: npt.NDArray[np.float32], observed: FloatArray, sig: float
+) -> FloatArray:
+    """Romano-Wolf step-down critical value of every pair.
+
+    Pairs are examined by decreasing observed ``|z|``; pair ``j`` is compared
+    with the ``1 - sig`` quantile of the largest null statistic over the pairs
+    not yet separated (``j`` and after); the first pair that is not beyond its
+    critical value stops the procedure, and it and every later pair keep that
+    value. The first critical value is the single-step ``c``, so a query whose
+    items are all equal is split exactly when the single-step rule splits it;
+    later values are smaller, which is where the power comes from (Romano &
+    Wolf 2005, Algorithm 2.1; strong family-wise control under subset pivotality,
+    which normal scores have).
+
+    Parameters
+    ----------
+    null
+        ``(R, P)`` absolute null statistics.
+    observed
+        ``(P,)`` observed ``|z|`` of the same pairs.
+    sig
+        Family-wise level.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(P,)`` critical value of each pair (nonincreasing along the examination order).
+    """
+    order = np.argsort(-observed, kind="stable")
+    # tail[j] = largest null statistic over the pairs examined at step j or later;
+    # rows are contiguous draws (a row loop beats numpy's strided accumulate here)
+    tail = null.T[order]
+    for step in range(len(order) - 2, -1, -1):
+        np.maximum(tail[step], tail[step + 1], out=tail[step])
+    k = int(np.ceil((1.0 - sig) * (tail.shape[1] - 1)))
+    by_step = np.partition(tail, k, axis=1)[:, k].astype(np.float64)  # every step's quantile
+    beyond = observed[order] > by_step
+    stop = int(np.argmin(beyond)) if not beyond.all() else len(order)
+    critical = np.empty(len(order))
+    critical[order[:stop]] = by_step[:stop]
+    if stop < len(order):
+        critical[order[stop:]] = by_step[stop]
+    return critical
+
+
+def max_t_critical_from_covariance(
+    cov: FloatArray, se: FloatArray, *, sig: float, draws: int, seed: int
+) -> float:
+    """Single-step critical value of ``max_ab |d_ab| / se_ab`` when ``d ~ N(0, C)``
+    (:func:`null_draws_from_covariance`, :func:`single_step_critical`)."""
+    return single_step_critical(null_draws_from_covariance(cov, se, draws=draws, seed=seed)[2], sig)
+
+
+def max_t_critical_from_bootstrap(
+    scores: FloatArray, samples: FloatArray, se: FloatArray, *, sig: float
+) -> float:
+    """Single-step critical value from studentized bootstrap replicates
+    (:func:`null_draws_from_bootstrap`, :func:`single_step_critical`)."""
+    return single_step_critical(null_draws_from_bootstrap(scores, samples, se)[2], sig)
