@@ -49,7 +49,9 @@ def score_report(
         notes.append(
             f"{frame.attrs['queries_without_orl']} run queries have no ORL and were ignored"
         )
-    if frame.attrs.get("missing_queries"):
+    if frame.attrs.get("warnings"):
+        notes.extend(frame.attrs["warnings"])  # names the ORL queries missing from the run
+    elif frame.attrs.get("missing_queries"):
         notes.append(f"{len(frame.attrs['missing_queries'])} ORL queries are missing from the run")
     for measure, count in undefined.items():
         notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")

@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
 from orlbuild.ingest.records import read_chunks
-from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format
+from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
 from orlbuild.ingest.vocabulary import Vocabularies
 from orlbuild.store.batches import NAME_COLUMNS, NewBatch, store_batch
 from orlbuild.store.bulk import paused_gc
@@ -126,14 +126,20 @@ def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat |
 
 
 def _choose_format(
-    kind: IngestKind, name: str, override: InputFormat | None, first_line: str | None
+    kind: IngestKind,
+    name: str,
+    override: InputFormat | None,
+    first_line: str | None,
+    format_option: str = "--format",
 ) -> InputFormat:
-    """``--format``, else the extension, else (stdin or unknown extension) a sniff."""
+    """``--format``, else TREC qrels/run content, else the extension, else a sniff."""
+    if override is None and sniff_trec(first_line) is kind.layout.headerless is not None:
+        return kind.layout.headerless  # recognised by content, whatever the name
     if override is None and (name == STDIN or not _known_extension(name)):
         sniffed = _sniff_headerless(kind, first_line)
         if sniffed is not None:
             return sniffed
-    return detect_format(name, override, first_line)
+    return detect_format(name, override, first_line, format_option=format_option)
 
 
 def _known_extension(name: str) -> bool:
@@ -208,11 +214,13 @@ def read_input(
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     stream: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
+    format_option: str = "--format",
 ) -> ParsedInput:
     """Read and validate one file exactly as :func:`ingest_file` does, without storing it.
 
     Used by ``orlbuild eval`` to score files without a database. Parameters
-    are those of :func:`ingest_file`.
+    are those of :func:`ingest_file`; ``format_option`` is the option that
+    error hints name for forcing the format.
 
     Raises
     ------
@@ -224,7 +232,7 @@ def read_input(
     vocab = Vocabularies()
     with paused_gc():
         first_line, lines = _with_first_line(source.lines())
-        chosen = _choose_format(spec, source.name, fmt, first_line)
+        chosen = _choose_format(spec, source.name, fmt, first_line, format_option)
         parts: list[Facts] = []
         line_parts: list[np.ndarray] = []
         for chunk in read_chunks(lines, chosen, spec.layout, source.label):
