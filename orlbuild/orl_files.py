@@ -28,6 +28,7 @@ from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
 from orlbuild.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
+from scoring.orl import orls_from_grade_table
 
 __all__ = ["ParsedFile", "first_line", "parse_file", "read_orl_file", "read_run_file"]
 
@@ -174,22 +175,12 @@ def read_orl_file(
 
 def _orls_from_grades(frame: pd.DataFrame) -> tuple[dict[str, ORL], list[str]]:
     """One ORL per query from ``query, item, grade`` rows (one grade per query and item)."""
-    queries = frame["query"].astype(str).to_numpy(dtype=object)
-    codes, uniques = pd.factorize(queries, sort=True)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
-    items = frame["item"].astype(str).to_numpy(dtype=object)[order]
-    grades = frame["grade"].to_numpy(dtype=float)[order]
-    orls: dict[str, ORL] = {}
-    warnings = []
-    for j, query in enumerate(uniques):
-        lo, hi = bounds[j], bounds[j + 1]
-        labels = dict(zip(items[lo:hi].tolist(), grades[lo:hi].tolist(), strict=True))
-        if grades[lo:hi].max() > 0:
-            orls[str(query)] = ORL.from_grades(labels)
-        else:
-            warnings.append(f"query {query!r} has no positive grade and gets no ORL")
-    return orls, warnings
+    orls, without = orls_from_grade_table(
+        frame["query"].to_numpy(dtype=object),
+        frame["item"].to_numpy(dtype=object),
+        frame["grade"].to_numpy(dtype=float),
+    )
+    return orls, [f"query {query!r} has no positive grade and gets no ORL" for query in without]
 
 
 def first_line(path: Path) -> str | None:

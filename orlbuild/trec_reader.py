@@ -54,7 +54,7 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     Returns
     -------
     pandas.DataFrame or None
-        Runs: columns ``query``, ``item`` (strings), ``rank`` (int64),
+        Runs: columns ``query``, ``item`` (categoricals of strings), ``rank`` (int64),
         ``score`` (float64); qrels: ``query``, ``item``, ``grade`` (int64).
         Rows in file order, each (query, item) once. ``None`` when anything
         would make the line-exact reader fail or differ.
@@ -78,15 +78,32 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
             )
     except _READ_ERRORS:  # pandas' ParserError and EmptyDataError are ValueErrors
         return None
-    if frame.empty or not _acceptable(frame, names):
+    if frame.empty or not _numbers_and_fields_ok(frame, names):
         return None
-    keep = ["query", "item", *(n for n in names if n in _NUMBERS)]
-    return frame[keep]
+    coded = {}
+    for name in _IDS:  # factorised once: the scorer reuses the codes of a categorical
+        codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
+        lengths = pd.Series(uniques, dtype=object).str.len().to_numpy()
+        if len(lengths) and lengths.max() > NAME_LENGTH:
+            return None  # an id the store refuses: the exact reader names it
+        coded[name] = (codes, uniques)
+    (query_codes, queries), (item_codes, items) = coded["query"], coded["item"]
+    pairs = query_codes.astype(np.int64) * max(len(items), 1) + item_codes
+    if not pd.Index(pairs).is_unique:  # a hash pass (faster here than np.unique)
+        return None  # a repeated (query, item): the exact reader names both lines
+    out = {
+        "query": pd.Categorical.from_codes(query_codes, pd.Index(queries, dtype=object)),
+        "item": pd.Categorical.from_codes(item_codes, pd.Index(items, dtype=object)),
+    }
+    out.update({n: frame[n].to_numpy() for n in names if n in _NUMBERS})
+    return pd.DataFrame(out)
 
 
-def _acceptable(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
-    """Whether every row is one the line-exact reader accepts unchanged."""
+def _numbers_and_fields_ok(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
+    """Numbers in range and finite; the unused fields present (no short row)."""
     for name in names:
+        if name in _IDS:
+            continue  # whitespace-separated fields are never empty
         column = frame[name]
         if name in _NUMBERS:
             values = column.to_numpy()
@@ -96,10 +113,7 @@ def _acceptable(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
             elif len(values) and (values.min() < 0 or values.max() > MAX_INTEGER):
                 return False
             continue
-        if name in _IDS:
-            lengths = column.str.len().to_numpy()
-        else:
-            lengths = column.cat.categories.astype(str).str.len().to_numpy()
-        if len(lengths) and (lengths.min() == 0 or lengths.max() > NAME_LENGTH):
-            return False  # a short row (missing last field), or an id the store refuses
-    return not frame.duplicated(["query", "item"]).any()
+        categories = column.cat.categories.astype(str)
+        if (categories.str.len() == 0).any():
+            return False  # a short row: its missing last field reads as ""
+    return True

@@ -21,6 +21,16 @@ def measure_means(frame: pd.DataFrame) -> dict[str, float]:
         }
 
 
+def _per_query(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``{query: {measure: value}}`` (column by column: no per-row pandas objects)."""
+    columns = [str(c) for c in frame.columns]
+    values = frame.to_numpy(dtype=float).tolist()
+    return {
+        str(q): dict(zip(columns, row, strict=True))
+        for q, row in zip(frame.index.tolist(), values, strict=True)
+    }
+
+
 def score_report(
     frame: pd.DataFrame, *, per_query: bool, extra: dict[str, Any] | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -59,7 +69,7 @@ def score_report(
         **(extra or {}),
         "queries": len(frame),
         "mean": means,
-        "per_query": {str(q): {str(m): v for m, v in row.items()} for q, row in frame.iterrows()},
+        "per_query": _per_query(frame),
         "undefined": undefined,
         "conventions": frame.attrs.get("conventions", {}),
         "warnings": notes,

@@ -29,6 +29,7 @@ from orlbuild.store.builds import (
 )
 from orlbuild.store.evaluations import score_systems
 from scoring.evaluate import Missing
+from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
@@ -277,6 +278,7 @@ def evaluate_stored_build(
     *,
     systems: Sequence[str] | None = None,
     missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
     compare: CompareSpec | None = None,
     power: PowerSpec | None = None,
     progress: Progress | None = None,
@@ -294,7 +296,10 @@ def evaluate_stored_build(
     systems
         Systems to score; default every system with a run in the build's collection.
     missing
-        ``zero`` or ``skip`` (RDQ.md section 8).
+        ``zero`` or ``skip`` (README, "Evaluating files").
+    score_precision
+        Compare run scores as ``float32`` (default) or ``float64`` (README,
+        "Score precision").
     compare
         Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
     power
@@ -311,7 +316,14 @@ def evaluate_stored_build(
     names = list(systems) if systems else list_systems(engine, record.collection)
     if not names:
         raise ConfigError(f"collection {record.collection!r} has no system run to score")
-    scores = score_systems(engine, record.id, names, measures=measures, missing=missing)
+    scores = score_systems(
+        engine,
+        record.id,
+        names,
+        measures=measures,
+        missing=missing,
+        score_precision=score_precision,
+    )
     per_query = {name: score.per_query for name, score in scores.items()}
     settings = compare or CompareSpec()
     steps = 0
