@@ -91,7 +91,7 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     pairs = query_codes.astype(np.int64) * max(len(items), 1) + item_codes
     if not pd.Index(pairs).is_unique:  # a hash pass (faster here than np.unique)
         return None  # a repeated (query, item): the exact reader names both lines
-    out = {
+    out: dict[str, object] = {
         "query": pd.Categorical.from_codes(query_codes, pd.Index(queries, dtype=object)),
         "item": pd.Categorical.from_codes(item_codes, pd.Index(items, dtype=object)),
     }
