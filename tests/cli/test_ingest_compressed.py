@@ -69,7 +69,7 @@ def test_compressed_round_trip(
 def test_compressed_content_is_recognised_whatever_the_name(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    name, text = FILES["listwise"]
+    _, text = FILES["listwise"]
     odd = tmp_path / "lists.csv"  # gzip bytes behind a plain name
     odd.write_bytes(gzip.compress(text.encode()))
     result = _ingest(migrated_db_url, "listwise", odd, "c")
