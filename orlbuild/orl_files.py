@@ -1,6 +1,6 @@
 """Reading ORLs and runs straight from files, without a database (``orlbuild eval``).
 
-ORL files (FORMATS.md): TREC qrels or a graded table (converted by the graded
+ORL files (README, "Input formats"): TREC qrels or a graded table (converted by the graded
 route, native grades kept), a ``query item rank`` table (read with the
 listwise rules: ranks consecutive from 1 per query), or the JSON export
 ``{"build": {...}, "queries": {query: {item: rank}}}``. Runs: TREC runs or

@@ -1,4 +1,4 @@
-"""Evaluating a run over many queries (RDQ.md section 8).
+"""Evaluating a run over many queries (README, "Conventions and caveats").
 
 :func:`evaluate` is the batch entry point: it parses all measure names at
 once, aligns the run with the ORLs, lays both out as matrices once
@@ -165,7 +165,7 @@ def evaluate(
         Query -> candidate list best first; or query -> ``{item: score}``
         (pytrec_eval's shape); or a DataFrame with columns ``query, item,
         score`` or ``query, item, rank``. Scored runs are ordered by the rules
-        of RDQ.md section 8 (score descending, ties by item id descending).
+        of README, "Score precision" (score descending, ties by item id descending).
     measures
         Measure names (``"RDQm2-a1@10"``, ``"nDCG@10"``, ...) or
         :class:`~scoring.measures.Measure` objects; all bad names are reported

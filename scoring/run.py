@@ -1,4 +1,4 @@
-"""Turning a run table into ordered candidate lists (RDQ.md section 8).
+"""Turning a run table into ordered candidate lists (README, "Conventions and caveats").
 
 Within a query, documents are ordered by score descending with ties broken by
 document id descending - trec_eval's rule, which pytrec_eval follows - or by

@@ -221,7 +221,8 @@ def _emit_many(
             typer.echo(f"Warning: {note}", err=True)
     emit(fmt, frame=shown, payload=out, title=title)
     if comparisons is not None and fmt is OutputFormat.table:
-        emit(fmt, frame=comparisons, title="Paired randomization tests (Holm)")
+        shown_columns = ["measure", "a", "b", "diff", "p_value", "p_adjusted", "significant"]
+        emit(fmt, frame=comparisons[shown_columns], title="Paired randomization tests (Holm)")
 
 
 def _comparisons(

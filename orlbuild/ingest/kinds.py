@@ -232,7 +232,7 @@ def _check_run(
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
-    "First" follows the run ordering of RDQ.md section 8: highest score first
+    "First" follows the run ordering of README, "Conventions and caveats": highest score first
     (lowest rank when the run has no scores), earlier line on ties. Scores are
     compared as float32, the default score precision (README, "Score
     precision"); the stored scores keep their full precision.

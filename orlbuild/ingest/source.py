@@ -5,7 +5,7 @@ batch's provenance key) and decoded as UTF-8 in blocks, then split into
 physical lines; a byte that is not UTF-8 is reported with its line number, and
 a UTF-8 byte-order mark at the start is dropped.
 
-Compressed input (README, "Input files"): a gzip or bz2 stream is recognised
+Compressed input (README, "Input formats"): a gzip or bz2 stream is recognised
 by its first bytes, whatever the file is called, and decompressed while it is
 read (never whole in memory). The hash is that of the decompressed content,
 so the same data stored plain or compressed is recognised as the same batch.
@@ -56,7 +56,7 @@ BLOCK_BYTES = 1 << 20
 
 
 class InputFormat(str, Enum):
-    """File formats of FORMATS.md (``--format`` values)."""
+    """File formats of README, "Input formats" (``--format`` values)."""
 
     tsv = "tsv"
     csv = "csv"
@@ -252,7 +252,7 @@ _INTEGER_FIELD = re.compile(r"[+-]?\d+")
 
 
 def sniff_trec(first_line: str | None) -> InputFormat | None:
-    """A TREC qrels or run line, recognised as trec_eval reads them (README, "Input files").
+    """A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
 
     ``query iteration item grade`` (four whitespace-separated fields, an
     integer grade) is qrels; ``query Q0 item rank score tag`` (six fields, an
