@@ -1,4 +1,4 @@
-"""The C-speed TREC reader never accepts what the line-exact reader rejects, nor reads it differently."""
+"""The C-speed TREC reader never accepts, nor reads differently, what the exact reader rejects."""
 
 from __future__ import annotations
 
