@@ -88,8 +88,7 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     coded = {}
     for name in _IDS:  # factorised once: the scorer reuses the codes of a categorical
         codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
-        lengths = pd.Series(uniques, dtype=object).str.len().to_numpy()
-        if len(lengths) and lengths.max() > NAME_LENGTH:
+        if max(map(len, uniques), default=0) > NAME_LENGTH:
             return None  # an id the store refuses: the exact reader names it
         coded[name] = (codes, uniques)
     (query_codes, queries), (item_codes, items) = coded["query"], coded["item"]
@@ -127,7 +126,7 @@ def _numbers_and_fields_ok(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
             if len(values) and (values.min() < 0 or values.max() > MAX_INTEGER):
                 return False
             continue
-        categories = column.cat.categories.astype(str)
-        if (categories.str.len() == 0).any():
+        categories = column.cat.categories
+        if "" in set(categories.astype(str).tolist()):
             return False  # a short row: its missing last field reads as ""
     return True
