@@ -1,4 +1,4 @@
-"""``--score-precision`` where stored runs are scored: ``score``, ``compare``, the pipeline config."""
+"""`--score-precision` where stored runs are scored: `score`, `compare`, the pipeline config."""
 
 from __future__ import annotations
 
