@@ -171,7 +171,11 @@ def test_failing_queries_stop_the_build_unless_skipped(tmp_path: Path) -> None:
         "q2\ta\te1\te2\nq2\ta\te3\te4\n",  # q2: two components, no order between them
         encoding="utf-8",
     )
-    shutil.copy(SAMPLE / "runs" / "bm25.trec", tmp_path / "run.txt")  # format given in the config
+    # A run of the same queries (one sharing no query with the ORLs is an error since
+    # issue 11); the format is given in the config.
+    (tmp_path / "run.txt").write_text(
+        "q1 Q0 d2 1 3.0 bm25\nq1 Q0 d1 2 2.0 bm25\nq2 Q0 e1 1 1.0 bm25\n", encoding="utf-8"
+    )
     config = tmp_path / "pipeline.toml"
     body = (
         'measures = ["RDQm2-a1@10"]\n[[inputs]]\nkind = "pairwise"\npath = "pairs.tsv"\n'
