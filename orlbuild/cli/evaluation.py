@@ -134,9 +134,18 @@ def _evaluate_file(
 def system_names(run_files: list[Path]) -> list[str]:
     """Each run's name: its TREC run tag, else its file stem; repeats made distinct.
 
-    The tag is read from the first line of a TREC run; a name two runs share
-    is replaced by their file stems (without ``.gz``/``.bz2``), and any name
-    still repeated gets ``#2``, ``#3``, ...
+    Parameters
+    ----------
+    run_files
+        The run files, in the order given.
+
+    Returns
+    -------
+    list of str
+        One name per file: the tag (sixth field) of a TREC run's first line,
+        else the file stem (without ``.gz``/``.bz2``); a name two runs share is
+        replaced by their file stems, and any name still repeated gets ``#2``,
+        ``#3``, ...
     """
     from orlbuild.orl_files import first_line
 

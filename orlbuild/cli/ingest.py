@@ -23,7 +23,11 @@ CollectionOpt = Annotated[
 ]
 FormatOpt = Annotated[
     InputFormat | None,
-    typer.Option("--format", "-f", help="Input format (default: from the file extension)."),
+    typer.Option(
+        "--format",
+        "-f",
+        help="Input format (default: TREC qrels/runs by content, else the file extension).",
+    ),
 ]
 
 
