@@ -86,3 +86,22 @@ def test_pipeline_config_score_precision(tmp_path: Path) -> None:
     path.write_text(CONFIG.format(extra='score_precision = "float16"'))
     with pytest.raises(ConfigError, match="score_precision"):
         load_config(path)
+
+
+def test_report_states_the_precision(scored_store: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    _cli(scored_store, "report", "--build", "g", "-m", "AP", "-o", str(out))
+    assert "score_precision: float32" in out.read_text(encoding="utf-8")
+    _cli(
+        scored_store,
+        "report",
+        "--build",
+        "g",
+        "-m",
+        "AP",
+        "-o",
+        str(out),
+        "--score-precision",
+        "float64",
+    )
+    assert "score_precision: float64" in out.read_text(encoding="utf-8")
