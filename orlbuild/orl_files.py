@@ -140,6 +140,14 @@ def read_orl_file(
     path = Path(path)
     first = first_line(path)
     suffix = base_suffix(str(path))
+    if fmt is None and sniff_trec(first) is InputFormat.trec:
+        raise InputError(
+            "this is a TREC run (query Q0 item rank score tag), not ORLs",
+            file=str(path),
+            line=1,
+            value=(first or "").strip(),
+            hint="give the qrels (or ORL file) first and the runs after it",
+        )
     if suffix == ".json" and fmt is None and sniff_trec(first) is None:
         return _orls_from_json(path), []
     is_qrels = fmt is InputFormat.qrels or (
@@ -220,9 +228,17 @@ def read_run_file(
     directly. ``format_option`` is the option error hints name.
     """
     path = Path(path)
+    first = None if str(path) == STDIN else first_line(path)
+    if fmt is None and sniff_trec(first) is InputFormat.qrels:
+        raise InputError(
+            "this is TREC qrels (query iteration item grade), not a run",
+            file=str(path),
+            line=1,
+            value=(first or "").strip(),
+            hint="give the qrels first and the runs after it",
+        )
     if str(path) != STDIN and (
-        fmt is InputFormat.trec
-        or (fmt is None and sniff_trec(first_line(path)) is InputFormat.trec)
+        fmt is InputFormat.trec or (fmt is None and sniff_trec(first) is InputFormat.trec)
     ):
         fast = fast_trec_frame(path, InputFormat.trec)
         if fast is not None:

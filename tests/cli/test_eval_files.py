@@ -252,3 +252,15 @@ def test_score_precision_option(tmp_path: Path) -> None:
     assert f64["mean"]["AP"] == pytest.approx(1.0)  # trec_eval 10
     assert f32["conventions"]["score_precision"].startswith("float32")
     assert f64["conventions"]["score_precision"].startswith("float64")
+
+
+def test_swapped_arguments_are_named(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run = _write(tmp_path / "run.txt.gz", RUN_A)
+    result = runner.invoke(app, ["eval", str(run), str(qrels), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "run.txt.gz, line 1: this is a TREC run" in result.output
+    assert "give the qrels" in result.output
+    result = runner.invoke(app, ["eval", str(qrels), str(qrels), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "qrels.txt, line 1: this is TREC qrels" in result.output
