@@ -19,6 +19,7 @@ from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.ingest.kinds import DuplicatePolicy
+from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
 from orlbuild.store.evaluations import (
     SystemScores,
@@ -64,6 +65,9 @@ def score_command(
         str | None, typer.Option("--system", "-s", help="A system with a stored run.")
     ] = None,
     run: Annotated[Path | None, typer.Option("--run", help="A TREC run file instead.")] = None,
+    run_format: Annotated[
+        InputFormat | None, typer.Option("--run-format", help="Force the run file's format.")
+    ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
     missing: MissingOption = MissingPolicy.zero,
     duplicates: Annotated[
@@ -80,7 +84,15 @@ def score_command(
         raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
     with opened_store(ctx) as engine:
         scores = _score(
-            engine, build, system, run, measure, missing.literal, duplicates, score_precision.value
+            engine,
+            build,
+            system,
+            run,
+            measure,
+            missing.literal,
+            duplicates,
+            score_precision.value,
+            run_format,
         )
         saved = save_evaluation(engine, scores) if save else None
     extra = {"build": build_summary(scores.build), "system": scores.system}
@@ -101,6 +113,7 @@ def _score(
     missing: Missing,
     duplicates: DuplicatePolicy,
     precision: str = "float32",
+    run_format: InputFormat | None = None,
 ) -> SystemScores:
     """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
     if run is None:
@@ -113,7 +126,7 @@ def _score(
             missing=missing,
             score_precision=precision,  # type: ignore[arg-type]
         )[system]
-    frame = read_run_file(run, duplicates=duplicates)
+    frame = read_run_file(run, fmt=run_format, duplicates=duplicates)
     return score_run(
         engine,
         build,
