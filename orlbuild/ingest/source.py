@@ -229,9 +229,14 @@ def open_input(raw: BinaryIO) -> BinaryIO:
     BinaryIO
         The stream to read the content from; closing it does not close ``raw``.
     """
-    if not hasattr(raw, "peek"):
+    if hasattr(raw, "peek"):
+        head = raw.peek(3)[:3]
+    elif raw.seekable():  # e.g. io.BytesIO: look, then step back
+        head = raw.read(3)
+        raw.seek(-len(head), io.SEEK_CUR)
+    else:  # pragma: no cover - a non-seekable stream without peek
         raw = io.BufferedReader(raw)  # type: ignore[type-var]
-    head = raw.peek(3)[:3]
+        head = raw.peek(3)[:3]
     for magic, name in _MAGIC.items():
         if head.startswith(magic):
             if name == "gzip":

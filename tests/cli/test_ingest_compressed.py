@@ -117,3 +117,15 @@ def test_unknown_extension_hint_names_format(migrated_db_url: str, tmp_path: Pat
     result = _ingest(migrated_db_url, "graded", path, "c")
     assert result.exit_code == 1
     assert "pass --format" in result.output
+
+
+def test_open_input_leaves_a_given_stream_open() -> None:
+    import io
+
+    from orlbuild.ingest.source import open_input
+
+    plain = io.BytesIO(b"q1 0 d1 1\n")
+    assert open_input(plain).read() == b"q1 0 d1 1\n"
+    packed = io.BytesIO(gzip.compress(b"q1 0 d1 1\n"))
+    assert open_input(packed).read() == b"q1 0 d1 1\n"
+    assert not plain.closed and not packed.closed
