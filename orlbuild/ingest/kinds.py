@@ -232,10 +232,10 @@ def _check_run(
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
-    "First" follows the run ordering of README, "Conventions and caveats": highest score first
-    (lowest rank when the run has no scores), earlier line on ties. Scores are
-    compared as float32, the default score precision (README, "Score
-    precision"); the stored scores keep their full precision.
+    "First" follows the run ordering of README, "Conventions and caveats":
+    highest score first (lowest rank when the run has no scores), earlier line
+    on ties. Scores are compared as float32, the default score precision
+    (README, "Score precision"); the stored scores keep their full precision.
     """
     frame = _frame(facts, lines)
     keys = ["query_id", "item_id"]

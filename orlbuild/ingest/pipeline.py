@@ -133,8 +133,9 @@ def _choose_format(
     format_option: str = "--format",
 ) -> InputFormat:
     """``--format``, else TREC qrels/run content, else the extension, else a sniff."""
-    if override is None and sniff_trec(first_line) is kind.layout.headerless is not None:
-        return kind.layout.headerless  # recognised by content, whatever the name
+    headerless = kind.layout.headerless
+    if override is None and headerless is not None and sniff_trec(first_line) is headerless:
+        return headerless  # recognised by content, whatever the name
     if override is None and (name == STDIN or not _known_extension(name)):
         sniffed = _sniff_headerless(kind, first_line)
         if sniffed is not None:
