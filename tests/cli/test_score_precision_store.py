@@ -105,3 +105,19 @@ def test_report_states_the_precision(scored_store: str, tmp_path: Path) -> None:
         "float64",
     )
     assert "score_precision: float64" in out.read_text(encoding="utf-8")
+
+
+def test_ingest_keep_first_compares_float32(migrated_db_url: str, tmp_path: Path) -> None:
+    from orlbuild.store import open_store
+    from orlbuild.store.read import load_run
+
+    path = tmp_path / "dup.txt"
+    path.write_text("q1 Q0 d1 1 67.62227935791016 s\nq1 Q0 d1 2 67.62227973937988 s\n")
+    _cli(migrated_db_url, "ingest", "run", str(path), "--system", "s", "--duplicates", "keep-first")
+    engine = open_store(migrated_db_url)
+    try:
+        run = load_run(engine, "default", "s")
+    finally:
+        engine.dispose()
+    # Equal in float32: the earlier line wins; its score is stored at full precision.
+    assert run["score"].tolist() == [67.62227935791016]
