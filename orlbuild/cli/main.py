@@ -18,7 +18,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from orlbuild import __version__
 from orlbuild.cli.state import AppState, get_state
 from orlbuild.errors import OrlbuildError
 
@@ -123,6 +122,8 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
+        from orlbuild import __version__
+
         typer.echo(f"orlbuild {__version__}")
         raise typer.Exit()
 
