@@ -1,11 +1,17 @@
 """Reading ORLs and runs straight from files, without a database (``orlbuild eval``).
 
-ORL files (FORMATS.md): TREC qrels or a graded table (converted by the graded
+ORL files (README, "Input formats"): TREC qrels or a graded table (converted by the graded
 route, native grades kept), a ``query item rank`` table (read with the
 listwise rules: ranks consecutive from 1 per query), or the JSON export
 ``{"build": {...}, "queries": {query: {item: rank}}}``. Runs: TREC runs or
 ``query, item, rank[, score]`` tables. Files are read and validated by the
 same code as ``orlbuild ingest``, so every error names the file, line and value.
+
+TREC qrels and runs are recognised by their content whatever the file is
+called, and ``.gz``/``.bz2`` files are read directly (README, "Evaluating
+files"). Good TREC files are read by the C-speed reader of
+:mod:`orlbuild.trec_reader`; anything it cannot vouch for is read again by the
+line-exact ingest reader, whose error names the line.
 """
 
 from __future__ import annotations
@@ -17,14 +23,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.graded import aggregate_grades
 from orlbuild.errors import InputError
 from orlbuild.ingest.kinds import DuplicatePolicy
-from orlbuild.ingest.pipeline import read_input
-from orlbuild.ingest.source import InputFormat
+from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
+from orlbuild.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
+from scoring.orl import orls_from_grade_table
 
-__all__ = ["ParsedFile", "parse_file", "read_orl_file", "read_run_file"]
+__all__ = ["ParsedFile", "first_line", "parse_file", "read_orl_file", "read_run_file"]
 
 
 @dataclass(frozen=True)
@@ -55,15 +61,20 @@ def parse_file(
     *,
     fmt: InputFormat | None = None,
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    format_option: str = "--format",
 ) -> ParsedFile:
     """Read and validate a file of one input kind (``listwise``, ``graded``, ``run``, ...).
+
+    ``format_option`` is the option error hints name for forcing the format.
 
     Raises
     ------
     InputError
         Naming the file, line and value of the first problem.
     """
-    parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates)
+    from orlbuild.ingest.pipeline import read_input  # the store's modules: only when needed
+
+    parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates, format_option=format_option)
     return ParsedFile(parsed.decoded(), parsed.label, parsed.sha256, parsed.dropped)
 
 
@@ -73,7 +84,8 @@ def _orls_from_json(path: Path) -> dict[str, ORL]:
     if not path.is_file():
         raise InputError("no such file", file=label, hint="check the path")
     try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
+        with path.open("rb") as raw:
+            document = json.loads(open_input(raw).read().decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise InputError("not valid UTF-8", file=label, hint="save the file as UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -97,21 +109,28 @@ def _orls_from_json(path: Path) -> dict[str, ORL]:
 
 
 def read_orl_file(
-    path: str | Path, *, fmt: InputFormat | None = None, grade_agg: str = "median"
+    path: str | Path,
+    *,
+    fmt: InputFormat | None = None,
+    grade_agg: str = "median",
+    format_option: str = "--orl-format",
 ) -> tuple[dict[str, ORL], list[str]]:
     """Read ORLs from a qrels/graded table, a ``query item rank`` table or the JSON export.
 
     Parameters
     ----------
     path
-        The file; ``.json`` is the ORL export, ``.qrels`` graded labels, other
-        extensions a table whose columns decide: ``grade`` -> graded labels,
-        ``rank`` -> explicit ORL ranks.
+        The file, plain or gzip/bz2-compressed. TREC qrels are recognised by
+        their content (``query iteration item grade``), whatever the name;
+        ``.json`` is the ORL export; other files are tables whose columns
+        decide: ``grade`` -> graded labels, ``rank`` -> explicit ORL ranks.
     fmt
         Force the table format.
     grade_agg
         How several annotators' grades are combined (``median``, ``mean``,
         ``max``, ``majority``; see :mod:`orlbuild.builders.graded`).
+    format_option
+        The option error hints name for forcing the format.
 
     Returns
     -------
@@ -119,12 +138,29 @@ def read_orl_file(
         ``{query: ORL}`` and warnings (queries left without an ORL).
     """
     path = Path(path)
-    if path.suffix.lower() == ".json" and fmt is None:
+    first = first_line(path)
+    suffix = base_suffix(str(path))
+    if fmt is None and sniff_trec(first) is InputFormat.trec:
+        raise InputError(
+            "this is a TREC run (query Q0 item rank score tag), not ORLs",
+            file=str(path),
+            line=1,
+            value=(first or "").strip(),
+            hint="give the qrels (or ORL file) first and the runs after it",
+        )
+    if suffix == ".json" and fmt is None and sniff_trec(first) is None:
         return _orls_from_json(path), []
-    kind = "graded" if path.suffix.lower() == ".qrels" or fmt is InputFormat.qrels else None
+    is_qrels = fmt is InputFormat.qrels or (
+        fmt is None and (sniff_trec(first) is InputFormat.qrels or suffix == ".qrels")
+    )
+    if is_qrels and str(path) != STDIN:
+        fast = fast_trec_frame(path, InputFormat.qrels)
+        if fast is not None:
+            return _orls_from_grades(fast)
+    kind = "graded" if is_qrels else None
     if kind is None:
-        kind = "graded" if _header_names(path) & {"grade"} else "listwise"
-    parsed = parse_file(kind, path, fmt=fmt)
+        kind = "graded" if _header_names(first) & {"grade"} else "listwise"
+    parsed = parse_file(kind, path, fmt=fmt, format_option=format_option)
     frame = parsed.frame
     if kind == "listwise":
         if frame.groupby("query")["annotator"].nunique().max() > 1:
@@ -137,24 +173,42 @@ def read_orl_file(
             str(q): ORL(dict(zip(g["item"], g["rank"].astype(int).tolist(), strict=True)))
             for q, g in frame.groupby("query", sort=False)
         }, []
-    grades = aggregate_grades(frame[["query", "item", "grade"]], grade_agg)
-    orls: dict[str, ORL] = {}
-    warnings = []
-    for query, group in grades.groupby("query", sort=False):
-        labels = dict(zip(group["item"], group["grade"].astype(float), strict=True))
-        if any(g > 0 for g in labels.values()):
-            orls[str(query)] = ORL.from_grades(labels)
-        else:
-            warnings.append(f"query {query!r} has no positive grade and gets no ORL")
-    return orls, warnings
+    from orlbuild.builders.graded import aggregate_grades
+
+    one_grade_each = not frame.duplicated(["query", "item"]).any()
+    if one_grade_each:  # nothing to aggregate
+        return _orls_from_grades(frame[["query", "item", "grade"]])
+    return _orls_from_grades(aggregate_grades(frame[["query", "item", "grade"]], grade_agg))
 
 
-def _header_names(path: Path) -> set[str]:
-    """Lower-cased header fields of a delimited file (empty when unreadable)."""
+def _orls_from_grades(frame: pd.DataFrame) -> tuple[dict[str, ORL], list[str]]:
+    """One ORL per query from ``query, item, grade`` rows (one grade per query and item)."""
+    orls, without = orls_from_grade_table(
+        frame["query"].to_numpy(dtype=object),
+        frame["item"].to_numpy(dtype=object),
+        frame["grade"].to_numpy(dtype=float),
+    )
+    return orls, [f"query {query!r} has no positive grade and gets no ORL" for query in without]
+
+
+def first_line(path: Path) -> str | None:
+    """The first non-blank line of a (possibly compressed) file; ``None`` when unreadable."""
+    if str(path) == STDIN or not path.is_file():
+        return None
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            first = handle.readline()
-    except (OSError, UnicodeDecodeError):
+        with path.open("rb") as raw, open_input(raw) as stream:
+            for _, line in zip(range(1000), stream, strict=False):
+                text = line.decode("utf-8-sig")
+                if text.strip():
+                    return text
+    except (OSError, EOFError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def _header_names(first: str | None) -> set[str]:
+    """Lower-cased header fields of a delimited file's first line (empty when unreadable)."""
+    if first is None:
         return set()
     return {f.strip().strip('"').lower() for f in first.replace(",", "\t").split("\t")}
 
@@ -164,13 +218,34 @@ def read_run_file(
     *,
     fmt: InputFormat | None = None,
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    format_option: str = "--run-format",
 ) -> pd.DataFrame:
     """A run as a ``query, item, score`` (or ``query, item, rank``) DataFrame.
 
-    Runs with scores are ordered by score (RDQ.md section 8); runs without
-    any score by their rank column.
+    Runs with scores are ordered by score (README, "Score precision"); runs
+    without any score by their rank column. TREC runs are recognised by their
+    content whatever the file is called; ``.gz``/``.bz2`` files are read
+    directly. ``format_option`` is the option error hints name.
     """
-    frame = parse_file("run", path, fmt=fmt, duplicates=duplicates).frame
+    path = Path(path)
+    first = None if str(path) == STDIN else first_line(path)
+    if fmt is None and sniff_trec(first) is InputFormat.qrels:
+        raise InputError(
+            "this is TREC qrels (query iteration item grade), not a run",
+            file=str(path),
+            line=1,
+            value=(first or "").strip(),
+            hint="give the qrels first and the runs after it",
+        )
+    if str(path) != STDIN and (
+        fmt is InputFormat.trec or (fmt is None and sniff_trec(first) is InputFormat.trec)
+    ):
+        fast = fast_trec_frame(path, InputFormat.trec)
+        if fast is not None:
+            return fast[["query", "item", "score"]]
+    frame = parse_file(
+        "run", path, fmt=fmt, duplicates=duplicates, format_option=format_option
+    ).frame
     if "score" in frame and np.isfinite(frame["score"].to_numpy(dtype=float)).all():
         return frame[["query", "item", "score"]]
     return frame[["query", "item", "rank"]]

@@ -1,4 +1,4 @@
-"""Evaluating a run over many queries (RDQ.md section 8).
+"""Evaluating a run over many queries (README, "Conventions and caveats").
 
 :func:`evaluate` is the batch entry point: it parses all measure names at
 once, aligns the run with the ORLs, lays both out as matrices once
@@ -17,16 +17,37 @@ from scoring.batch import FlatRun, flatten_rankings, prepare_batch
 from scoring.errors import ScoringError
 from scoring.measures import Measure, parse_measures
 from scoring.orl import ORL
-from scoring.run import Duplicates, OrderBy, flat_run_from_frame, flat_run_from_scores
+from scoring.run import (
+    DEFAULT_SCORE_PRECISION,
+    Duplicates,
+    OrderBy,
+    ScorePrecision,
+    check_score_precision,
+    flat_run_from_frame,
+    flat_run_from_scores,
+)
 
-__all__ = ["Missing", "conventions", "evaluate"]
+__all__ = ["Missing", "check_query_overlap", "conventions", "evaluate"]
 
 Missing = Literal["zero", "skip"]
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
 
+#: How many ids an overlap message shows from each side.
+SHOWN_IDS = 5
 
-def conventions(missing: Missing, order_by: str = "score") -> dict[str, str]:
+_PRECISION_TEXT = {
+    "float32": "float32: scores compared as 32-bit floats, equal in float32 = tie "
+    "(trec_eval <= 9.0.8, pytrec_eval, ir_measures; official TREC results)",
+    "float64": "float64: scores compared as 64-bit floats (trec_eval 10)",
+}
+
+
+def conventions(
+    missing: Missing,
+    order_by: str = "score",
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+) -> dict[str, str]:
     """The conventions an evaluation used, for machine-readable output."""
     return {
         "missing": (
@@ -36,6 +57,7 @@ def conventions(missing: Missing, order_by: str = "score") -> dict[str, str]:
             else "skip: averages over queries present in both the ORLs and the run"
         ),
         "run_order": TIE_BREAK if order_by == "score" else "rank column ascending",
+        "score_precision": _PRECISION_TEXT[score_precision],
         "duplicates": "only the first occurrence of an item earns credit",
         "relevance": "an item is relevant iff it is in the ORL",
         "undefined": "Kendall tau / Spearman rho are NaN when undefined and left out of means",
@@ -78,6 +100,51 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     return FlatRun(qarr, offsets, items)
 
 
+def _shown(ids: Sequence[str]) -> str:
+    """The first few ids of a list, quoted, with how many more there are."""
+    head = ", ".join(repr(q) for q in ids[:SHOWN_IDS])
+    more = len(ids) - SHOWN_IDS
+    return head + (f" (and {more} more)" if more > 0 else "")
+
+
+def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
+    """Check that a run shares queries with the ORLs (README, "Evaluating files").
+
+    Parameters
+    ----------
+    orl_queries, run_queries
+        Query ids of each side, in their order.
+
+    Returns
+    -------
+    list of str
+        Warnings: one naming the ORL queries missing from the run when the
+        overlap is partial; empty otherwise.
+
+    Raises
+    ------
+    ScoringError
+        When both sides hold queries but share none, showing a few ids from each side
+        (e.g. ``Q01`` in the run, ``q01`` in the ORLs).
+    """
+    in_run = set(run_queries)
+    shared = [q for q in orl_queries if q in in_run]
+    if not shared and orl_queries and run_queries:
+        raise ScoringError(
+            "the run and the ORLs share no query: run queries "
+            f"{_shown(list(run_queries))}; ORL queries "
+            f"{_shown(list(orl_queries))} (ids are compared exactly, "
+            "case included)"
+        )
+    absent = [q for q in orl_queries if q not in in_run]
+    if not absent or not shared:
+        return []
+    return [
+        f"{len(absent)} of {len(orl_queries)} ORL queries are missing from the run: "
+        f"{_shown(absent)}"
+    ]
+
+
 def evaluate(
     orls: Mapping[str, ORL | Mapping[str, int]],
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
@@ -86,6 +153,7 @@ def evaluate(
     missing: Missing = "zero",
     order_by: OrderBy | None = None,
     duplicates: Duplicates = "error",
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
 ) -> pd.DataFrame:
     """Score a run against ORLs: one row per ORL query, one column per measure.
 
@@ -97,7 +165,7 @@ def evaluate(
         Query -> candidate list best first; or query -> ``{item: score}``
         (pytrec_eval's shape); or a DataFrame with columns ``query, item,
         score`` or ``query, item, rank``. Scored runs are ordered by the rules
-        of RDQ.md section 8 (score descending, ties by item id descending).
+        of README, "Score precision" (score descending, ties by item id descending).
     measures
         Measure names (``"RDQm2-a1@10"``, ``"nDCG@10"``, ...) or
         :class:`~scoring.measures.Measure` objects; all bad names are reported
@@ -109,13 +177,24 @@ def evaluate(
         For a DataFrame run: order by ``"score"`` (default when present) or
         ``"rank"``; a repeated (query, item) is an ``"error"`` (default) or
         ``"keep-first"``.
+    score_precision
+        Scored runs: compare scores as ``"float32"`` (default; trec_eval <=
+        9.0.8, pytrec_eval, official TREC results: scores equal in float32
+        tie and are ordered by item id) or ``"float64"`` (trec_eval 10).
 
     Returns
     -------
     pandas.DataFrame
         Index ``query`` (ORL order), one float column per measure, named by the
         strings passed in. ``frame.attrs`` holds ``conventions``,
-        ``queries_without_orl`` (run queries ignored) and ``missing_queries``.
+        ``queries_without_orl`` (run queries ignored), ``missing_queries`` and
+        ``warnings`` (a partial query overlap).
+
+    Raises
+    ------
+    ScoringError
+        Bad measure names, bad options, or a run sharing no query with the
+        ORLs (see :func:`check_query_overlap`).
 
     Examples
     --------
@@ -137,12 +216,16 @@ def evaluate(
     # With every measure cut off, nothing below the deepest cutoff is ever read.
     cutoffs = [m.cutoff for m in parsed if m.cutoff is not None]
     bound = max(cutoffs) if cutoffs and len(cutoffs) == len(parsed) else None
+    precision = check_score_precision(score_precision)
     if not isinstance(run, pd.DataFrame) and _is_scored(run):
-        flat = flat_run_from_scores(run, depth=bound)  # type: ignore[arg-type]
+        flat = flat_run_from_scores(run, depth=bound, score_precision=precision)  # type: ignore[arg-type]
     elif isinstance(run, pd.DataFrame):
-        flat = flat_run_from_frame(run, order_by=order_by, duplicates=duplicates, depth=bound)
+        flat = flat_run_from_frame(
+            run, order_by=order_by, duplicates=duplicates, depth=bound, score_precision=precision
+        )
     else:
         flat = flatten_rankings(run, depth=bound)  # type: ignore[arg-type]
+    warnings = check_query_overlap(queries, flat.queries.tolist())
     present = set(flat.queries.tolist())
     without_orl = len(present - set(queries))
     missing_queries = [q for q in queries if q not in present]
@@ -159,7 +242,8 @@ def evaluate(
         index=pd.Index(queries, name="query", dtype=object),
         columns=labels,
     )
-    frame.attrs["conventions"] = conventions(missing, order_by or "score")
+    frame.attrs["conventions"] = conventions(missing, order_by or "score", precision)
     frame.attrs["queries_without_orl"] = without_orl
     frame.attrs["missing_queries"] = missing_queries
+    frame.attrs["warnings"] = warnings
     return frame

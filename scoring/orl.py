@@ -26,7 +26,7 @@ import numpy as np
 
 from scoring.errors import ScoringError
 
-__all__ = ["ORL"]
+__all__ = ["ORL", "orls_from_grade_table"]
 
 
 def _check_rank(item: Hashable, rank: object) -> int:
@@ -239,3 +239,66 @@ class ORL(Mapping[str, int]):
     def to_dict(self) -> dict[str, int]:
         """A plain ``{item: rank}`` copy."""
         return dict(self._ranks)
+
+
+def orls_from_grade_table(
+    queries: np.ndarray, items: np.ndarray, grades: np.ndarray
+) -> tuple[dict[str, ORL], list[str]]:
+    """One graded-route ORL per query from aligned columns, as :meth:`ORL.from_grades` builds it.
+
+    The tiers of every query are computed at once (NumPy), which is what makes
+    reading the qrels of thousands of queries fast.
+
+    Parameters
+    ----------
+    queries, items
+        Query and item ids (strings), one row per (query, item), no repeats.
+    grades
+        Finite grades >= 0; 0 means judged not relevant (not in the ORL).
+
+    Returns
+    -------
+    tuple
+        ``{query: ORL}`` in sorted query order, and the queries whose grades
+        are all 0 (they get no ORL).
+
+    Raises
+    ------
+    ScoringError
+        For a negative or non-finite grade.
+    """
+    grades = np.asarray(grades, dtype=np.float64)
+    bad = ~np.isfinite(grades) | (grades < 0)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise ScoringError(f"grade of item {items[at]!r} must be >= 0, got {grades[at]!r}")
+    codes, uniques = _factorize_sorted(np.asarray(queries, dtype=object))
+    positive = grades > 0
+    # Sort by (query, grade descending): ranks are dense within each query.
+    order = np.lexsort((-grades, codes))
+    order = order[positive[order]]
+    q_sorted, g_sorted = codes[order], grades[order]
+    new_query = np.r_[True, q_sorted[1:] != q_sorted[:-1]]
+    new_level = new_query | np.r_[True, g_sorted[1:] != g_sorted[:-1]]
+    level_count = np.cumsum(new_level)
+    ranks = level_count - np.maximum.accumulate(np.where(new_query, level_count - 1, 0))
+    starts = np.flatnonzero(new_query)
+    ends = np.r_[starts[1:], len(order)]
+    item_sorted = np.asarray(items, dtype=object)[order]
+    orls: dict[str, ORL] = {}
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        names = item_sorted[lo:hi].tolist()
+        orl = ORL.__new__(ORL)
+        orl._ranks = dict(zip(names, ranks[lo:hi].tolist(), strict=True))
+        orl._sorted_ranks = ranks[lo:hi].astype(np.int64)  # already ascending
+        orl._grades = dict(zip(names, g_sorted[lo:hi].tolist(), strict=True))
+        orls[str(uniques[q_sorted[lo]])] = orl
+    with_orl = set(q_sorted[starts].tolist())
+    without = [str(uniques[j]) for j in range(len(uniques)) if j not in with_orl]
+    return dict(sorted(orls.items())), without
+
+
+def _factorize_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``values`` into their sorted unique values."""
+    uniques, codes = np.unique(values.astype(str), return_inverse=True)
+    return codes.astype(np.int64).ravel(), uniques.astype(object)

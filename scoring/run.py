@@ -1,9 +1,14 @@
-"""Turning a run table into ordered candidate lists (RDQ.md section 8).
+"""Turning a run table into ordered candidate lists (README, "Conventions and caveats").
 
-Within a query, documents are ordered by score descending (float64) with ties
-broken by document id descending - trec_eval's rule, which pytrec_eval
-follows - or by the rank column when asked (ties again by document id
-descending).
+Within a query, documents are ordered by score descending with ties broken by
+document id descending - trec_eval's rule, which pytrec_eval follows - or by
+the rank column when asked (ties again by document id descending).
+
+Score precision (README, "Score precision"): by default scores are compared
+as 32-bit floats, as trec_eval up to 9.0.8 (every official TREC result until
+2025, pytrec_eval, ir_measures) stores them, so two scores equal in float32
+tie and are ordered by document id. ``score_precision="float64"`` compares the
+full double values, as trec_eval 10 does.
 """
 
 from __future__ import annotations
@@ -19,8 +24,12 @@ from scoring.batch import FlatRun
 from scoring.errors import ScoringError
 
 __all__ = [
+    "DEFAULT_SCORE_PRECISION",
     "Duplicates",
     "OrderBy",
+    "ScorePrecision",
+    "check_score_precision",
+    "comparable_scores",
     "flat_run_from_frame",
     "flat_run_from_scores",
     "rankings_from_frame",
@@ -28,6 +37,37 @@ __all__ = [
 
 OrderBy = Literal["score", "rank"]
 Duplicates = Literal["error", "keep-first"]
+ScorePrecision = Literal["float32", "float64"]
+
+#: The default: trec_eval <= 9.0.8 / pytrec_eval compare scores as float32.
+DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
+
+
+def check_score_precision(precision: str) -> ScorePrecision:
+    """``precision`` if it is ``"float32"`` or ``"float64"``, else :class:`ScoringError`."""
+    if precision not in ("float32", "float64"):
+        raise ScoringError(f"score precision must be 'float32' or 'float64', got {precision!r}")
+    return precision  # type: ignore[return-value]
+
+
+def comparable_scores(scores: np.ndarray, precision: ScorePrecision) -> np.ndarray:
+    """Scores as float64 values that compare as ``precision`` does.
+
+    ``float32`` rounds every score to the nearest 32-bit float (as C's
+    ``float x = atof(text)`` does in trec_eval <= 9.0.8), so scores equal in
+    float32 compare equal; ``float64`` leaves them unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = comparable_scores(np.array([67.62227973937988, 67.62227935791016]), "float32")
+    >>> bool(a[0] == a[1])
+    True
+    """
+    if precision == "float64":
+        return scores
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as in C
+        return scores.astype(np.float32).astype(np.float64)
 
 
 def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,7 +80,9 @@ def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), as_text
 
 
-def _sort_keys(frame: pd.DataFrame, order_by: OrderBy | None) -> np.ndarray:
+def _sort_keys(
+    frame: pd.DataFrame, order_by: OrderBy | None, precision: ScorePrecision
+) -> np.ndarray:
     """The column to order by, validated: finite float64, smaller is better."""
     missing = {"query", "item"} - set(frame.columns)
     if missing:
@@ -53,7 +95,7 @@ def _sort_keys(frame: pd.DataFrame, order_by: OrderBy | None) -> np.ndarray:
     if not finite.all():
         bad = frame[key].to_numpy()[~finite][0]
         raise ScoringError(f"run column {key!r} holds a non-finite or non-numeric value {bad!r}")
-    return values if key == "rank" else -values
+    return values if key == "rank" else -comparable_scores(values, precision)
 
 
 def _rank_order(query: np.ndarray, primary: np.ndarray, tie: np.ndarray) -> np.ndarray:
@@ -77,6 +119,7 @@ def flat_run_from_frame(
     order_by: OrderBy | None = None,
     duplicates: Duplicates = "error",
     depth: int | None = None,
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
 ) -> FlatRun:
     """Order a run table and concatenate its candidate lists.
 
@@ -90,19 +133,25 @@ def flat_run_from_frame(
         ``"error"`` (default, as trec_eval) or ``"keep-first"`` after ordering.
     depth
         Keep at most this many items per query.
+    score_precision
+        Compare scores as ``"float32"`` (default, trec_eval <= 9.0.8) or
+        ``"float64"`` (trec_eval 10).
 
     Returns
     -------
     FlatRun
         Queries in order of first appearance, each list best first.
     """
-    primary = _sort_keys(frame, order_by)
+    primary = _sort_keys(frame, order_by, check_score_precision(score_precision))
     query_codes, queries = _codes(frame["query"])
     return _ordered_run(query_codes, queries, frame["item"], primary, duplicates, depth)
 
 
 def flat_run_from_scores(
-    run: Mapping[str, Mapping[str, float]], *, depth: int | None = None
+    run: Mapping[str, Mapping[str, float]],
+    *,
+    depth: int | None = None,
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
 ) -> FlatRun:
     """Order a ``{query: {item: score}}`` run (pytrec_eval's shape) like a run table."""
     lengths = np.fromiter((len(docs) for docs in run.values()), dtype=np.int64, count=len(run))
@@ -119,6 +168,7 @@ def flat_run_from_scores(
         bad = scores[~np.isfinite(scores)][0]
         raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
     query_codes = np.repeat(np.arange(len(run), dtype=np.int64), lengths)
+    scores = comparable_scores(scores, check_score_precision(score_precision))
     return _ordered_run(query_codes, queries, items, -scores, "error", depth)
 
 
@@ -174,6 +224,10 @@ def rankings_from_frame(
     *,
     order_by: OrderBy | None = None,
     duplicates: Duplicates = "error",
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
 ) -> dict[str, list[str]]:
     """``{query: [items best first]}`` from a ``query, item, score|rank`` table."""
-    return flat_run_from_frame(frame, order_by=order_by, duplicates=duplicates).to_dict()
+    flat = flat_run_from_frame(
+        frame, order_by=order_by, duplicates=duplicates, score_precision=score_precision
+    )
+    return flat.to_dict()

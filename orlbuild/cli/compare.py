@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_table
 from orlbuild.cli.score import (
     BuildOption,
@@ -71,12 +71,13 @@ def compare_command(
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
     missing: MissingOption = MissingPolicy.zero,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Test every pair of systems on every measure, and group the systems into tiers."""
     from scoring.statistics import system_comparison  # SciPy loads only when the command runs
 
-    scored = load_panels(ctx, build, system, measure, missing)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
     comparison = system_comparison(
         scored.panels,
         test=None if test is None else test.value,
@@ -137,11 +138,17 @@ def load_panels(
     systems: list[str],
     measures: list[str],
     missing: MissingPolicy,
+    score_precision: str = "float32",
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
     with opened_store(ctx) as engine:
         return panels_for_systems(
-            engine, build, systems, measures=measures, missing=missing.literal
+            engine,
+            build,
+            systems,
+            measures=measures,
+            missing=missing.literal,
+            score_precision=score_precision,  # type: ignore[arg-type]
         )
 
 

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import fields
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
-from orlbuild.cli.score_tables import score_report
+from orlbuild.errors import InputError
 from orlbuild.ingest.kinds import DuplicatePolicy
-from orlbuild.ingest.source import InputFormat
-from orlbuild.orl_files import read_orl_file, read_run_file
-from scoring import MEASURES, evaluate, parse_measures
-from scoring.measures import RDQ
-from scoring.penalties import PENALTIES
-from scoring.weights import WEIGHT_PRESETS
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, InputFormat, sniff_trec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MeasureOption = Annotated[
     list[str],
@@ -25,9 +23,32 @@ MeasureOption = Annotated[
 ]
 
 
+class ScorePrecisionName(str, Enum):
+    """``--score-precision``: how run scores are compared (README, "Score precision")."""
+
+    float32 = "float32"
+    float64 = "float64"
+
+
+#: The ``--score-precision`` option of every command that orders runs by score.
+ScorePrecisionOption = Annotated[
+    ScorePrecisionName,
+    typer.Option(
+        "--score-precision",
+        help="Compare run scores as float32 (trec_eval <= 9.0.8, pytrec_eval, official TREC "
+        "results) or float64 (trec_eval 10).",
+    ),
+]
+
+
 def eval_command(
-    orl_file: Annotated[Path, typer.Argument(help="ORLs: .qrels, .tsv (query item rank), .json.")],
-    run_file: Annotated[Path, typer.Argument(help="A TREC run (or query,item,rank[,score]).")],
+    orl_file: Annotated[
+        Path, typer.Argument(help="ORLs: TREC qrels, .tsv (query item rank), .json; .gz/.bz2 ok.")
+    ],
+    run_files: Annotated[
+        list[Path],
+        typer.Argument(help="One or more TREC runs (or query,item,rank[,score]); .gz/.bz2 ok."),
+    ],
     measure: MeasureOption,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
     missing: Annotated[
@@ -44,21 +65,126 @@ def eval_command(
         InputFormat | None, typer.Option("--orl-format", help="Force the ORL file's format.")
     ] = None,
     run_format: Annotated[
-        InputFormat | None, typer.Option("--run-format", help="Force the run file's format.")
+        InputFormat | None, typer.Option("--run-format", help="Force the run files' format.")
     ] = None,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare", help="Paired randomization test, Holm-corrected, between every two runs."
+        ),
+    ] = False,
+    permutations: Annotated[
+        int, typer.Option("--permutations", min=1, help="Sign flips of --compare's test.")
+    ] = 1000,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level of --compare.")
+    ] = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --compare's sign flips.")] = 0,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Score a run file against an ORL file (no database needed)."""
+    """Score one or more run files against an ORL file (no database needed)."""
+    from orlbuild.orl_files import read_orl_file, read_run_file
+    from scoring import parse_measures
+
     if missing not in ("zero", "skip"):
         raise typer.BadParameter("use zero or skip", param_hint="--missing")
     from orlbuild.builders.parameters import GRADE_AGGREGATES
 
     if grade_agg not in GRADE_AGGREGATES:
         raise typer.BadParameter(f"use {', '.join(GRADE_AGGREGATES)}", param_hint="--grade-agg")
+    if compare and len(run_files) < 2:
+        raise typer.BadParameter("--compare needs at least two runs", param_hint="--compare")
     parse_measures(measure)  # report every bad name at once, before reading any file
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
-    run = read_run_file(run_file, fmt=run_format, duplicates=duplicates)
-    frame = evaluate(orls, run, measure, missing=missing)  # type: ignore[arg-type]
+    names = system_names(run_files)
+    frames = {}
+    for name, run_file in zip(names, run_files, strict=True):
+        run = read_run_file(run_file, fmt=run_format, duplicates=duplicates)
+        frames[name] = _evaluate_file(
+            orls, run, measure, missing, score_precision.value, str(run_file)
+        )
+    if len(frames) == 1:
+        _emit_one(next(iter(frames.values())), notes, per_query, fmt, run_files[0], orl_file)
+        return
+    _emit_many(
+        frames,
+        notes,
+        per_query=per_query,
+        fmt=fmt,
+        title=f"{len(frames)} runs vs {orl_file.name}",
+        compare={"permutations": permutations, "alpha": alpha, "seed": seed} if compare else None,
+    )
+
+
+def _evaluate_file(
+    orls: Any, run: pd.DataFrame, measures: list[str], missing: str, precision: str, label: str
+) -> pd.DataFrame:
+    """:func:`scoring.evaluate`, with its errors (e.g. no shared query) naming the run file."""
+    from scoring import ScoringError, evaluate
+
+    try:
+        return evaluate(
+            orls,
+            run,
+            measures,
+            missing=missing,  # type: ignore[arg-type]
+            score_precision=precision,  # type: ignore[arg-type]
+        )
+    except ScoringError as exc:
+        raise InputError(str(exc), file=label) from None
+
+
+def system_names(run_files: list[Path]) -> list[str]:
+    """Each run's name: its TREC run tag, else its file stem; repeats made distinct.
+
+    Parameters
+    ----------
+    run_files
+        The run files, in the order given.
+
+    Returns
+    -------
+    list of str
+        One name per file: the tag (sixth field) of a TREC run's first line,
+        else the file stem (without ``.gz``/``.bz2``); a name two runs share is
+        replaced by their file stems, and any name still repeated gets ``#2``,
+        ``#3``, ...
+    """
+    from orlbuild.orl_files import first_line
+
+    stems = [_stem(p) for p in run_files]
+    names = []
+    for path, stem in zip(run_files, stems, strict=True):
+        line = first_line(path)
+        names.append(line.split()[5] if sniff_trec(line) is InputFormat.trec else stem)  # type: ignore[union-attr]
+    names = [stem if names.count(n) > 1 else n for n, stem in zip(names, stems, strict=True)]
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return unique
+
+
+def _stem(path: Path) -> str:
+    """The file name without ``.gz``/``.bz2`` and its last extension."""
+    if path.suffix.lower() in COMPRESSED_SUFFIXES:
+        path = path.with_suffix("")
+    return path.stem
+
+
+def _emit_one(
+    frame: pd.DataFrame,
+    notes: list[str],
+    per_query: bool,
+    fmt: OutputFormat,
+    run_file: Path,
+    orl_file: Path,
+) -> None:
+    """One run: the table and JSON shape of ``orlbuild score``."""
+    from orlbuild.cli.score_tables import score_report
+
     table, payload = score_report(frame, per_query=per_query)
     payload["warnings"] = notes + payload["warnings"]
     if fmt is not OutputFormat.json:
@@ -67,8 +193,96 @@ def eval_command(
     emit(fmt, frame=table, payload=payload, title=f"{run_file.name} vs {orl_file.name}")
 
 
+def _emit_many(
+    frames: dict[str, pd.DataFrame],
+    notes: list[str],
+    *,
+    per_query: bool,
+    fmt: OutputFormat,
+    title: str,
+    compare: dict[str, Any] | None,
+) -> None:
+    """Several runs: a systems x measures table (README, "Evaluating files")."""
+    import pandas as pd
+
+    from orlbuild.cli.score_tables import score_report
+
+    systems: dict[str, Any] = {}
+    warnings = list(notes)
+    rows = []
+    for name, frame in frames.items():
+        table, payload = score_report(frame, per_query=per_query)
+        systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
+        warnings.extend(f"{name}: {w}" for w in payload["warnings"])
+        if per_query:
+            rows.append(table.reset_index().assign(system=name))
+        else:
+            rows.append(pd.DataFrame([{"system": name, **payload["mean"]}]))
+    conventions = next(iter(frames.values())).attrs.get("conventions", {})
+    out: dict[str, Any] = {"systems": systems, "conventions": conventions}
+    shown = pd.concat(rows, ignore_index=True)
+    first = ["system", "query"] if per_query else ["system"]
+    shown = shown[first + [c for c in shown.columns if c not in first]]
+    comparisons = None
+    if compare is not None:
+        comparisons, dropped = _comparisons(frames, **compare)
+        out["comparisons"] = comparisons.to_dict(orient="records")
+        warnings.extend(dropped)
+    out["warnings"] = warnings
+    if fmt is not OutputFormat.json:
+        for note in warnings:
+            typer.echo(f"Warning: {note}", err=True)
+    emit(fmt, frame=shown, payload=out, title=title)
+    if comparisons is not None and fmt is OutputFormat.table:
+        shown_columns = ["measure", "a", "b", "diff", "p_value", "p_adjusted", "significant"]
+        emit(fmt, frame=comparisons[shown_columns], title="Paired randomization tests (Holm)")
+
+
+def _comparisons(
+    frames: dict[str, pd.DataFrame], *, permutations: int, alpha: float, seed: int
+) -> tuple[pd.DataFrame, list[str]]:
+    """Every pair of runs per measure: paired randomization test, Holm-adjusted.
+
+    Each measure's panel keeps the queries every run scored with a defined
+    value; the others are left out and counted in a warning.
+    """
+    import pandas as pd
+
+    from scoring.statistics import compare_systems
+
+    measures = list(next(iter(frames.values())).columns)
+    panels, dropped = {}, []
+    for measure in measures:
+        panel = pd.DataFrame({name: frame[measure] for name, frame in frames.items()})
+        complete = panel.dropna()
+        if len(complete) < len(panel):
+            dropped.append(
+                f"{measure}: {len(panel) - len(complete)} queries without a value for every run "
+                "are left out of the comparison"
+            )
+        if complete.empty:
+            raise InputError(f"no query has a {measure} value for every run: nothing to compare")
+        panels[measure] = complete
+    pairs = compare_systems(
+        panels,
+        test="randomization",
+        permutations=permutations,
+        correction="holm",
+        alpha=alpha,
+        seed=seed,
+    )
+    return pairs, dropped
+
+
 def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
     """List the measures, their parameters, the RDQ aliases, weight presets and penalties."""
+    import pandas as pd
+
+    from scoring import MEASURES
+    from scoring.measures import RDQ
+    from scoring.penalties import PENALTIES
+    from scoring.weights import WEIGHT_PRESETS
+
     rows = []
     for alias, params in RDQ.ALIASES.items():
         preset = ",".join(

@@ -26,8 +26,8 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="Input format (default: from the file extension or content); pairwise also "
-        "takes the shapes arena, prefs-release and trec-prefs.",
+        help="Input format (default: TREC qrels/runs by content, else the file extension or "
+        "content); pairwise also takes the shapes arena, prefs-release and trec-prefs.",
     ),
 ]
 

@@ -1,7 +1,9 @@
 """The ``orlbuild`` Typer application: global options, sub-command registry, error handling.
 
 Sub-commands live in their own modules under :mod:`orlbuild.cli` and are
-registered at the bottom of this file. Library code raises
+listed in :data:`COMMANDS` (one line per command); a module is imported only
+when its command runs, so ``orlbuild --help`` and ``--version`` load no
+SQLAlchemy, pandas or matplotlib. Library code raises
 :class:`~orlbuild.errors.OrlbuildError` (or the scoring core's
 :class:`~scoring.errors.ScoringError`); only this module turns those into a
 one-line message on standard error and exit code 1.
@@ -9,26 +11,102 @@ one-line message on standard error and exit code 1.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-from orlbuild import __version__
 from orlbuild.cli.state import AppState, get_state
 from orlbuild.errors import OrlbuildError
-from scoring.errors import ScoringError
 
-HANDLED_ERRORS: tuple[type[Exception], ...] = (OrlbuildError, ScoringError)
+#: Command name -> (module under ``orlbuild.cli`` whose ``register(app)`` adds it, short help).
+#: ``tests/cli/test_startup.py`` checks that each help line is the command's own.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "build": ("build", "Build one ORL per query from the stored judgments and store the build."),
+    "calibrate": (
+        "calibrate",
+        "Simulate queries from a Bradley-Terry model and measure every tiering side by side.",
+    ),
+    "quality": (
+        "quality",
+        "Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.",
+    ),
+    "eval": ("evaluation", "Score one or more run files against an ORL file (no database needed)."),
+    "measures": (
+        "evaluation",
+        "List the measures, their parameters, the RDQ aliases, weight presets and penalties.",
+    ),
+    "pipeline": (
+        "pipeline",
+        "Ingest, build ORLs, score and compare systems, write the report - as CONFIG says.",
+    ),
+    "report": (
+        "report",
+        "Write one self-contained HTML report: scores with intervals, significance, ORLs, power.",
+    ),
+    "score": ("score", "Score a system (stored run, or a run file) against the ORLs of a build."),
+    "compare": (
+        "compare",
+        "Test every pair of systems on every measure, and group the systems into tiers.",
+    ),
+    "power": (
+        "power",
+        "How many queries each measure needs to separate the systems, and how stably it ranks "
+        "them.",
+    ),
+    "status": (
+        "status",
+        "Count queries, items, annotators, judgments, run entries and batches.",
+    ),
+    "db": ("db", "Create and migrate the database schema."),
+    "orl": ("orl", "List, show, export and compare built ORLs."),
+    "audit": ("audit", "Tie decisions of builds, and auditor overrides (which derive new builds)."),
+    "results": ("results", "List, show and export saved evaluations (orlbuild score --save)."),
+    "ingest": ("ingest", "Load judgments and runs into the store (one batch per file)."),
+    "batches": ("batches", "List and delete ingest batches."),
+}
 
 
-class _ErrorHandlingGroup(TyperGroup):
-    """Turn library errors into ``Error: ...`` on standard error and exit code 1."""
+def _is_handled(exc: BaseException) -> bool:
+    """An :class:`OrlbuildError`, or a ``ScoringError`` (only possible once scoring is loaded)."""
+    if isinstance(exc, OrlbuildError):
+        return True
+    errors = sys.modules.get("scoring.errors")
+    return errors is not None and isinstance(exc, errors.ScoringError)
+
+
+def load_command(name: str) -> Any:
+    """The click command ``name``, importing its module (``None`` for an unknown name)."""
+    entry = COMMANDS.get(name)
+    if entry is None:
+        return None
+    holder = typer.Typer()
+    importlib.import_module(f"orlbuild.cli.{entry[0]}").register(holder)
+    return typer.main.get_group(holder).get_command(None, name)  # type: ignore[arg-type]
+
+
+class _LazyErrorHandlingGroup(TyperGroup):
+    """Load sub-commands on demand; turn library errors into ``Error: ...`` and exit code 1."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return load_command(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list from :data:`COMMANDS`, without importing any command module."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, text) in COMMANDS.items()])
 
     def invoke(self, ctx: Any) -> Any:  # click or typer._click Context, by typer version
         try:
             return super().invoke(ctx)
-        except HANDLED_ERRORS as exc:
+        except Exception as exc:
+            if not _is_handled(exc):
+                raise
             state = ctx.obj if isinstance(ctx.obj, AppState) else AppState()
             if state.debug:
                 raise
@@ -39,16 +117,20 @@ class _ErrorHandlingGroup(TyperGroup):
 
 app = typer.Typer(
     name="orlbuild",
-    cls=_ErrorHandlingGroup,
+    cls=_LazyErrorHandlingGroup,
     help="Build ordered reference lists (ORLs) from judgments and score systems with RDQ.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Plain top-level help: drawing it with rich costs more than starting Python.
+    rich_markup_mode=None,
 )
 
 
 def _version_callback(value: bool) -> None:
     if value:
+        from orlbuild import __version__
+
         typer.echo(f"orlbuild {__version__}")
         raise typer.Exit()
 
@@ -81,54 +163,3 @@ def main(
 def run() -> None:
     """Console-script entry point."""
     app()
-
-
-# --- sub-command registry (one line per module) ---------------------------------------
-from orlbuild.cli import db as _db  # noqa: E402
-
-_db.register(app)
-from orlbuild.cli import build as _build  # noqa: E402
-
-_build.register(app)
-from orlbuild.cli import calibrate as _calibrate  # noqa: E402
-
-_calibrate.register(app)
-from orlbuild.cli import orl as _orl  # noqa: E402
-
-_orl.register(app)
-from orlbuild.cli import audit as _audit  # noqa: E402
-
-_audit.register(app)
-from orlbuild.cli import quality as _quality  # noqa: E402
-
-_quality.register(app)
-from orlbuild.cli import evaluation as _evaluation  # noqa: E402
-
-_evaluation.register(app)
-from orlbuild.cli import pipeline as _pipeline  # noqa: E402
-
-_pipeline.register(app)
-from orlbuild.cli import report as _report  # noqa: E402
-
-_report.register(app)
-from orlbuild.cli import score as _score  # noqa: E402
-
-_score.register(app)
-from orlbuild.cli import compare as _compare  # noqa: E402
-
-_compare.register(app)
-from orlbuild.cli import power as _power  # noqa: E402
-
-_power.register(app)
-from orlbuild.cli import results as _results  # noqa: E402
-
-_results.register(app)
-from orlbuild.cli import ingest as _ingest  # noqa: E402
-
-_ingest.register(app)
-from orlbuild.cli import batches as _batches  # noqa: E402
-
-_batches.register(app)
-from orlbuild.cli import status as _status  # noqa: E402
-
-_status.register(app)

@@ -14,6 +14,7 @@ from orlbuild.cli.compare import (
     SeedOption,
     TestOption,
 )
+from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
@@ -49,6 +50,7 @@ def report_command(
         typer.Option("--measure", "-m", help="Measure (repeatable; default RDQm2-a1@10, nDCG@10)."),
     ] = None,
     missing: MissingOption = MissingPolicy.zero,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     test: TestOption = None,
     permutations: PermutationsOption = 1000,
     correction: CorrectionOption = None,
@@ -91,6 +93,7 @@ def report_command(
             measures,
             systems=system,
             missing=missing.literal,
+            score_precision=score_precision.value,
             compare=compare,
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),

@@ -13,12 +13,13 @@ from typing import Annotated
 import typer
 from sqlalchemy import Engine
 
-from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.ingest.kinds import DuplicatePolicy
+from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
 from orlbuild.store.evaluations import (
     SystemScores,
@@ -64,6 +65,9 @@ def score_command(
         str | None, typer.Option("--system", "-s", help="A system with a stored run.")
     ] = None,
     run: Annotated[Path | None, typer.Option("--run", help="A TREC run file instead.")] = None,
+    run_format: Annotated[
+        InputFormat | None, typer.Option("--run-format", help="Force the run file's format.")
+    ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
     missing: MissingOption = MissingPolicy.zero,
     duplicates: Annotated[
@@ -72,13 +76,24 @@ def score_command(
     save: Annotated[
         bool, typer.Option("--save", help="Store the evaluation for `orlbuild results`.")
     ] = False,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Score a system (stored run, or a run file) against the ORLs of a build."""
     if (system is None) == (run is None):
         raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
     with opened_store(ctx) as engine:
-        scores = _score(engine, build, system, run, measure, missing.literal, duplicates)
+        scores = _score(
+            engine,
+            build,
+            system,
+            run,
+            measure,
+            missing.literal,
+            duplicates,
+            score_precision.value,
+            run_format,
+        )
         saved = save_evaluation(engine, scores) if save else None
     extra = {"build": build_summary(scores.build), "system": scores.system}
     table, payload = score_report(scores.per_query, per_query=per_query, extra=extra)
@@ -97,14 +112,30 @@ def _score(
     measures: list[str],
     missing: Missing,
     duplicates: DuplicatePolicy,
+    precision: str = "float32",
+    run_format: InputFormat | None = None,
 ) -> SystemScores:
     """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
     if run is None:
         assert system is not None
-        return score_systems(engine, build, [system], measures=measures, missing=missing)[system]
-    frame = read_run_file(run, duplicates=duplicates)
+        return score_systems(
+            engine,
+            build,
+            [system],
+            measures=measures,
+            missing=missing,
+            score_precision=precision,  # type: ignore[arg-type]
+        )[system]
+    frame = read_run_file(run, fmt=run_format, duplicates=duplicates)
     return score_run(
-        engine, build, frame, system=run.stem, measures=measures, missing=missing, run_file=str(run)
+        engine,
+        build,
+        frame,
+        system=run.stem,
+        measures=measures,
+        missing=missing,
+        run_file=str(run),
+        score_precision=precision,  # type: ignore[arg-type]
     )
 
 

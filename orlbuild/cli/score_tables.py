@@ -21,6 +21,16 @@ def measure_means(frame: pd.DataFrame) -> dict[str, float]:
         }
 
 
+def _per_query(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """``{query: {measure: value}}`` (column by column: no per-row pandas objects)."""
+    columns = [str(c) for c in frame.columns]
+    values = frame.to_numpy(dtype=float).tolist()
+    return {
+        str(q): dict(zip(columns, row, strict=True))
+        for q, row in zip(frame.index.tolist(), values, strict=True)
+    }
+
+
 def score_report(
     frame: pd.DataFrame, *, per_query: bool, extra: dict[str, Any] | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -50,7 +60,9 @@ def score_report(
             f"{frame.attrs['queries_without_orl']} run queries have no ORL and were ignored"
         )
     missing = list(frame.attrs.get("missing_queries", ()))
-    if missing:
+    if frame.attrs.get("warnings"):
+        notes.extend(frame.attrs["warnings"])  # names the ORL queries missing from the run
+    elif missing:
         shown = ", ".join(repr(str(q)) for q in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
@@ -60,7 +72,7 @@ def score_report(
         **(extra or {}),
         "queries": len(frame),
         "mean": means,
-        "per_query": {str(q): {str(m): v for m, v in row.items()} for q, row in frame.iterrows()},
+        "per_query": _per_query(frame),
         "undefined": undefined,
         "conventions": frame.attrs.get("conventions", {}),
         "warnings": notes,

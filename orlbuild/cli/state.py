@@ -6,11 +6,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import typer
-from sqlalchemy import Engine
 
-from orlbuild.store import open_store
+if TYPE_CHECKING:  # the store (SQLAlchemy) loads only in commands that open it
+    from sqlalchemy import Engine
 
 DEFAULT_DB_URL = "sqlite:///orlbuild.db"
 DB_ENV_VAR = "ORLBUILD_DB"
@@ -51,6 +52,8 @@ def get_state(ctx: typer.Context) -> AppState:
 @contextmanager
 def opened_store(ctx: typer.Context) -> Iterator[Engine]:
     """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
+    from orlbuild.store import open_store
+
     engine = open_store(get_state(ctx).db_url)
     try:
         yield engine

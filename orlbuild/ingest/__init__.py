@@ -1,17 +1,40 @@
-"""Ingestion of listwise, pairwise and graded judgments and of system runs (FORMATS.md)."""
+"""Ingestion of listwise, pairwise and graded judgments and of system runs (FORMATS.md).
 
-from orlbuild.ingest.kinds import DuplicatePolicy
-from orlbuild.ingest.pipeline import (
-    IngestResult,
-    ParsedInput,
-    ingest_file,
-    ingest_graded_file,
-    ingest_listwise_file,
-    ingest_pairwise_file,
-    ingest_run_file,
-    read_input,
-)
-from orlbuild.ingest.source import InputFormat
+The names below are loaded on first use (PEP 562), so that reading files
+(``orlbuild eval``) does not import the store and SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orlbuild.ingest.kinds import DuplicatePolicy
+    from orlbuild.ingest.pipeline import (
+        IngestResult,
+        ParsedInput,
+        ingest_file,
+        ingest_graded_file,
+        ingest_listwise_file,
+        ingest_pairwise_file,
+        ingest_run_file,
+        read_input,
+    )
+    from orlbuild.ingest.source import InputFormat
+
+_HOME = {
+    "DuplicatePolicy": "kinds",
+    "IngestResult": "pipeline",
+    "InputFormat": "source",
+    "ParsedInput": "pipeline",
+    "ingest_file": "pipeline",
+    "ingest_graded_file": "pipeline",
+    "ingest_listwise_file": "pipeline",
+    "ingest_pairwise_file": "pipeline",
+    "ingest_run_file": "pipeline",
+    "read_input": "pipeline",
+}
 
 __all__ = [
     "DuplicatePolicy",
@@ -25,3 +48,12 @@ __all__ = [
     "ingest_run_file",
     "read_input",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"orlbuild.ingest.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value

@@ -16,7 +16,7 @@ import pandas as pd
 from orlbuild.errors import InputError
 from orlbuild.ingest.records import ColumnChunk
 from orlbuild.ingest.vocabulary import Vocabulary
-from orlbuild.store.models import NAME_LENGTH
+from orlbuild.trec_reader import NAME_LENGTH  # the store's limit, without importing the store
 
 __all__ = ["finite_floats", "flags", "identifier_codes", "identifier_pair_codes", "integers"]
 

@@ -383,8 +383,10 @@ def _check_run(
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
-    "First" follows the run ordering of RDQ.md section 8: highest score first
-    (lowest rank when the run has no scores), earlier line on ties.
+    "First" follows the run ordering of README, "Conventions and caveats":
+    highest score first (lowest rank when the run has no scores), earlier line
+    on ties. Scores are compared as float32, the default score precision
+    (README, "Score precision"); the stored scores keep their full precision.
     """
     frame = _frame(facts, lines)
     keys = ["query_id", "item_id"]
@@ -405,6 +407,8 @@ def _check_run(
     has_scores = bool(np.isfinite(facts["score"]).any())
     order = ["score", "line"] if has_scores else ["rank", "line"]
     ascending = [False, True] if has_scores else [True, True]
+    if has_scores:
+        frame["score"] = frame["score"].astype(np.float32)
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())
     kept = {name: values[positions] for name, values in facts.items()}

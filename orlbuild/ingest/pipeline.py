@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
 from orlbuild.ingest.records import RecordLayout, read_chunks
-from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format
+from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
 from orlbuild.ingest.vocabulary import Vocabularies
 from orlbuild.store.batches import NAME_COLUMNS, NewBatch, store_batch
 from orlbuild.store.bulk import paused_gc
@@ -157,21 +157,34 @@ def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat |
 
 
 def _choose_format(
-    kind: IngestKind, name: str, override: InputFormat | None, first_line: str | None
+    kind: IngestKind,
+    name: str,
+    override: InputFormat | None,
+    first_line: str | None,
+    format_option: str = "--format",
 ) -> InputFormat:
-    """``--format``, else the extension, else (stdin or unknown extension) a sniff.
+    """``--format``, else TREC qrels/run content, else the extension, else a sniff.
 
-    A pairwise file whose first line holds no column name and fits a headerless
-    preference shape is read as that shape whatever its extension.
+    Graded labels and runs in TREC's headerless formats are recognised by their
+    content whatever the file is called. A pairwise file whose first line holds
+    no column name and fits a headerless preference shape is read as that shape
+    whatever its extension.
     """
     if override in SHAPE_FORMATS:
-        return detect_format(name, None, first_line)
+        return detect_format(name, None, first_line, format_option=format_option)
+    trec_formats = {layout.headerless for layout in kind.layouts} & {
+        InputFormat.qrels,
+        InputFormat.trec,
+    }
+    by_content = sniff_trec(first_line)
+    if override is None and by_content is not None and by_content in trec_formats:
+        return by_content  # recognised by content, whatever the name
     sniff = name == STDIN or not _known_extension(name) or len(kind.layouts) > 1
     if override is None and sniff:
         sniffed = _sniff_headerless(kind, first_line)
         if sniffed is not None:
             return sniffed
-    return detect_format(name, override, first_line)
+    return detect_format(name, override, first_line, format_option=format_option)
 
 
 def _shapes(kind: IngestKind, override: InputFormat | None) -> tuple[RecordLayout, ...]:
@@ -264,11 +277,13 @@ def read_input(
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     stream: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
+    format_option: str = "--format",
 ) -> ParsedInput:
     """Read and validate one file exactly as :func:`ingest_file` does, without storing it.
 
     Used by ``orlbuild eval`` to score files without a database. Parameters
-    are those of :func:`ingest_file`.
+    are those of :func:`ingest_file`; ``format_option`` is the option that
+    error hints name for forcing the format.
 
     Raises
     ------
@@ -280,7 +295,7 @@ def read_input(
     vocab = Vocabularies()
     with paused_gc():
         first_line, lines = _with_first_line(source.lines())
-        chosen = _choose_format(spec, source.name, fmt, first_line)
+        chosen = _choose_format(spec, source.name, fmt, first_line, format_option)
         parts: list[Facts] = []
         line_parts: list[np.ndarray] = []
         notes: list[str] = []

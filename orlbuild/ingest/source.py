@@ -4,14 +4,24 @@ Reading is streaming: the content is hashed (SHA-256 of the raw bytes, the
 batch's provenance key) and decoded as UTF-8 in blocks, then split into
 physical lines; a byte that is not UTF-8 is reported with its line number, and
 a UTF-8 byte-order mark at the start is dropped.
+
+Compressed input (README, "Input formats"): a gzip or bz2 stream is recognised
+by its first bytes, whatever the file is called, and decompressed while it is
+read (never whole in memory). The hash is that of the decompressed content,
+so the same data stored plain or compressed is recognised as the same batch.
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
 import hashlib
+import io
 import itertools
+import re
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,6 +36,8 @@ __all__ = [
     "Source",
     "detect_format",
     "input_size",
+    "open_input",
+    "sniff_trec",
 ]
 
 #: The file name that means standard input.
@@ -33,12 +45,18 @@ STDIN = "-"
 
 _BOM = b"\xef\xbb\xbf"
 
+#: First bytes of a compressed stream -> its name.
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2"}
+
+#: File name endings of compressed files, stripped before reading the extension.
+COMPRESSED_SUFFIXES = (".gz", ".bz2")
+
 #: Bytes read (and decoded) at a time.
 BLOCK_BYTES = 1 << 20
 
 
 class InputFormat(str, Enum):
-    """File formats of FORMATS.md (``--format`` values)."""
+    """File formats of README, "Input formats" (``--format`` values)."""
 
     tsv = "tsv"
     csv = "csv"
@@ -95,18 +113,22 @@ class Source:
         """SHA-256 of the raw content read so far."""
         return self._hash.hexdigest()
 
-    def _open(self) -> BinaryIO:
-        """The binary stream to read (standard input or the file)."""
+    def _open(self) -> tuple[BinaryIO, BinaryIO]:
+        """The (decompressed) stream to read and the raw stream under it."""
         if self.stream is not None:
-            return self.stream
-        if self.name == STDIN:
-            return sys.stdin.buffer
-        path = Path(self.name)
-        if not path.is_file():
-            raise InputError(
-                "no such file", file=self.name, hint="check the path (use '-' for standard input)"
-            )
-        return path.open("rb")
+            raw = self.stream
+        elif self.name == STDIN:
+            raw = sys.stdin.buffer
+        else:
+            path = Path(self.name)
+            if not path.is_file():
+                raise InputError(
+                    "no such file",
+                    file=self.name,
+                    hint="check the path (use '-' for standard input)",
+                )
+            raw = path.open("rb")
+        return open_input(raw), raw
 
     def lines(self) -> Iterator[str]:
         """Yield every physical line, in order, with its line ending (line numbers from 1).
@@ -120,15 +142,21 @@ class Source:
 
     def _blocks(self) -> Iterator[list[str]]:
         """Decode the input in blocks of :data:`BLOCK_BYTES`, as lists of complete lines."""
-        stream = self._open()
+        stream, under = self._open()
         decoder = codecs.getincrementaldecoder("utf-8")()
         carry = ""
         lines_before = 0
         decoded_any = False
+        position = _tell(under)
         try:
-            while raw := stream.read(BLOCK_BYTES):
+            while raw := self._read(stream):
                 self._hash.update(raw)
-                self._advance(len(raw))
+                if stream is under or position is None:
+                    self._advance(len(raw))
+                else:  # progress in compressed bytes, as input_size counts them
+                    now = _tell(under) or position
+                    self._advance(now - position)
+                    position = now
                 if not decoded_any and not carry and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                 pending = decoder.getstate()[0]
@@ -146,12 +174,23 @@ class Source:
             except UnicodeDecodeError as exc:
                 raise self._not_utf8(decoder.getstate()[0], exc, lines_before) from None
         finally:
-            if stream is not self.stream and stream is not sys.stdin.buffer:
-                stream.close()
+            if under is not self.stream and under is not sys.stdin.buffer:
+                under.close()
         if carry:
             yield [carry]
         elif not decoded_any:
             raise InputError("the file is empty", file=self.label, line=1, hint="nothing to ingest")
+
+    def _read(self, stream: BinaryIO) -> bytes:
+        """The next block; a damaged compressed stream is an :class:`InputError`."""
+        try:
+            return stream.read(BLOCK_BYTES)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(
+                f"cannot decompress the file ({exc})",
+                file=self.label,
+                hint="the gzip/bz2 file is damaged or truncated",
+            ) from None
 
     def _not_utf8(self, data: bytes, exc: UnicodeDecodeError, lines_before: int) -> InputError:
         """The error for undecodable bytes at ``exc.start`` of ``data``."""
@@ -174,6 +213,85 @@ class Source:
             self.on_progress(n)
 
 
+def _tell(stream: BinaryIO) -> int | None:
+    """The position in a seekable stream, else ``None``."""
+    try:
+        return stream.tell()
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def open_input(raw: BinaryIO) -> BinaryIO:
+    """``raw`` itself, or a streaming decompressor when it starts with gzip/bz2 magic bytes.
+
+    Parameters
+    ----------
+    raw
+        A binary stream at its start (a file, standard input, ``io.BytesIO``).
+
+    Returns
+    -------
+    BinaryIO
+        The stream to read the content from; closing it does not close ``raw``.
+    """
+    if hasattr(raw, "peek"):
+        head = raw.peek(3)[:3]
+    elif raw.seekable():  # e.g. io.BytesIO: look, then step back
+        head = raw.read(3)
+        raw.seek(-len(head), io.SEEK_CUR)
+    else:  # pragma: no cover - a non-seekable stream without peek
+        raw = io.BufferedReader(raw)  # type: ignore[type-var]
+        head = raw.peek(3)[:3]
+    for magic, name in _MAGIC.items():
+        if head.startswith(magic):
+            if name == "gzip":
+                return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+            return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def base_suffix(name: str) -> str:
+    """The lower-cased extension of ``name`` once ``.gz``/``.bz2`` is removed."""
+    path = Path(name)
+    if path.suffix.lower() in COMPRESSED_SUFFIXES:
+        path = path.with_suffix("")
+    return path.suffix.lower()
+
+
+_INTEGER_FIELD = re.compile(r"[+-]?\d+")
+
+
+def sniff_trec(first_line: str | None) -> InputFormat | None:
+    """A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
+
+    ``query iteration item grade`` (four whitespace-separated fields, an
+    integer grade) is qrels; ``query Q0 item rank score tag`` (six fields, an
+    integer rank and a numeric score) is a run. Anything else, e.g. a header
+    row or a comma-separated line, is ``None``.
+
+    Examples
+    --------
+    >>> sniff_trec("301 0 FBIS3-10082 1\n").value
+    'qrels'
+    >>> sniff_trec("301 Q0 FBIS3-10082 1 12.5 bm25\n").value
+    'trec'
+    >>> sniff_trec("query\titem\trank\tscore\n") is None
+    True
+    """
+    if first_line is None or "," in first_line or first_line.lstrip().startswith("{"):
+        return None
+    fields = first_line.split()
+    if len(fields) == 4 and _INTEGER_FIELD.fullmatch(fields[3]):
+        return InputFormat.qrels
+    if len(fields) == 6 and _INTEGER_FIELD.fullmatch(fields[3]):
+        try:
+            float(fields[4])
+        except ValueError:
+            return None
+        return InputFormat.trec
+    return None
+
+
 def input_size(name: str) -> int | None:
     """Size in bytes of a regular input file (``None`` for standard input), for progress bars."""
     path = Path(name)
@@ -182,7 +300,13 @@ def input_size(name: str) -> int | None:
     return path.stat().st_size
 
 
-def detect_format(name: str, override: InputFormat | None, first_line: str | None) -> InputFormat:
+def detect_format(
+    name: str,
+    override: InputFormat | None,
+    first_line: str | None,
+    *,
+    format_option: str = "--format",
+) -> InputFormat:
     """Choose the format: ``override``, else the file extension, else a sniff of stdin.
 
     Parameters
@@ -194,19 +318,23 @@ def detect_format(name: str, override: InputFormat | None, first_line: str | Non
     first_line
         The first non-blank line, used only for standard input: a ``{`` means
         JSONL, a tab TSV, otherwise CSV; headerless formats (``qrels``,
-        ``trec``) need ``--format`` there.
+        ``trec``) are recognised by :func:`sniff_trec` before this is called.
+    format_option
+        The option the hint names (``--orl-format`` / ``--run-format`` in
+        ``orlbuild eval``, whose ``--format`` is the output format).
     """
     if override is not None:
         return override
     if name != STDIN:
-        suffix = Path(name).suffix.lower()
+        suffix = base_suffix(name)
         if suffix in _EXTENSIONS:
             return _EXTENSIONS[suffix]
         raise InputError(
             "cannot tell the format from the file extension",
             file=name,
             value=suffix or name,
-            hint="use .tsv, .csv, .jsonl, .qrels or .trec, or pass --format",
+            hint=f"use .tsv, .csv, .jsonl, .qrels or .trec (optionally .gz/.bz2), or pass "
+            f"{format_option}",
         )
     text = (first_line or "").lstrip()
     if text.startswith("{"):

@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from orlbuild.store.batches import NAME_COLUMNS
-
 __all__ = ["Vocabularies", "Vocabulary"]
 
 
@@ -71,6 +69,8 @@ class Vocabularies:
 
     def finish(self, facts: dict[str, np.ndarray]) -> None:
         """Replace the provisional codes in ``facts`` by final ones (see :data:`NAME_COLUMNS`)."""
+        from orlbuild.store.batches import NAME_COLUMNS  # the store loads only when a file is read
+
         maps = {name: getattr(self, name).finish() for name in ("queries", "items", "annotators")}
         for column, vocabulary in NAME_COLUMNS.items():
             if column in facts:

@@ -65,6 +65,7 @@ __all__ = [
 InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
 Missing = Literal["zero", "skip"]
+ScorePrecision = Literal["float32", "float64"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -154,6 +155,7 @@ class ScoringSpec:
     build: str
     systems: tuple[str, ...]
     missing: Missing = "zero"
+    score_precision: ScorePrecision = "float32"
 
 
 @dataclass(frozen=True)
@@ -608,8 +610,14 @@ def _scoring(
             table.key("systems"), "no systems to score: add [[inputs]] with kind = 'run'"
         )
     missing = table.get("missing", str, "zero", choices=get_args(Missing))
-    table.finish(("build", "systems", "missing"))
-    return ScoringSpec(build=build or "", systems=systems, missing=cast(Missing, missing))
+    precision = table.get("score_precision", str, "float32", choices=get_args(ScorePrecision))
+    table.finish(("build", "systems", "missing", "score_precision"))
+    return ScoringSpec(
+        build=build or "",
+        systems=systems,
+        missing=cast(Missing, missing),
+        score_precision=cast(ScorePrecision, precision),
+    )
 
 
 def _compare(table: _Table, n_systems: int) -> CompareSpec:

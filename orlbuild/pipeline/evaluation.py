@@ -30,6 +30,7 @@ from orlbuild.store.builds import (
 from orlbuild.store.evaluations import missing_queries_note, score_systems
 from orlbuild.store.read import systems_without_run
 from scoring.evaluate import Missing
+from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
@@ -357,6 +358,7 @@ def evaluate_stored_build(
     *,
     systems: Sequence[str] | None = None,
     missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
     compare: CompareSpec | None = None,
     power: PowerSpec | None = None,
     progress: Progress | None = None,
@@ -375,6 +377,9 @@ def evaluate_stored_build(
         Systems to score; default every system with a run in the build's collection.
     missing
         ``zero`` or ``skip`` (README "Conventions and caveats").
+    score_precision
+        Compare run scores as ``float32`` (default) or ``float64`` (README,
+        "Score precision").
     compare
         Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
     power
@@ -392,7 +397,14 @@ def evaluate_stored_build(
     without_run = [] if systems else systems_without_run(engine, record.collection)
     if not names:
         raise ConfigError(f"collection {record.collection!r} has no system run to score")
-    scores = score_systems(engine, record.id, names, measures=measures, missing=missing)
+    scores = score_systems(
+        engine,
+        record.id,
+        names,
+        measures=measures,
+        missing=missing,
+        score_precision=score_precision,
+    )
     per_query = {name: score.per_query for name, score in scores.items()}
     settings = compare or CompareSpec()
     steps = 0

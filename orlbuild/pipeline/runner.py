@@ -360,6 +360,7 @@ def run_pipeline(
             config.measures,
             systems=config.scoring.systems,
             missing=config.scoring.missing,
+            score_precision=config.scoring.score_precision,
             compare=config.compare,
             power=config.power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),

@@ -42,6 +42,7 @@ from orlbuild.store.read import load_run, run_order_column
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL
     from scoring.evaluate import Missing
+    from scoring.run import ScorePrecision
 
 __all__ = [
     "Evaluation",
@@ -189,6 +190,7 @@ def score_run(
     measures: Sequence[str],
     missing: Missing = "zero",
     run_file: str | None = None,
+    score_precision: ScorePrecision = "float32",
 ) -> SystemScores:
     """Score one run (columns ``query, item, rank, score``) against a stored build.
 
@@ -211,13 +213,16 @@ def score_run(
         ``zero`` (ORL queries absent from the run score 0) or ``skip``.
     run_file
         The file the run came from, if any (recorded by ``--save``).
+    score_precision
+        Compare run scores as ``float32`` (default, trec_eval <= 9.0.8) or
+        ``float64`` (trec_eval 10); README, "Score precision".
 
     Returns
     -------
     SystemScores
     """
     record, orls = _build_and_orls(bind, build, measures)
-    return _scores(record, orls, run, system, measures, missing, run_file)
+    return _scores(record, orls, run, system, measures, missing, run_file, score_precision)
 
 
 def score_systems(
@@ -227,6 +232,7 @@ def score_systems(
     *,
     measures: Sequence[str],
     missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
 
@@ -245,6 +251,7 @@ def score_systems(
             measures,
             missing,
             None,
+            score_precision,
         )
         for system in systems
     }
@@ -342,13 +349,21 @@ def _scores(
     measures: Sequence[str],
     missing: Missing,
     run_file: str | None,
+    score_precision: ScorePrecision = "float32",
 ) -> SystemScores:
     """Evaluate one run with :func:`scoring.evaluate` and keep what it reported."""
     from scoring import evaluate
 
     check_query_overlap(orls, run, system, build_id=record.id)
     order_by = run_order_column(run)
-    frame = evaluate(orls, run, list(measures), missing=missing, order_by=order_by)
+    frame = evaluate(
+        orls,
+        run,
+        list(measures),
+        missing=missing,
+        order_by=order_by,
+        score_precision=score_precision,
+    )
     return SystemScores(
         build=record,
         system=system,
@@ -388,6 +403,7 @@ def panels_for_systems(
     *,
     measures: Sequence[str],
     missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
 ) -> SystemPanels:
     """Score the stored runs of ``systems`` and lay the scores out as paired panels.
 
@@ -401,7 +417,9 @@ def panels_for_systems(
 
     if len(systems) < 2:
         raise ConfigError(f"comparing needs at least two --system options, got {list(systems)}")
-    scored = score_systems(bind, build, systems, measures=measures, missing=missing)
+    scored = score_systems(
+        bind, build, systems, measures=measures, missing=missing, score_precision=score_precision
+    )
     frames = {name: result.per_query for name, result in scored.items()}
     panels = score_panels(frames, measures)
     longest = max(len(frame) for frame in frames.values())

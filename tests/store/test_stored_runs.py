@@ -130,7 +130,8 @@ def test_partial_overlap_names_the_missing_queries(built: str, tmp_path: Path) -
     _run(built, tmp_path, "full", "query,item,rank,score\nq1,d1,1,2.0\nq2,e1,1,1.0\nq3,f1,1,1\n")
     score = run_cli(built, "score", "--build", "g", "--system", "part", *MEASURES)
     assert score.exit_code == 0
-    assert "1 ORL queries are missing from the run: 'q3'" in score.stderr
+    # The scoring core's overlap warning: how many of how many, and which.
+    assert "1 of 3 ORL queries are missing from the run: 'q3'" in score.stderr
     compare = run_cli(
         built, "compare", "--build", "g", "--system", "part", "--system", "full", *MEASURES
     )

@@ -1,0 +1,132 @@
+"""C-speed reading of TREC qrels and runs (README, "Evaluating files").
+
+``orlbuild eval`` reads whole TREC files with pandas' C parser: one pass,
+identifiers as strings, numbers parsed in C. The fast path is all-or-nothing: when it meets anything
+the line-exact reader of :mod:`orlbuild.ingest` would reject or might treat
+differently (a wrong field count, a non-integer rank or grade, a non-finite
+score, bytes that are not UTF-8, a repeated document, an over-long id), it
+returns ``None`` and the caller reads the file again with that reader, whose
+error names the file, line and value. So error messages stay exactly as
+precise, and good files never pay for the slow reader.
+"""
+
+from __future__ import annotations
+
+import csv
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.ingest.source import InputFormat, open_input
+
+__all__ = ["NAME_LENGTH", "fast_trec_frame"]
+
+#: Longest identifier the store accepts (``orlbuild.store.models.NAME_LENGTH``;
+#: repeated here so that ``orlbuild eval`` does not import SQLAlchemy, and
+#: checked equal by a test).
+NAME_LENGTH = 512
+
+#: Largest integer a rank or grade may take (as :mod:`orlbuild.ingest.fields`).
+MAX_INTEGER = 2**31 - 1
+
+_COLUMNS = {
+    InputFormat.trec: ("query", "q0", "item", "rank", "score", "tag"),
+    InputFormat.qrels: ("query", "iteration", "item", "grade"),
+}
+# Integers are read as categoricals: a categorical infers integer categories
+# only when every value is an integer literal, so "1.0" (which an int64 column
+# would accept) is seen and left to the exact reader, and the few distinct
+# ranks or grades cost one small array.
+_NUMBERS = {"rank": "category", "grade": "category", "score": "float64"}
+_IDS = ("query", "item")
+_READ_ERRORS = (ValueError, UnicodeDecodeError, OverflowError, OSError, EOFError, zlib.error)
+
+
+def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
+    """A whole TREC run or qrels file as a DataFrame, or ``None`` if it needs the exact reader.
+
+    Parameters
+    ----------
+    path
+        A regular file, plain or gzip/bz2-compressed (recognised by content).
+    fmt
+        :attr:`InputFormat.trec` (``query Q0 item rank score tag``) or
+        :attr:`InputFormat.qrels` (``query iteration item grade``).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        Runs: columns ``query``, ``item`` (categoricals of strings), ``rank`` (int64),
+        ``score`` (float64); qrels: ``query``, ``item``, ``grade`` (int64).
+        Rows in file order, each (query, item) once. ``None`` when anything
+        would make the line-exact reader fail or differ.
+    """
+    names = _COLUMNS[fmt]
+    # Ids as strings ("01" stays "01"; a categorical would infer integers), the
+    # columns whose value is unused as categoricals (only emptiness is checked).
+    dtypes = {name: _NUMBERS.get(name, "str" if name in _IDS else "category") for name in names}
+    try:
+        with path.open("rb") as raw:
+            frame = pd.read_csv(
+                open_input(raw),
+                sep=r"\s+",
+                header=None,
+                names=list(names),
+                dtype=dtypes,
+                quoting=csv.QUOTE_NONE,
+                na_filter=False,
+                engine="c",
+                encoding="utf-8",  # strict; the C parser drops a BOM ("utf-8-sig" is 2x slower)
+                encoding_errors="strict",
+            )
+    except _READ_ERRORS:  # pandas' ParserError and EmptyDataError are ValueErrors
+        return None
+    if frame.empty or not _numbers_and_fields_ok(frame, names):
+        return None
+    coded = {}
+    for name in _IDS:  # factorised once: the scorer reuses the codes of a categorical
+        codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
+        if max(map(len, uniques), default=0) > NAME_LENGTH:
+            return None  # an id the store refuses: the exact reader names it
+        coded[name] = (codes, uniques)
+    (query_codes, queries), (item_codes, items) = coded["query"], coded["item"]
+    pairs = query_codes.astype(np.int64) * max(len(items), 1) + item_codes
+    if not pd.Index(pairs).is_unique:  # a hash pass (faster here than np.unique)
+        return None  # a repeated (query, item): the exact reader names both lines
+    out: dict[str, object] = {
+        "query": pd.Categorical.from_codes(query_codes, pd.Index(queries, dtype=object)),
+        "item": pd.Categorical.from_codes(item_codes, pd.Index(items, dtype=object)),
+    }
+    for name in names:
+        if name == "score":
+            out[name] = frame[name].to_numpy()
+        elif name in _NUMBERS:
+            column = frame[name].cat
+            out[name] = column.categories.to_numpy(dtype=np.int64)[column.codes.to_numpy()]
+    return pd.DataFrame(out)
+
+
+def _numbers_and_fields_ok(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
+    """Numbers in range and finite; the unused fields present (no short row)."""
+    for name in names:
+        if name in _IDS:
+            continue  # whitespace-separated fields are never empty
+        column = frame[name]
+        if name == "score":
+            if not np.isfinite(column.to_numpy()).all():
+                return False
+            continue
+        if name in _NUMBERS:
+            levels = column.cat.categories
+            if not pd.api.types.is_integer_dtype(levels.dtype):
+                return False  # "1.0", "1_000", "x", or an empty (missing) field
+            values = levels.to_numpy()
+            if len(values) and (values.min() < 0 or values.max() > MAX_INTEGER):
+                return False
+            continue
+        categories = column.cat.categories
+        if "" in set(categories.astype(str).tolist()):
+            return False  # a short row: its missing last field reads as ""
+    return True

@@ -1,0 +1,157 @@
+"""RDQ, CMP, Kendall tau, Spearman rho as ir_measures measures (README, "RDQ in ir_measures").
+
+Importing this module defines, through ir_measures' public extension point
+(:func:`ir_measures.define`), the measures ir_measures lacks:
+
+=================  ==========================================  ===========
+name               scoring measure                              cutoff
+=================  ==========================================  ===========
+``RDQ_m1``         ``RDQm1@k``                                  required
+``RDQ_m2_a1``      ``RDQm2-a1@k``                               required
+``RDQ_m2_a4``      ``RDQm2-a4@k``                               required
+``CMP``            ``CMP@k``                                    required
+``KendallTau``     ``KendallTau[@k]``                           optional
+``SpearmanRho``    ``SpearmanRho[@k]``                          optional
+=================  ==========================================  ===========
+
+so that ``ir_measures.calc_aggregate([RDQ_m2_a1 @ 10], qrels, run)`` works,
+and anything built on ir_measures (``pyterrier.Experiment``) accepts them.
+
+Conventions, so that a value equals :func:`scoring.evaluate` on the same data:
+
+* the qrels are read as ORLs by the graded route (each distinct positive grade
+  a tier, highest first; grade 0 and negative grades mean judged not
+  relevant); a query without a positive grade has no ORL, and ir_measures
+  counts it as 0, as it does for its own measures;
+* the run is ordered as trec_eval <= 9.0.8 orders it (score descending as
+  float32, ties by document id descending) on the *whole* run - the cutoff
+  is the measure's ``k``, not a truncation of the run by ir_measures - and
+  queries of the qrels missing from the run score 0;
+* an undefined Kendall tau / Spearman rho is NaN for that query and left out
+  of the mean, as in :func:`scoring.evaluate`.
+
+``define`` hands its function only the qrels and the run, not the measure's
+cutoff; each measure's evaluation therefore replaces the ``runtime_impl``
+that ``define`` generates with one that reads the cutoff from the measure's
+parameters and calls :func:`scoring.evaluate` once for all queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import ir_measures
+import numpy as np
+import pandas as pd
+
+from scoring.errors import ScoringError
+from scoring.evaluate import evaluate
+from scoring.orl import ORL, orls_from_grade_table
+
+__all__ = [
+    "CMP",
+    "MEASURES",
+    "KendallTau",
+    "RDQ_m1",
+    "RDQ_m2_a1",
+    "RDQ_m2_a4",
+    "SpearmanRho",
+    "qrels_as_orls",
+]
+
+
+def qrels_as_orls(qrels: pd.DataFrame) -> dict[str, ORL]:
+    """ORLs of ir_measures qrels (``query_id, doc_id, relevance``) by the graded route.
+
+    Raises
+    ------
+    ScoringError
+        When a (query, document) pair is graded twice.
+    """
+    frame = ir_measures.util.QrelsConverter(qrels, strict=False).as_pd_dataframe()
+    if frame.duplicated(["query_id", "doc_id"]).any():
+        row = frame[frame.duplicated(["query_id", "doc_id"])].iloc[0]
+        raise ScoringError(
+            f"qrels grade document {row['doc_id']!r} of query {row['query_id']!r} twice"
+        )
+    grades = np.clip(frame["relevance"].to_numpy(dtype=float), 0.0, None)
+    orls, _ = orls_from_grade_table(
+        frame["query_id"].astype(str).to_numpy(dtype=object),
+        frame["doc_id"].astype(str).to_numpy(dtype=object),
+        grades,
+    )
+    return orls
+
+
+def _run_frame(run: pd.DataFrame) -> pd.DataFrame:
+    """ir_measures' run columns as :func:`scoring.evaluate` names them."""
+    return pd.DataFrame(
+        {
+            "query": run["query_id"].astype(str).to_numpy(dtype=object),
+            "item": run["doc_id"].astype(str).to_numpy(dtype=object),
+            "score": run["score"].to_numpy(dtype=float),
+        }
+    )
+
+
+def _never(qrels: pd.DataFrame, run: pd.DataFrame) -> Iterable[tuple[str, float]]:
+    """Placeholder ``impl`` for :func:`ir_measures.define` (replaced, see the module doc)."""
+    raise NotImplementedError  # pragma: no cover
+
+
+class _NanMean:
+    """ir_measures aggregator: the mean of the defined (non-NaN) values."""
+
+    def __init__(self) -> None:
+        self.total, self.count = 0.0, 0
+
+    def add(self, value: float) -> None:
+        if not np.isnan(value):
+            self.total += value
+            self.count += 1
+
+    def result(self) -> float:
+        return self.total / self.count if self.count else float("nan")
+
+
+def _define(
+    name: str, scoring_name: str, needs_cutoff: bool, description: str, *, may_be_nan: bool = False
+) -> Any:
+    """An ir_measures measure ``name`` computed by :func:`scoring.evaluate` as ``scoring_name``."""
+    measure = ir_measures.define(
+        _never, name=name, support_cutoff=True, pretty_name=name, short_desc=description
+    )
+    if may_be_nan:  # undefined values are NaN and left out of the mean
+        type(measure).DEFAULT = float("nan")
+        type(measure).aggregator = lambda self: _NanMean()
+
+    def runtime_impl(self: Any, qrels: pd.DataFrame, run: pd.DataFrame) -> Iterator[Any]:
+        cutoff = self.params.get("cutoff")
+        if cutoff is None and needs_cutoff:
+            raise ScoringError(f"{name} needs a cutoff, e.g. {name} @ 10")
+        label = scoring_name if cutoff is None else f"{scoring_name}@{int(cutoff)}"
+        orls = qrels_as_orls(qrels)
+        if not orls or run.empty:
+            return
+        values = evaluate(orls, _run_frame(run), [label])[label]
+        for query, value in values.items():
+            yield ir_measures.Metric(str(query), self, float(value))
+
+    type(measure).runtime_impl = runtime_impl
+    return measure
+
+
+RDQ_m1 = _define("RDQ_m1", "RDQm1", True, "RDQ, penalty m1, against the graded-route ORL")
+RDQ_m2_a1 = _define("RDQ_m2_a1", "RDQm2-a1", True, "RDQ, penalty m2, alpha 1")
+RDQ_m2_a4 = _define("RDQ_m2_a4", "RDQm2-a4", True, "RDQ, penalty m2, alpha 4")
+CMP = _define("CMP", "CMP", True, "overlap with the ideal ordering of the ORL")
+KendallTau = _define(
+    "KendallTau", "KendallTau", False, "Kendall tau-b against the ORL", may_be_nan=True
+)
+SpearmanRho = _define(
+    "SpearmanRho", "SpearmanRho", False, "Spearman rho against the ORL", may_be_nan=True
+)
+
+#: Name -> measure, as defined above.
+MEASURES = {m.NAME: m for m in (RDQ_m1, RDQ_m2_a1, RDQ_m2_a4, CMP, KendallTau, SpearmanRho)}

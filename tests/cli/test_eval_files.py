@@ -1,0 +1,266 @@
+"""``orlbuild eval`` on files as they come: odd names, compression, several runs, no overlap."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from orlbuild.cli.main import app
+from orlbuild.ingest.source import InputFormat, sniff_trec
+from scoring import ORL, ScoringError, evaluate
+
+runner = CliRunner()
+
+QRELS = "q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 e1 1\nq3 0 f1 1\n"
+RUN_A = "q1 Q0 d1 1 3.0 alpha\nq1 Q0 d2 2 2.0 alpha\nq2 Q0 e1 1 1.0 alpha\nq3 Q0 f1 1 1.0 alpha\n"
+RUN_B = "q1 Q0 d3 1 3.0 beta\nq1 Q0 d1 2 2.0 beta\nq2 Q0 e9 1 1.0 beta\nq3 Q0 f1 1 1.0 beta\n"
+MEASURES = ["AP", "nDCG@10"]
+
+
+def _m(names: list[str]) -> list[str]:
+    return [a for n in names for a in ("-m", n)]
+
+
+def _ok(args: list[str]) -> dict:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _expected(run_text: str) -> pd.DataFrame:
+    orls = {
+        "q1": ORL.from_grades({"d1": 2, "d2": 1}),
+        "q2": ORL.from_grades({"e1": 1}),
+        "q3": ORL.from_grades({"f1": 1}),
+    }
+    rows = [line.split() for line in run_text.splitlines()]
+    run = pd.DataFrame(
+        {"query": [r[0] for r in rows], "item": [r[2] for r in rows], "score": [r[4] for r in rows]}
+    ).astype({"score": float})
+    return evaluate(orls, run, MEASURES)
+
+
+def _write(path: Path, text: str) -> Path:
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode()))
+    elif path.suffix == ".bz2":
+        path.write_bytes(bz2.compress(text.encode()))
+    else:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("qrels_name", "run_name"),
+    [
+        ("qrels.test", "run.1"),
+        ("qrels-pass.txt", "input.bm25"),
+        ("judgments", "run"),
+        ("2021.qrels.pass.final.txt", "p_bm25.tsv"),
+        ("qrels.dl21.gz", "run.1.gz"),
+        ("qrels.bz2", "run.bz2"),
+        ("no-extension-gz", "plain.json"),
+    ],
+)
+def test_trec_files_recognised_by_content(tmp_path: Path, qrels_name: str, run_name: str) -> None:
+    qrels = _write(tmp_path / qrels_name, QRELS)
+    run = _write(tmp_path / run_name, RUN_A)
+    doc = _ok(["eval", str(qrels), str(run), "--format", "json", *_m(MEASURES)])
+    expected = _expected(RUN_A)
+    for measure in MEASURES:
+        assert doc["mean"][measure] == pytest.approx(expected[measure].mean())
+
+
+def test_gzip_content_without_gz_name_is_decompressed(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(gzip.compress(QRELS.encode()))
+    run = tmp_path / "run.txt"
+    run.write_bytes(bz2.compress(RUN_B.encode()))
+    doc = _ok(["eval", str(qrels), str(run), "--format", "json", "-m", "AP"])
+    assert doc["mean"]["AP"] == pytest.approx(_expected(RUN_B)["AP"].mean())
+
+
+def test_bad_line_in_compressed_file_is_named(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.gz", QRELS)
+    run = _write(tmp_path / "run.gz", RUN_A + "q3 Q0 f2 x 1.0 alpha\n")
+    result = runner.invoke(app, ["eval", str(qrels), str(run), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "run.gz, line 5: rank must be an integer (got 'x')" in result.output
+
+
+def test_damaged_gzip_is_an_input_error(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run = tmp_path / "run.gz"
+    run.write_bytes(gzip.compress(RUN_A.encode() * 50)[:60])
+    result = runner.invoke(app, ["eval", str(qrels), str(run), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "run.gz" in result.output and "decompress" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_table_hint_names_orl_format(tmp_path: Path) -> None:
+    orl = tmp_path / "labels.dat"
+    orl.write_text("query\titem\tgrade\nq1\td1\t1\n")
+    run = _write(tmp_path / "run.1", RUN_A)
+    result = runner.invoke(app, ["eval", str(orl), str(run), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "--orl-format" in result.output
+    forced = runner.invoke(app, ["eval", str(orl), str(run), "-m", "AP", "--orl-format", "tsv"])
+    assert forced.exit_code == 0, forced.output
+
+
+def test_sniff_trec_rules() -> None:
+    assert sniff_trec("301 0 FBIS3-10082 1\n") is InputFormat.qrels
+    assert sniff_trec("301\t0\tFBIS3-10082\t-1\n") is InputFormat.qrels
+    assert sniff_trec("1 Q0 d1 1 -3.5e2 run-tag\n") is InputFormat.trec
+    assert sniff_trec("query\tannotator\titem\tgrade\n") is None  # a header
+    assert sniff_trec("q1,0,d1,1\n") is None
+    assert sniff_trec("1 Q0 d1 first 3.5 tag\n") is None  # rank not an integer
+    assert sniff_trec("1 Q0 d1 1 high tag\n") is None  # score not a number
+    assert sniff_trec('{"query": "q"}\n') is None
+    assert sniff_trec(None) is None
+
+
+def test_several_runs_table_json_and_per_query(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run_a = _write(tmp_path / "a.run.gz", RUN_A)
+    run_b = _write(tmp_path / "b.run", RUN_B)
+    args = ["eval", str(qrels), str(run_a), str(run_b), *_m(MEASURES)]
+    doc = _ok([*args, "--format", "json"])
+    assert set(doc) >= {"systems", "conventions"} and "comparisons" not in doc
+    assert list(doc["systems"]) == ["alpha", "beta"]  # named by run tag
+    for name, text in (("alpha", RUN_A), ("beta", RUN_B)):
+        expected = _expected(text)
+        for measure in MEASURES:
+            assert doc["systems"][name]["mean"][measure] == pytest.approx(expected[measure].mean())
+            for query in ("q1", "q2", "q3"):
+                assert doc["systems"][name]["per_query"][query][measure] == pytest.approx(
+                    expected.loc[query, measure]
+                )
+    table = runner.invoke(app, [*args, "--format", "csv"])
+    frame = pd.read_csv(pd.io.common.StringIO(table.stdout))
+    assert list(frame.columns) == ["system", *MEASURES]
+    assert list(frame["system"]) == ["alpha", "beta"]
+    per_query = runner.invoke(app, [*args, "--format", "csv", "--per-query"])
+    frame = pd.read_csv(pd.io.common.StringIO(per_query.stdout))
+    assert list(frame.columns[:2]) == ["system", "query"]
+    assert list(frame["system"]) == ["alpha"] * 4 + ["beta"] * 4
+    assert list(frame["query"]) == ["q1", "q2", "q3", "mean"] * 2
+
+
+def test_names_fall_back_to_file_stems_when_tags_repeat(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    one = _write(tmp_path / "first.txt.gz", RUN_A)
+    two = _write(tmp_path / "second.txt", RUN_A)
+    doc = _ok(["eval", str(qrels), str(one), str(two), "-m", "AP", "--format", "json"])
+    assert list(doc["systems"]) == ["first", "second"]
+    same = _ok(["eval", str(qrels), str(two), str(two), "-m", "AP", "--format", "json"])
+    assert list(same["systems"]) == ["second", "second#2"]
+
+
+def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    runs = [
+        _write(tmp_path / "a.run", RUN_A),
+        _write(tmp_path / "b.run", RUN_B),
+        _write(tmp_path / "c.run", RUN_B.replace("beta", "gamma").replace("e9", "e1")),
+    ]
+    args = ["eval", str(qrels), *map(str, runs), "-m", "AP", "--compare", "--format", "json"]
+    doc = _ok([*args, "--permutations", "500", "--seed", "3"])
+    pairs = doc["comparisons"]
+    assert {(p["a"], p["b"]) for p in pairs} == {
+        ("alpha", "beta"),
+        ("alpha", "gamma"),
+        ("beta", "gamma"),
+    }
+    from scoring.statistics import compare_systems
+
+    frames = {
+        name: _expected(text)[["AP"]]
+        for name, text in (("alpha", RUN_A), ("beta", RUN_B), ("gamma", RUN_B))
+    }
+    frames["gamma"] = _expected(RUN_B.replace("beta", "gamma").replace("e9", "e1"))[["AP"]]
+    panel = pd.DataFrame({n: f["AP"] for n, f in frames.items()})
+    expected = compare_systems(
+        {"AP": panel}, test="randomization", permutations=500, correction="holm", seed=3
+    )
+    for got, want in zip(pairs, expected.to_dict(orient="records"), strict=True):
+        assert got["p_adjusted"] == pytest.approx(want["p_adjusted"])
+        assert got["p_value"] == pytest.approx(want["p_value"])
+        assert got["p_adjusted"] >= got["p_value"]
+    one = runner.invoke(app, ["eval", str(qrels), str(runs[0]), "-m", "AP", "--compare"])
+    assert one.exit_code != 0 and "at least two runs" in one.output
+
+
+def test_shell_glob_style_many_gz_runs(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    (tmp_path / "runs").mkdir()
+    paths = [
+        _write(tmp_path / "runs" / f"r{i}.gz", RUN_A.replace("alpha", f"t{i}")) for i in range(5)
+    ]
+    doc = _ok(["eval", str(qrels), *map(str, sorted(paths)), "-m", "AP", "--format", "json"])
+    assert list(doc["systems"]) == [f"t{i}" for i in range(5)]
+
+
+def test_no_shared_query_is_an_error_naming_ids(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run = _write(tmp_path / "upper.run", RUN_A.replace("q", "Q"))
+    result = runner.invoke(app, ["eval", str(qrels), str(run), "-m", "AP"])
+    assert result.exit_code == 1
+    message = result.output
+    assert message.startswith("Error: ") and message.count("\n") == 1
+    assert "upper.run" in message and "share no query" in message
+    assert "'Q1'" in message and "'q1'" in message
+
+
+def test_partial_overlap_warns_naming_missing_queries(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run = _write(tmp_path / "part.run", "".join(RUN_A.splitlines(True)[:2]))
+    doc = _ok(["eval", str(qrels), str(run), "-m", "AP", "--format", "json"])
+    assert any(
+        "2 of 3 ORL queries are missing from the run: 'q2', 'q3'" in w for w in doc["warnings"]
+    )
+    table = runner.invoke(app, ["eval", str(qrels), str(run), "-m", "AP"])
+    assert "Warning: 2 of 3 ORL queries are missing" in table.stderr
+
+
+def test_scoring_layer_checks_overlap() -> None:
+    orls = {"q01": {"d1": 1}, "q02": {"d1": 1}}
+    with pytest.raises(ScoringError, match=r"share no query.*'Q01'.*'q01'"):
+        evaluate(orls, {"Q01": ["d1"]}, ["AP"])
+    frame = evaluate(orls, {"q01": ["d1"]}, ["AP"])
+    assert frame.attrs["warnings"] == ["1 of 2 ORL queries are missing from the run: 'q02'"]
+    assert evaluate(orls, {"q01": ["d1"], "q02": ["d1"]}, ["AP"]).attrs["warnings"] == []
+
+
+def test_score_precision_option(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", "q1 0 a1 1\n")
+    run = _write(
+        tmp_path / "run.txt",
+        "q1 Q0 a1 1 67.62227973937988 t\nq1 Q0 b1 2 67.62227935791016 t\n",
+    )
+    base = ["eval", str(qrels), str(run), "-m", "AP", "--format", "json"]
+    f32 = _ok(base)
+    f64 = _ok([*base, "--score-precision", "float64"])
+    assert f32["mean"]["AP"] == pytest.approx(0.5)  # pytrec_eval / trec_eval 9
+    assert f64["mean"]["AP"] == pytest.approx(1.0)  # trec_eval 10
+    assert f32["conventions"]["score_precision"].startswith("float32")
+    assert f64["conventions"]["score_precision"].startswith("float64")
+
+
+def test_swapped_arguments_are_named(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    run = _write(tmp_path / "run.txt.gz", RUN_A)
+    result = runner.invoke(app, ["eval", str(run), str(qrels), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "run.txt.gz, line 1: this is a TREC run" in result.output
+    assert "give the qrels" in result.output
+    result = runner.invoke(app, ["eval", str(qrels), str(qrels), "-m", "AP"])
+    assert result.exit_code == 1
+    assert "qrels.txt, line 1: this is TREC qrels" in result.output

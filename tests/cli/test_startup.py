@@ -1,0 +1,76 @@
+"""Start-up weight: `orlbuild --version` and `--help` load no heavy library; lazy registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from orlbuild.cli.main import COMMANDS, app, load_command
+
+HEAVY = ("sqlalchemy", "alembic", "pandas", "matplotlib", "numpy", "scipy", "choix", "rich")
+
+PROBE = """
+import sys
+from orlbuild.cli.main import app
+try:
+    app({args!r})
+except SystemExit:
+    pass
+heavy = {heavy!r}
+print(sorted({{m.split('.')[0] for m in sys.modules}} & set(heavy)))
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], []])
+def test_version_and_help_import_no_heavy_module(args: list[str]) -> None:
+    probe = PROBE.format(args=args, heavy=HEAVY)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_every_registered_command_loads_with_its_listed_help() -> None:
+    for name, (_, text) in COMMANDS.items():
+        command = load_command(name)
+        assert command is not None, name
+        assert command.name == name
+        own = " ".join((command.help or "").split("\n\n")[0].split())
+        assert own == text, (name, own)
+    assert load_command("no-such-command") is None
+
+
+def test_help_lists_every_command() -> None:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert f"  {name} " in result.stdout
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["frobnicate"])
+    assert result.exit_code == 2
+
+
+def test_eval_reader_name_limit_matches_the_store() -> None:
+    from orlbuild.store.models import NAME_LENGTH
+    from orlbuild.trec_reader import NAME_LENGTH as READER_LIMIT
+
+    assert READER_LIMIT == NAME_LENGTH
+
+
+def test_eval_does_not_import_the_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1.0 t\n")
+    args = ["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "--format", "json"]
+    probe = PROBE.format(args=args, heavy=("sqlalchemy", "alembic", "matplotlib"))
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]", out

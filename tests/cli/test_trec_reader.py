@@ -1,0 +1,91 @@
+"""The C-speed TREC reader never accepts, nor reads differently, what the exact reader rejects."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orlbuild.errors import InputError
+from orlbuild.ingest.source import InputFormat
+from orlbuild.orl_files import parse_file
+from orlbuild.trec_reader import fast_trec_frame
+
+RUNS = {
+    "plain": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n",
+    "bom": "\ufeffq1 Q0 d1 1 2.5 t\n",
+    "crlf_tabs_spaces": "q1\tQ0\td1\t1\t2.5\tt\r\n  q1   Q0 d2 2 1.5 t  \r\n",
+    "blank_lines": "\nq1 Q0 d1 1 2.5 t\n\n   \nq2 Q0 d1 1 2.5 t\n\n",
+    "signs_and_exponents": "q1 Q0 d1 +1 1e3 t\nq1 Q0 d2 2 -0.0 t\nq1 Q0 d3 3 -1.5E-3 t\n",
+    "leading_zero_ids": "01 Q0 007 1 1 t\n1 Q0 7 2 0 t\n",
+    "na_like_ids": "NA Q0 nan 1 1 t\nnull Q0 None 2 0 t\n",
+    "quotes_in_ids": 'q"1 Q0 "d1" 1 1 t\n',
+    "unicode_ids": "q\u00e9 Q0 d\u4e2d 1 1 t\n",
+    "no_newline_at_end": "q1 Q0 d1 1 2.5 t",
+    "duplicate": "q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.5 t\n",
+    "short_row": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5\n",
+    "long_row": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t x\n",
+    "float_rank": "q1 Q0 d1 1.0 2.5 t\n",
+    "underscore_rank": "q1 Q0 d1 1_000 2.5 t\n",
+    "underscore_score": "q1 Q0 d1 1 1_0 t\n",
+    "negative_rank": "q1 Q0 d1 -1 2.5 t\n",
+    "huge_rank": "q1 Q0 d1 99999999999 2.5 t\n",
+    "inf_score": "q1 Q0 d1 1 inf t\n",
+    "nan_score": "q1 Q0 d1 1 NaN t\n",
+    "word_score": "q1 Q0 d1 1 high t\n",
+    "long_id": f"q1 Q0 {'d' * 600} 1 2.5 t\n",
+    "empty": "",
+    "only_blank": "\n\n",
+    "not_utf8": b"q1 Q0 d\xff 1 2.5 t\n",
+}
+QRELS = {
+    "plain": "q1 0 d1 2\nq1 0 d2 0\n",
+    "negative_grade": "q1 0 d1 -1\n",
+    "float_grade": "q1 0 d1 1.5\n",
+    "repeat_same": "q1 0 d1 1\nq1 0 d1 1\n",
+    "repeat_conflict": "q1 0 d1 1\nq1 0 d1 2\n",
+    "three_fields": "q1 0 d1 1\nq1 d2 1\n",
+    "bom_crlf": "\ufeffq1 0 d1 1\r\nq2 0 d1 0\r\n",
+}
+
+
+def _write(tmp_path: Path, name: str, content: str | bytes, packed: bool) -> Path:
+    data = content.encode() if isinstance(content, str) else content
+    path = tmp_path / (name + (".gz" if packed else ""))
+    path.write_bytes(gzip.compress(data) if packed else data)
+    return path
+
+
+def _check(path: Path, fmt: InputFormat, kind: str, columns: list[str]) -> None:
+    fast = fast_trec_frame(path, fmt)
+    try:
+        exact = parse_file(kind, path, fmt=fmt).frame
+    except InputError:
+        assert fast is None, "the fast reader accepted a file the exact reader rejects"
+        return
+    if fast is None:  # allowed (e.g. repeated identical grades): the exact reader reads it
+        return
+    assert len(fast) == len(exact)
+    for column in ("query", "item"):
+        assert fast[column].astype(str).tolist() == exact[column].astype(str).tolist()
+    for column in columns:
+        assert np.array_equal(fast[column].to_numpy(), exact[column].to_numpy())
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name", list(RUNS))
+def test_runs_read_alike(tmp_path: Path, name: str, packed: bool) -> None:
+    _check(_write(tmp_path, name, RUNS[name], packed), InputFormat.trec, "run", ["rank", "score"])
+
+
+@pytest.mark.parametrize("name", list(QRELS))
+def test_qrels_read_alike(tmp_path: Path, name: str) -> None:
+    _check(_write(tmp_path, name, QRELS[name], False), InputFormat.qrels, "graded", ["grade"])
+
+
+def test_good_files_take_the_fast_path(tmp_path: Path) -> None:
+    for name in ("plain", "bom", "crlf_tabs_spaces", "blank_lines", "signs_and_exponents"):
+        path = _write(tmp_path, name, RUNS[name], True)
+        assert fast_trec_frame(path, InputFormat.trec) is not None, name
