@@ -15,7 +15,7 @@ from orlbuild.cli.compare import (
     TestOption,
     load_panels,
 )
-from orlbuild.cli.evaluation import MeasureOption
+from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy, SystemsOption, warn
 from orlbuild.cli.state import get_state
@@ -47,6 +47,7 @@ def power_command(
     test: TestOption = None,
     seed: SeedOption = 0,
     missing: MissingOption = MissingPolicy.zero,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write power and stability curves (PNG).")
     ] = None,
@@ -61,7 +62,7 @@ def power_command(
     from scoring.statistics import default_budgets, power_analysis, power_analysis_steps
 
     chosen = parse_budgets(budgets)
-    scored = load_panels(ctx, build, system, measure, missing)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
     plan = {m: chosen or default_budgets(len(p)) for m, p in scored.panels.items()}
     total = sum(power_analysis_steps(len(b), subsamples) for b in plan.values())
     results: dict[str, PowerResult] = {}

@@ -17,7 +17,7 @@ from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrec
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
-from orlbuild.errors import ConfigError
+from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
@@ -28,6 +28,7 @@ from orlbuild.store.evaluations import (
     score_run,
     score_systems,
 )
+from scoring.errors import ScoringError
 from scoring.evaluate import Missing
 
 
@@ -127,16 +128,19 @@ def _score(
             score_precision=precision,  # type: ignore[arg-type]
         )[system]
     frame = read_run_file(run, fmt=run_format, duplicates=duplicates)
-    return score_run(
-        engine,
-        build,
-        frame,
-        system=run.stem,
-        measures=measures,
-        missing=missing,
-        run_file=str(run),
-        score_precision=precision,  # type: ignore[arg-type]
-    )
+    try:
+        return score_run(
+            engine,
+            build,
+            frame,
+            system=run.stem,
+            measures=measures,
+            missing=missing,
+            run_file=str(run),
+            score_precision=precision,  # type: ignore[arg-type]
+        )
+    except ScoringError as exc:  # e.g. no query shared with the build: name the file
+        raise InputError(str(exc), file=str(run)) from None
 
 
 def warn(notes: list[str], fmt: OutputFormat) -> None:

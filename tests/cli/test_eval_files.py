@@ -264,3 +264,24 @@ def test_swapped_arguments_are_named(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", str(qrels), str(qrels), "-m", "AP"])
     assert result.exit_code == 1
     assert "qrels.txt, line 1: this is TREC qrels" in result.output
+
+
+def test_compressed_orl_json_and_rank_table(tmp_path: Path) -> None:
+    run = _write(tmp_path / "run.txt", RUN_B)
+    export = (
+        '{"build": {}, "queries": {"q1": {"d1": 1, "d2": 2}, "q2": {"e1": 1}, "q3": {"f1": 1}}}'
+    )
+    table = "query\titem\trank\nq1\td1\t1\nq1\td2\t2\nq2\te1\t1\nq3\tf1\t1\n"
+    orl_runs = {
+        "orl.json.gz": _write(tmp_path / "orl.json.gz", export),
+        "orl.tsv.bz2": _write(tmp_path / "orl.tsv.bz2", table),
+    }
+    expected = evaluate(
+        {"q1": ORL({"d1": 1, "d2": 2}), "q2": ORL({"e1": 1}), "q3": ORL({"f1": 1})},
+        {"q1": ["d3", "d1"], "q2": ["e9"], "q3": ["f1"]},
+        ["AP", "RDQm2-a1@5"],
+    )
+    for name, orl in orl_runs.items():
+        doc = _ok(["eval", str(orl), str(run), "-m", "AP", "-m", "RDQm2-a1@5", "--format", "json"])
+        for measure in ("AP", "RDQm2-a1@5"):
+            assert doc["mean"][measure] == pytest.approx(expected[measure].mean()), name

@@ -121,3 +121,14 @@ def test_ingest_keep_first_compares_float32(migrated_db_url: str, tmp_path: Path
         engine.dispose()
     # Equal in float32: the earlier line wins; its score is stored at full precision.
     assert run["score"].tolist() == [67.62227935791016]
+
+
+def test_score_run_file_sharing_no_query_names_the_file(scored_store: str, tmp_path: Path) -> None:
+    path = tmp_path / "upper.txt"
+    path.write_text(RUN.replace("q", "Q"))
+    result = CliRunner().invoke(
+        app, ["--db", scored_store, "score", "--build", "g", "--run", str(path), "-m", "AP"]
+    )
+    assert result.exit_code == 1
+    assert "upper.txt: the run and the ORLs share no query" in result.output
+    assert "'Q1'" in result.output and "'q1'" in result.output
