@@ -305,7 +305,12 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
 
 
 def check_query_overlap(
-    orls: Mapping[str, object], run: pd.DataFrame, system: str, *, build_id: int
+    orls: Mapping[str, object],
+    run: pd.DataFrame,
+    system: str,
+    *,
+    build_id: int,
+    run_file: str | None = None,
 ) -> None:
     """Refuse a run none of whose queries has an ORL (FORMATS.md "System runs").
 
@@ -323,6 +328,8 @@ def check_query_overlap(
         The run's system, for the message.
     build_id
         The build, for the message.
+    run_file
+        The file the run was read from, named in the message when given.
 
     Raises
     ------
@@ -336,6 +343,7 @@ def check_query_overlap(
         f"the run of {system!r} shares no query with the ORLs of build {build_id} "
         f"(run queries: {_some(sorted(run_queries)) or 'none'}; "
         f"ORL queries: {_some(sorted(str(q) for q in orls))})",
+        file=run_file,
         hint="query ids are compared exactly (no case folding); check that the run and the "
         "judgments use the same ids",
     )
@@ -354,7 +362,7 @@ def _scores(
     """Evaluate one run with :func:`scoring.evaluate` and keep what it reported."""
     from scoring import evaluate
 
-    check_query_overlap(orls, run, system, build_id=record.id)
+    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
     order_by = run_order_column(run)
     frame = evaluate(
         orls,
