@@ -47,12 +47,16 @@ class ParsedFile:
         Hex digest of the file's bytes.
     dropped
         Rows dropped by ``--duplicates keep-first``.
+    notes
+        The reader's warnings, e.g. columns the kind does not use (README,
+        "Input formats": never dropped without a word).
     """
 
     frame: pd.DataFrame
     label: str
     sha256: str
     dropped: int
+    notes: tuple[str, ...] = ()
 
 
 def parse_file(
@@ -75,7 +79,9 @@ def parse_file(
     from orlbuild.ingest.pipeline import read_input  # the store's modules: only when needed
 
     parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates, format_option=format_option)
-    return ParsedFile(parsed.decoded(), parsed.label, parsed.sha256, parsed.dropped)
+    return ParsedFile(
+        parsed.decoded(), parsed.label, parsed.sha256, parsed.dropped, tuple(parsed.notes)
+    )
 
 
 def _orls_from_json(path: Path) -> dict[str, ORL]:
@@ -172,13 +178,15 @@ def read_orl_file(
         return {
             str(q): ORL(dict(zip(g["item"], g["rank"].astype(int).tolist(), strict=True)))
             for q, g in frame.groupby("query", sort=False)
-        }, []
+        }, list(parsed.notes)
     from orlbuild.builders.graded import aggregate_grades
 
     one_grade_each = not frame.duplicated(["query", "item"]).any()
-    if one_grade_each:  # nothing to aggregate
-        return _orls_from_grades(frame[["query", "item", "grade"]])
-    return _orls_from_grades(aggregate_grades(frame[["query", "item", "grade"]], grade_agg))
+    grades = frame[["query", "item", "grade"]]
+    if not one_grade_each:
+        grades = aggregate_grades(grades, grade_agg)
+    orls, warnings = _orls_from_grades(grades)
+    return orls, [*parsed.notes, *warnings]
 
 
 def _orls_from_grades(frame: pd.DataFrame) -> tuple[dict[str, ORL], list[str]]:
@@ -219,13 +227,15 @@ def read_run_file(
     fmt: InputFormat | None = None,
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     format_option: str = "--run-format",
+    notes: list[str] | None = None,
 ) -> pd.DataFrame:
     """A run as a ``query, item, score`` (or ``query, item, rank``) DataFrame.
 
     Runs with scores are ordered by score (README, "Score precision"); runs
     without any score by their rank column. TREC runs are recognised by their
     content whatever the file is called; ``.gz``/``.bz2`` files are read
-    directly. ``format_option`` is the option error hints name.
+    directly. ``format_option`` is the option error hints name. The reader's
+    warnings (columns a run does not use) are appended to ``notes`` when given.
     """
     path = Path(path)
     first = None if str(path) == STDIN else first_line(path)
@@ -243,9 +253,10 @@ def read_run_file(
         fast = fast_trec_frame(path, InputFormat.trec)
         if fast is not None:
             return fast[["query", "item", "score"]]
-    frame = parse_file(
-        "run", path, fmt=fmt, duplicates=duplicates, format_option=format_option
-    ).frame
+    parsed = parse_file("run", path, fmt=fmt, duplicates=duplicates, format_option=format_option)
+    if notes is not None:
+        notes.extend(parsed.notes)
+    frame = parsed.frame
     if "score" in frame and np.isfinite(frame["score"].to_numpy(dtype=float)).all():
         return frame[["query", "item", "score"]]
     return frame[["query", "item", "rank"]]

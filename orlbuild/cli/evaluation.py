@@ -100,7 +100,7 @@ def eval_command(
     names = system_names(run_files)
     frames = {}
     for name, run_file in zip(names, run_files, strict=True):
-        run = read_run_file(run_file, fmt=run_format, duplicates=duplicates)
+        run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
         frames[name] = _evaluate_file(
             orls, run, measure, missing, score_precision.value, str(run_file)
         )

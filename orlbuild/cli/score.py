@@ -127,7 +127,10 @@ def _score(
             missing=missing,
             score_precision=precision,  # type: ignore[arg-type]
         )[system]
-    frame = read_run_file(run, fmt=run_format, duplicates=duplicates)
+    notes: list[str] = []
+    frame = read_run_file(run, fmt=run_format, duplicates=duplicates, notes=notes)
+    for note in notes:  # e.g. columns a run does not use: reported, never dropped silently
+        typer.echo(f"Warning: {note}", err=True)
     try:
         return score_run(
             engine,
