@@ -104,8 +104,25 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
             out[name] = frame[name].to_numpy()
         elif name in _NUMBERS:
             column = frame[name].cat
-            out[name] = column.categories.to_numpy(dtype=np.int64)[column.codes.to_numpy()]
+            levels = _integer_levels(column.categories)
+            assert levels is not None  # checked by _numbers_and_fields_ok
+            out[name] = levels[column.codes.to_numpy()]
     return pd.DataFrame(out)
+
+
+def _integer_levels(categories: pd.Index) -> np.ndarray | None:
+    """The categories of an integer column as int64, ``None`` when one is not an integer.
+
+    pandas 3 infers the categories of a ``category`` column read by ``read_csv``
+    (integers here); pandas 2 keeps them as strings, which are accepted only
+    when every one is plain decimal digits, optionally signed.
+    """
+    if pd.api.types.is_integer_dtype(categories.dtype):
+        return categories.to_numpy(dtype=np.int64)
+    texts = categories.astype(str)
+    if not texts.str.fullmatch(r"[+-]?[0-9]+").all():
+        return None
+    return np.array([int(text) for text in texts], dtype=np.int64)
 
 
 def _numbers_and_fields_ok(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
@@ -119,10 +136,9 @@ def _numbers_and_fields_ok(frame: pd.DataFrame, names: tuple[str, ...]) -> bool:
                 return False
             continue
         if name in _NUMBERS:
-            levels = column.cat.categories
-            if not pd.api.types.is_integer_dtype(levels.dtype):
+            values = _integer_levels(column.cat.categories)
+            if values is None:
                 return False  # "1.0", "1_000", "x", or an empty (missing) field
-            values = levels.to_numpy()
             if len(values) and (values.min() < 0 or values.max() > MAX_INTEGER):
                 return False
             continue
