@@ -1,6 +1,6 @@
 """Reading a candidate ranking against an ORL, position by position.
 
-Every measure applies the same rules (RDQ.md sections 4 and 6): the
+Every measure applies the same rules (README, "RDQ" and "Baselines"): the
 candidate is truncated at ``k``; an item earns credit only at its first
 occurrence; a later copy still occupies its position.
 """

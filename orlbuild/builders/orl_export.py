@@ -1,4 +1,4 @@
-"""ORL export formats (FORMATS.md, "ORL export") and the diff of two builds.
+"""ORL export formats (README, "Input formats") and the diff of two builds.
 
 Inputs are the entry frames of the store (``query, item, rank, ...``).
 """

@@ -1,4 +1,4 @@
-"""The pairwise route (ORL.md, "Pairwise preferences"): ``bt`` or ``rank-centrality``."""
+"""The pairwise route (README, "Build routes"): ``bt`` or ``rank-centrality``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The parameters of a build: validated, with every default resolved.
 
 A build stores :meth:`BuildParameters.to_json` so that it can be repeated
-exactly (ORL.md, "Building ORLs"). Defaults that depend on the method
+exactly (README, "Audit"). Defaults that depend on the method
 (uncertainty, solver) or on the data (listwise ``direct`` versus ``bt``) are
 filled in by :func:`resolve_parameters` before anything is built.
 """
@@ -23,8 +23,8 @@ __all__ = [
 ]
 
 #: Default regularisation strength ``c``; choix receives ``alpha = c / n_items``
-#: so that the pseudo-evidence per item stays constant as queries grow (ORL.md,
-#: pairwise route). With ILSR, ``alpha`` acts like ``alpha * (w_i + w_j)``
+#: so that the pseudo-evidence per item stays constant as queries grow (README,
+#: "Build routes"). With ILSR, ``alpha`` acts like ``alpha * (w_i + w_j)``
 #: virtual wins each way between every pair, so each item carries about
 #: ``2 c`` virtual comparisons in total whatever the number of items (one with the
 #: default); without it a 20-0 record between two items is not significant (Wald

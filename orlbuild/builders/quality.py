@@ -1,4 +1,4 @@
-"""Quality checks of a build (ORL.md, "Quality checks a user can run on a build").
+"""Quality checks of a build (README, "Quality checks").
 
 * comparison counts per item and per pair, items under ``min_comparisons`` flagged;
 * agreement: the share of raw preferences consistent with the ORL, overall

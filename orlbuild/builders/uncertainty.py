@@ -1,4 +1,4 @@
-"""Uncertainty of item scores and the tests of score differences (ORL.md, "Tiering").
+"""Uncertainty of item scores and the tests of score differences (README, "Build routes").
 
 Three estimators, all returning a :class:`ScoreUncertainty`:
 
@@ -120,7 +120,7 @@ def ep_uncertainty(counts: FloatArray, *, alpha: float) -> ScoreUncertainty:
     The scores are the posterior mean under a Gaussian prior of precision
     ``alpha`` and the tests use the posterior covariance (centred). About 30
     times slower than :func:`fisher_uncertainty`; offered as an option
-    (ORL.md, "Tiering").
+    (README, "Build routes").
 
     Parameters
     ----------

@@ -33,7 +33,7 @@ from scoring.evaluate import Missing
 
 
 class MissingPolicy(str, Enum):
-    """``--missing``: what ORL queries absent from a run count as (RDQ.md section 8)."""
+    """``--missing``: ORL queries absent from a run (README, "Conventions and caveats")."""
 
     zero = "zero"
     skip = "skip"

@@ -1,4 +1,4 @@
-"""Ingestion of listwise, pairwise and graded judgments and of system runs (FORMATS.md).
+"""Ingestion of judgments (listwise, pairwise, graded) and system runs (README, "Input formats").
 
 The names below are loaded on first use (PEP 562), so that reading files
 (``orlbuild eval``) does not import the store and SQLAlchemy.

@@ -324,7 +324,7 @@ def ingest_file(
     on_progress: Callable[[int], None] | None = None,
     on_write: Callable[[int, int], None] | None = None,
 ) -> IngestResult:
-    """Read, validate and store one file of judgments or one run (FORMATS.md).
+    """Read, validate and store one file of judgments or one run (README, "Input formats").
 
     Parameters
     ----------

@@ -75,7 +75,7 @@ INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "run": ("trec", "tsv", "csv", "jsonl"),
     }
 )
-"""Allowed ``format`` values per input kind (FORMATS.md); omitted = from the extension."""
+"""Allowed ``format`` values per input kind (README, "Input formats"); omitted: by extension."""
 
 BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -84,7 +84,7 @@ BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "pairwise": ("bt", "rank-centrality"),
     }
 )
-"""Allowed ``method`` values per build source (ORL.md, "Routes"); omitted: builder's default."""
+"""Allowed ``method`` values per build source (README, "Build routes"); omitted: the default."""
 
 _CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {

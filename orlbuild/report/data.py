@@ -22,7 +22,7 @@ __all__ = ["OrlView", "ReportData", "TieDecisionView"]
 
 
 class TieDecisionView(Protocol):
-    """One audited tie-or-separate decision (ORL.md, "Audit trail")."""
+    """One audited tie-or-separate decision (README, "Audit")."""
 
     @property
     def leader(self) -> str: ...

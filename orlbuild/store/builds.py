@@ -1,6 +1,6 @@
 """ORL builds in the store: tables, writing a build, reading it back, overrides.
 
-A build is immutable (ORL.md, "Building ORLs"): once written, no function
+A build is immutable (README, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
 resolved (JSON), the package version, the seed, the ingest batches it read
 (id and content hash, kept even if a batch is later force-deleted), its ORL
@@ -158,7 +158,7 @@ class OrlEntry(Base):
 
 
 class TieDecisionRow(Base):
-    """One stored tie-or-separate decision (ORL.md, "Audit trail")."""
+    """One stored tie-or-separate decision (README, "Audit")."""
 
     __tablename__ = "tie_decisions"
     __table_args__ = (CheckConstraint("decision IN ('tied', 'separated')", name="decision"),)

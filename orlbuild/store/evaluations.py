@@ -2,7 +2,7 @@
 
 A system's run (stored with ``orlbuild ingest run`` or read from a file) is
 scored against the ORLs of one build with :func:`scoring.evaluate`
-(RDQ.md section 8). ``orlbuild score --save`` keeps the result - build,
+(README, "Conventions and caveats"). ``orlbuild score --save`` keeps the result - build,
 system, measures, per-query values, conventions and package version - in the
 ``evaluations`` and ``evaluation_values`` tables, so that ``orlbuild results``
 can list, show and export past evaluations without recomputing.
@@ -119,7 +119,7 @@ class SystemScores:
     per_query
         One row per query (index ``query``), one float column per measure.
     missing
-        ``zero`` or ``skip`` (RDQ.md section 8).
+        ``zero`` or ``skip`` (README, "Conventions and caveats").
     conventions
         How missing queries, run order, duplicates and undefined values were handled.
     queries_without_orl
@@ -202,7 +202,7 @@ def score_run(
         Build id or name.
     run
         The run as :func:`orlbuild.store.load_run` returns it; ordered by score
-        descending, ties by item id descending (RDQ.md section 8), or by rank
+        descending, ties by item id descending (README, "Conventions and caveats"), or by rank
         when some entry has no score (:func:`~orlbuild.store.read.run_order_column`).
         A run sharing no query with the ORLs is an :class:`InputError`.
     system
@@ -312,7 +312,7 @@ def check_query_overlap(
     build_id: int,
     run_file: str | None = None,
 ) -> None:
-    """Refuse a run none of whose queries has an ORL (FORMATS.md "System runs").
+    """Refuse a run none of whose queries has an ORL (README, "Input formats": runs).
 
     Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
     that is an error naming a few ids from each side, never a mean of 0

@@ -135,7 +135,7 @@ def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> lis
 
 
 def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
-    """``"score"`` when every entry of a run has a score, else ``"rank"`` (FORMATS.md).
+    """``"score"`` when every entry of a run has a score, else ``"rank"`` (README, "Input formats").
 
     A run ingested without scores (``query, item, rank``) is ordered by its
     rank column wherever it is scored (README "Input formats").
@@ -298,7 +298,7 @@ def load_run(
 
     The rows are returned as stored; ordering them for evaluation (score
     descending, ties by item id descending, or by rank) is the scorer's job
-    (RDQ.md section 8).
+    (README, "Conventions and caveats").
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""RDQ, CMP, Kendall tau, Spearman rho as ir_measures measures (README, "RDQ in ir_measures").
+"""RDQ, CMP and rank correlations for ir_measures (README, "RDQ in ir_measures and PyTerrier").
 
 Importing this module defines, through ir_measures' public extension point
 (:func:`ir_measures.define`), the measures ir_measures lacks:

@@ -1,6 +1,6 @@
 """Benchmark: power/stability analysis at the paper's scale, against a per-pair loop.
 
-Paper scale (RDQ.md section 9, issue 5): 5,000 queries, 12 systems (66 pairs),
+Paper scale (README, "Comparing many systems"; issue 5): 5,000 queries, 12 systems (66 pairs),
 300 subsamples per budget, 1,000 permutations, budgets 25..500 step 25, one
 measure; it must finish in under 2 minutes on a 2-core machine.
 

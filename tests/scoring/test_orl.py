@@ -1,4 +1,4 @@
-"""ORL validation and constructors (RDQ.md section 1, ORL.md graded route)."""
+"""ORL validation and constructors (README, "The ORL")."""
 
 from __future__ import annotations
 

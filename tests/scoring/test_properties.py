@@ -1,4 +1,4 @@
-"""Property tests over the whole measure registry (STYLE.md rule 11, issue: scoring core)."""
+"""Property tests over the whole measure registry (README, "RDQ": bounded, ideal = 1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RDQ.md section 7: the reference table, as a golden data file, through the public API."""
+"""README, "Reference values": the reference table as a golden data file, via the public API."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_reference_rank_correlations(case: dict[str, Any]) -> None:
 
 
 def test_m2_documented_difference_from_the_paper() -> None:
-    """RDQ.md section 5: the paper prints 0.9733 for Exp4, M2 alpha=4; this form gives 0.9743."""
+    """README, "RDQ" (M2 caveat): paper 0.9733 for Exp4, M2 alpha=4; this form gives 0.9743."""
     orl = ORL.from_ranked_list([f"d{i}" for i in range(1, 21)])
     value = rdq(orl, ["d1", "d2", "d3", "d4", "d20"], 5, alpha=4.0)
     assert round(value, 4) == 0.9743
