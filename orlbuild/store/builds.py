@@ -1,4 +1,4 @@
-"""ORL builds in the store: tables, writing a build, reading it back, overrides.
+"""ORL builds in the store: records, writing a build, reading it back.
 
 A build is immutable (ORL.md, "Building ORLs"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
@@ -26,20 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    DateTime,
     Engine,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
     insert,
     select,
 )
-from sqlalchemy.orm import Mapped, mapped_column
 
 from orlbuild import __version__
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
@@ -47,7 +37,15 @@ from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
-from orlbuild.store.models import NAME_LENGTH, Base, Collection
+from orlbuild.store.models import (
+    Build,
+    BuildBatch,
+    BuildMessage,
+    BuildOverride,
+    Collection,
+    OrlEntry,
+    TieDecisionRow,
+)
 from orlbuild.store.read import (
     DEFAULT_COLLECTION,
     BatchInfo,
@@ -62,13 +60,7 @@ if TYPE_CHECKING:
     from scoring.orl import ORL
 
 __all__ = [
-    "Build",
-    "BuildBatch",
-    "BuildMessage",
-    "BuildOverride",
     "BuildRecord",
-    "OrlEntry",
-    "TieDecisionRow",
     "build_and_store",
     "builds_using_batch",
     "get_build",
@@ -84,145 +76,6 @@ __all__ = [
     "store_build",
     "tiering_by_query",
 ]
-
-
-# --- tables -------------------------------------------------------------------------------
-
-
-class Build(Base):
-    """One immutable ORL build."""
-
-    __tablename__ = "builds"
-    __table_args__ = (
-        CheckConstraint("source IN ('graded', 'listwise', 'pairwise')", name="source"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    name: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True, index=True)
-    source: Mapped[str] = mapped_column(String(16), nullable=False)
-    method: Mapped[str] = mapped_column(String(32), nullable=False)
-    parameters: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
-    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
-    seed: Mapped[int] = mapped_column(Integer, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True, index=True
-    )
-    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
-    n_failed: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class BuildBatch(Base):
-    """An ingest batch a build read (its hash is kept even if the batch is force-deleted)."""
-
-    __tablename__ = "build_batches"
-    __table_args__ = (UniqueConstraint("build_id", "sha256", "kind"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    batch_id: Mapped[int | None] = mapped_column(
-        ForeignKey("ingest_batches.id"), nullable=True, index=True
-    )
-    kind: Mapped[str] = mapped_column(String(16), nullable=False)
-    file_name: Mapped[str] = mapped_column(String(1024), nullable=False)
-    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
-    row_count: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class OrlEntry(Base):
-    """One item of one query's ORL in a build."""
-
-    __tablename__ = "orl_entries"
-    __table_args__ = (
-        UniqueConstraint("build_id", "query", "item"),
-        CheckConstraint("rank >= 1", name="rank"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    rank: Mapped[int] = mapped_column(Integer, nullable=False)
-    score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-
-
-class TieDecisionRow(Base):
-    """One stored tie-or-separate decision (ORL.md, "Audit trail")."""
-
-    __tablename__ = "tie_decisions"
-    __table_args__ = (CheckConstraint("decision IN ('tied', 'separated')", name="decision"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    position: Mapped[int] = mapped_column(Integer, nullable=False)
-    leader: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    score_leader: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    score_item: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    diff: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    se: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    p_value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    decision: Mapped[str] = mapped_column(String(16), nullable=False)
-    rule: Mapped[str] = mapped_column(String(256), nullable=False)
-    variance: Mapped[str] = mapped_column(String(64), nullable=False)
-    # the --tiering evidence (migration 0004_tiering); NULL on older builds
-    procedure: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    family_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-
-
-class BuildOverride(Base):
-    """An auditor's override that derived this build from its parent."""
-
-    __tablename__ = "build_overrides"
-    __table_args__ = (CheckConstraint("action IN ('merge-tiers', 'split-at')", name="action"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    action: Mapped[str] = mapped_column(String(16), nullable=False)
-    argument: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    reason: Mapped[str] = mapped_column(Text, nullable=False)
-    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-
-
-class BuildMessage(Base):
-    """A per-query failure or warning of a build (``query`` empty for build-level notes)."""
-
-    __tablename__ = "build_messages"
-    __table_args__ = (CheckConstraint("kind IN ('failure', 'warning')", name="kind"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    kind: Mapped[str] = mapped_column(String(16), nullable=False)
-    message: Mapped[str] = mapped_column(Text, nullable=False)
 
 
 # --- records ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from orlbuild.store import (
     open_store,
 )
 from orlbuild.store.batches import delete_batch
-from orlbuild.store.builds import Build, BuildBatch
+from orlbuild.store.models import Build, BuildBatch
 from orlbuild.store.models import Collection
 from tests.ingest.conftest import run_cli
 
