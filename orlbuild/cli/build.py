@@ -12,7 +12,7 @@ from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
-from orlbuild.store.builds import build_and_store
+from orlbuild.services.builds import build_and_store
 from orlbuild.store.read import DEFAULT_COLLECTION
 
 __all__ = ["opened_store", "register"]

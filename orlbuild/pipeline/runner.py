@@ -28,15 +28,10 @@ from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
+from orlbuild.services.builds import build_and_store, load_query_orls
 from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
-from orlbuild.store.builds import (
-    JUDGMENT_LOADERS,
-    BuildRecord,
-    build_and_store,
-    get_build,
-    load_query_orls,
-)
+from orlbuild.store.builds import JUDGMENT_LOADERS, BuildRecord, get_build
 
 __all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
 
