@@ -29,6 +29,7 @@ from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evalua
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.builds import build_and_store, load_query_orls
+from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
 from orlbuild.store.builds import JUDGMENT_LOADERS, BuildRecord, get_build
@@ -278,9 +279,12 @@ def _reusable_build(engine: Engine, spec: BuildSpec, params: BuildParameters) ->
 
 
 def build_orls_for(
-    engine: Engine, spec: BuildSpec, *, quiet: bool = True
+    engine: Engine, spec: BuildSpec, *, quiet: bool = True, executor: Executor | None = None
 ) -> tuple[BuiltOrls, dict[str, QueryORL]]:
-    """Make (or reuse) the build ``spec`` and return its summary and ORLs."""
+    """Make (or reuse) the build ``spec`` and return its summary and ORLs.
+
+    The per-query work runs on ``executor`` (default serial; ``[execution]``).
+    """
     params = _parameters(spec)
     record = _reusable_build(engine, spec, params)
     reused = record is not None
@@ -293,6 +297,7 @@ def build_orls_for(
             name=spec.name,
             on_error=on_error,
             progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
+            executor=executor,
         )
         record = get_build(engine, build_id)
     orls = load_query_orls(engine, record.id)
@@ -334,9 +339,12 @@ def run_pipeline(
     started = time.perf_counter()
     say = log or (lambda _line: None)
     url = db_url or config.database_url
+    executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
     # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
     say(f"database: {_hide_password(url)}")
+    if executor.kind is not ExecutorKind.SERIAL:
+        say(f"builds run on {executor.describe()}")
     try:
         inputs = []
         for spec in config.inputs:
@@ -345,7 +353,7 @@ def run_pipeline(
             inputs.append(done)
         builds = []
         for build_spec in config.builds:
-            summary, _ = build_orls_for(engine, build_spec, quiet=quiet)
+            summary, _ = build_orls_for(engine, build_spec, quiet=quiet, executor=executor)
             say(summary.message)
             builds.append(summary)
         scored = next(b for b in builds if b.name == config.scoring.build)
