@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +27,12 @@ from orlbuild.services.executor import Executor, map_ordered
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
+    BuildRecord,
     get_build,
     load_build_entries,
+    load_build_judgments,
     load_build_messages,
+    load_build_orls,
     load_tie_decisions,
     store_build,
 )
@@ -38,9 +42,12 @@ from orlbuild.store.users import current_user
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
+    from orlbuild.builders.quality import QualityReport
 
 __all__ = [
     "TIERING_COLUMNS",
+    "BuildQuality",
+    "assess_build",
     "build_and_store",
     "load_query_orls",
     "override_build",
@@ -288,6 +295,59 @@ def override_build(
             },
         ],
     )
+
+
+@dataclass(frozen=True)
+class BuildQuality:
+    """How well a stored build agrees with the judgments it read (``orlbuild quality``).
+
+    Attributes
+    ----------
+    record
+        The build.
+    preferences
+        Number of raw preferences its judgments imply.
+    report
+        Comparisons per item and pair, agreement overall and per annotator,
+        majority-preference cycles.
+    """
+
+    record: BuildRecord
+    preferences: int
+    report: QualityReport
+
+
+def assess_build(engine: Engine, build: str | int, *, min_comparisons: int = 5) -> BuildQuality:
+    """Check a stored build against the judgments it read.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    build
+        Build id or name.
+    min_comparisons
+        Items compared fewer times than this are flagged.
+
+    Returns
+    -------
+    BuildQuality
+
+    Raises
+    ------
+    StoreError
+        Unknown build.
+    """
+    from orlbuild.builders.quality import build_quality, raw_preferences  # networkx: load late
+
+    record = get_build(engine, build)
+    judgments = load_build_judgments(engine, record)
+    orls = load_build_orls(engine, record.id)
+    prefs = raw_preferences(judgments, record.source)
+    report = build_quality(
+        prefs, {q: dict(orl.items()) for q, orl in orls.items()}, min_comparisons=min_comparisons
+    )
+    return BuildQuality(record=record, preferences=len(prefs), report=report)
 
 
 TIERING_COLUMNS = [
