@@ -51,6 +51,7 @@ __all__ = [
     "build_and_store",
     "load_query_orls",
     "override_build",
+    "reusable_build",
     "tiering_by_query",
 ]
 
@@ -143,6 +144,61 @@ def build_and_store(
         created_by=created_by or current_user(),
     )
     return build_id, resolved, outcome
+
+
+def reusable_build(
+    engine: Engine,
+    name: str,
+    params: BuildParameters,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    failures_allowed: bool = False,
+) -> BuildRecord | None:
+    """The newest build named ``name`` if it equals what building now would give.
+
+    Equal means: the same collection, the same ingest batches (by content
+    hash) and the same parameters once resolved against today's judgments. A
+    build derived by an auditor's override keeps its parent's parameters and
+    batches, so it is reused like its parent: re-running the pipeline keeps
+    the audited ORLs instead of silently building an unaudited copy over them.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    name
+        Build name.
+    params
+        The options a new build would get.
+    collection
+        The collection it must have read.
+    failures_allowed
+        Whether a build with failed queries may be reused (``on_error =
+        "skip"``); otherwise it is built again so that the failures stop the
+        caller.
+
+    Returns
+    -------
+    BuildRecord or None
+        The build to reuse, or None when a new one must be made.
+    """
+    from orlbuild.builders.build import resolve_for_frame  # choix/scipy: load late
+
+    try:
+        record = get_build(engine, name)
+    except StoreError:
+        return None
+    if record.collection != collection:
+        return None
+    if record.n_failed and not failures_allowed:
+        return None
+    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    if frame.empty:
+        return None
+    current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+    same_batches = {b.sha256 for b in record.batches} == {b.sha256 for b in current.values()}
+    same_params = record.parameters == resolve_for_frame(frame, params).to_json()
+    return record if same_batches and same_params else None
 
 
 def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
