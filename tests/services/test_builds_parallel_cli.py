@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +13,12 @@ import pytest
 from sqlalchemy import func, select
 from store_cli import cli, cli_json
 
+from orlbuild.builders import BuildParameters
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import ExecutionSpec, load_config
 from orlbuild.pipeline.runner import run_pipeline
-from orlbuild.services.builds import load_query_orls
+from orlbuild.services.builds import build_and_store, load_query_orls
+from orlbuild.services.executor import resolve_executor
 from orlbuild.store import open_store
 from orlbuild.store.builds import get_build
 from orlbuild.store.models import Build, OrlEntry, TieDecisionRow
@@ -157,3 +161,29 @@ def test_pipeline_execution_table(tmp_path: Path) -> None:
         lines.append(repr(orls))
     assert lines[-1] == lines[-2]
     assert "q01" in lines[-1]
+
+
+def test_progress_counts_finished_queries_on_two_processes(migrated_db_url: str) -> None:
+    store_judgments(
+        migrated_db_url, "pairwise", pairwise_frame(9, n_queries=12, n_items=5, per_query=30)
+    )
+    calls: list[int] = []
+    totals: list[int] = []
+
+    @contextmanager
+    def progress(total: int) -> Iterator[Callable[[int], None]]:
+        totals.append(total)
+        yield calls.append
+
+    engine = open_store(migrated_db_url)
+    try:
+        build_and_store(
+            engine,
+            BuildParameters(source="pairwise", seed=1),
+            progress=progress,
+            executor=resolve_executor(2),
+        )
+    finally:
+        engine.dispose()
+    assert totals == [12]
+    assert sum(calls) == 12 and len(calls) > 1  # chunk by chunk, as queries finish
