@@ -10,13 +10,12 @@ from typer.core import TyperGroup
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
+from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.store.builds import (
     get_build,
     list_builds,
     load_build_entries,
     load_tie_decisions,
-    override_build,
-    tiering_by_query,
 )
 
 __all__ = ["register"]

@@ -12,7 +12,8 @@ from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
-from orlbuild.store.builds import build_and_store
+from orlbuild.services.builds import build_and_store
+from orlbuild.services.executor import resolve_executor
 from orlbuild.store.read import DEFAULT_COLLECTION
 
 __all__ = ["opened_store", "register"]
@@ -80,6 +81,19 @@ def build_command(
         str, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
     ] = "stop",
     fmt: FormatOption = OutputFormat.table,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            help="Worker processes for the per-query work: 1 runs serially, -1 uses every core."
+        ),
+    ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Dask scheduler address tcp://HOST:PORT (default $ORLBUILD_SCHEDULER); "
+            "wins over --jobs."
+        ),
+    ] = None,
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
     if on_error not in ("stop", "skip"):
@@ -90,6 +104,7 @@ def build_command(
         seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
         step_down=step_down,
     )  # fmt: skip
+    executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
     with opened_store(ctx) as engine:
         build_id, resolved, outcome = build_and_store(
@@ -99,6 +114,7 @@ def build_command(
             name=name,
             on_error="skip" if on_error == "skip" else "raise",
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
+            executor=executor,
         )
     for warning in outcome.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -9,7 +9,7 @@ import typer
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json
 from orlbuild.cli.state import opened_store
-from orlbuild.store.builds import get_build, load_build_judgments, load_build_orls
+from orlbuild.services.builds import assess_build
 
 __all__ = ["register"]
 
@@ -26,16 +26,9 @@ def quality_command(
 
     csv prints the per-annotator agreement; json prints everything.
     """
-    from orlbuild.builders.quality import build_quality, raw_preferences  # networkx: load late
-
     with opened_store(ctx) as engine:
-        record = get_build(engine, build)
-        judgments = load_build_judgments(engine, record)
-        orls = load_build_orls(engine, record.id)
-    prefs = raw_preferences(judgments, record.source)
-    report = build_quality(
-        prefs, {q: dict(orl.items()) for q, orl in orls.items()}, min_comparisons=min_comparisons
-    )
+        quality = assess_build(engine, build, min_comparisons=min_comparisons)
+    record, report = quality.record, quality.report
     flagged = report.items[report.items["flagged"]]
     if fmt is OutputFormat.json:
         print_json(
@@ -55,7 +48,7 @@ def quality_command(
         return
     summary = pd.DataFrame(
         [
-            ("raw preferences", f"{len(prefs)}"),
+            ("raw preferences", f"{quality.preferences}"),
             ("agreement with the ORL", f"{report.agreement:.4f}"),
             (f"items with < {min_comparisons} comparisons", f"{len(flagged)}"),
             ("queries with majority-preference cycles", f"{report.cycles['query'].nunique()}"),

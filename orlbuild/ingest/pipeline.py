@@ -7,9 +7,7 @@ Identical content already stored is reported and skipped.
 
 from __future__ import annotations
 
-import getpass
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +26,7 @@ from orlbuild.store.batches import NAME_COLUMNS, NewBatch, store_batch
 from orlbuild.store.bulk import paused_gc
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import DEFAULT_COLLECTION
+from orlbuild.store.users import USER_ENV_VAR, current_user
 
 __all__ = [
     "USER_ENV_VAR",
@@ -40,9 +39,6 @@ __all__ = [
     "ingest_run_file",
     "read_input",
 ]
-
-#: Environment variable naming who ingests (``created_by``); defaults to the login name.
-USER_ENV_VAR = "ORLBUILD_USER"
 
 
 @dataclass(frozen=True)
@@ -110,15 +106,6 @@ class IngestResult:
         if self.dropped:
             text += f"; skipped {self.dropped} repeated rows"
         return text
-
-
-def _created_by() -> str:
-    """Who is ingesting: ``$ORLBUILD_USER``, else the login name."""
-    try:
-        user = os.environ.get(USER_ENV_VAR) or getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return user[:NAME_LENGTH]
 
 
 def _with_first_line(lines: Iterator[str]) -> tuple[str | None, Iterator[str]]:
@@ -380,7 +367,7 @@ def ingest_file(
                 collection=collection,
                 file_name=parsed.label,
                 sha256=parsed.sha256,
-                created_by=_created_by(),
+                created_by=current_user(),
                 vocabularies=parsed.vocabularies.as_lists(),
                 facts=parsed.facts,
                 system=system,

@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar, cast, get_args
 
 from orlbuild.builders.parameters import TIERINGS, BuildParameters, resolve_parameters
 from orlbuild.errors import ConfigError
+from orlbuild.services.executor import resolve_executor
 from scoring import UnknownMeasureError, parse_measures
 from scoring.statistics.procedures import CorrectionName, SignificanceTest, default_test
 
@@ -53,6 +54,7 @@ __all__ = [
     "INPUT_FORMATS",
     "BuildSpec",
     "CompareSpec",
+    "ExecutionSpec",
     "InputSpec",
     "PipelineConfig",
     "PowerSpec",
@@ -205,6 +207,20 @@ class ReportSpec:
 
 
 @dataclass(frozen=True)
+class ExecutionSpec:
+    """Where the per-query work of the builds runs (``[execution]``).
+
+    ``jobs = 1`` (default) runs serially, ``N`` on ``N`` local processes, ``-1``
+    on every core; ``scheduler = "tcp://HOST:PORT"`` on a Dask cluster (when not
+    given, ``$ORLBUILD_SCHEDULER`` is used at run time). Execution is not a
+    build parameter: it is not stored with the build and does not change it.
+    """
+
+    jobs: int = 1
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     """A validated pipeline configuration (see :func:`load_config`)."""
 
@@ -218,6 +234,7 @@ class PipelineConfig:
     power: PowerSpec | None = None
     report: ReportSpec | None = None
     collection: str = "default"
+    execution: ExecutionSpec = field(default_factory=ExecutionSpec)
 
     @property
     def database_is_sqlite_file(self) -> bool:
@@ -461,6 +478,8 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     power = None if power_table is None else _power(power_table, measures)
     report_table = root.table("report")
     report = None if report_table is None else _report(report_table, base)
+    execution_table = root.table("execution")
+    execution = ExecutionSpec() if execution_table is None else _execution(execution_table)
     root.finish()
     _cross_checks(problems, inputs, builds)
     problems.raise_if_any()
@@ -475,6 +494,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         power=power,
         report=report,
         collection=collection,
+        execution=execution,
     )
 
 
@@ -672,6 +692,19 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
     )
     table.finish()
     return spec
+
+
+def _execution(table: _Table) -> ExecutionSpec:
+    jobs = table.get("jobs", int, 1)
+    scheduler = table.get("scheduler", str, None, check=_non_empty)
+    table.finish(("jobs", "scheduler"))
+    # The same checks as ``orlbuild build --jobs/--scheduler``, one problem per key.
+    for key, jobs_scheduler in (("jobs", (jobs, None)), ("scheduler", (1, scheduler))):
+        try:
+            resolve_executor(*jobs_scheduler, environ={})
+        except ConfigError as error:
+            table.problems.add(table.key(key), str(error))
+    return ExecutionSpec(jobs=jobs, scheduler=None if scheduler is None else scheduler.strip())
 
 
 def _report(table: _Table, base: Path) -> ReportSpec:

@@ -20,12 +20,12 @@ from orlbuild.builders.results import QueryORL
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
+from orlbuild.services.builds import load_query_orls
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
     get_build,
     load_build_messages,
-    load_query_orls,
 )
 from orlbuild.store.evaluations import missing_queries_note, score_systems
 from orlbuild.store.read import systems_without_run

@@ -21,22 +21,17 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.builders import BuildParameters, QueryORL
-from orlbuild.builders.build import resolve_for_frame
-from orlbuild.errors import ConfigError, StoreError
+from orlbuild.errors import ConfigError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
-from orlbuild.store import batch_fingerprints, open_store, upgrade
+from orlbuild.services.builds import build_and_store, load_query_orls, reusable_build
+from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
+from orlbuild.store import open_store, upgrade
 from orlbuild.store.batches import find_batch
-from orlbuild.store.builds import (
-    JUDGMENT_LOADERS,
-    BuildRecord,
-    build_and_store,
-    get_build,
-    load_query_orls,
-)
+from orlbuild.store.builds import BuildRecord, get_build
 
 __all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
 
@@ -258,36 +253,21 @@ def _parameters(spec: BuildSpec) -> BuildParameters:
     return BuildParameters(source=spec.source, method=spec.method, **options)
 
 
-def _reusable_build(engine: Engine, spec: BuildSpec, params: BuildParameters) -> BuildRecord | None:
-    """The newest build named ``spec.name`` if it equals what building now would give.
-
-    A build derived by an auditor's override keeps its parent's parameters and
-    batches, so it is reused like its parent: re-running the pipeline keeps the
-    audited ORLs instead of silently building an unaudited copy over them.
-    """
-    try:
-        record = get_build(engine, spec.name)
-    except StoreError:
-        return None
-    if record.collection != spec.collection:
-        return None
-    if record.n_failed and spec.parameters.get("on_error") != "skip":
-        return None  # build again so that the failing queries stop the pipeline
-    frame = JUDGMENT_LOADERS[spec.source](engine, spec.collection)
-    if frame.empty:
-        return None
-    current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
-    same_batches = {b.sha256 for b in record.batches} == {b.sha256 for b in current.values()}
-    same_params = record.parameters == resolve_for_frame(frame, params).to_json()
-    return record if same_batches and same_params else None
-
-
 def build_orls_for(
-    engine: Engine, spec: BuildSpec, *, quiet: bool = True
+    engine: Engine, spec: BuildSpec, *, quiet: bool = True, executor: Executor | None = None
 ) -> tuple[BuiltOrls, dict[str, QueryORL]]:
-    """Make (or reuse) the build ``spec`` and return its summary and ORLs."""
+    """Make (or reuse) the build ``spec`` and return its summary and ORLs.
+
+    The per-query work runs on ``executor`` (default serial; ``[execution]``).
+    """
     params = _parameters(spec)
-    record = _reusable_build(engine, spec, params)
+    record = reusable_build(
+        engine,
+        spec.name,
+        params,
+        collection=spec.collection,
+        failures_allowed=spec.parameters.get("on_error") == "skip",
+    )
     reused = record is not None
     if record is None:
         on_error = "skip" if spec.parameters.get("on_error") == "skip" else "raise"
@@ -298,6 +278,7 @@ def build_orls_for(
             name=spec.name,
             on_error=on_error,
             progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
+            executor=executor,
         )
         record = get_build(engine, build_id)
     orls = load_query_orls(engine, record.id)
@@ -339,9 +320,12 @@ def run_pipeline(
     started = time.perf_counter()
     say = log or (lambda _line: None)
     url = db_url or config.database_url
+    executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
     # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
     say(f"database: {_hide_password(url)}")
+    if executor.kind is not ExecutorKind.SERIAL:
+        say(f"builds run on {executor.describe()}")
     try:
         inputs = []
         for spec in config.inputs:
@@ -350,7 +334,7 @@ def run_pipeline(
             inputs.append(done)
         builds = []
         for build_spec in config.builds:
-            summary, _ = build_orls_for(engine, build_spec, quiet=quiet)
+            summary, _ = build_orls_for(engine, build_spec, quiet=quiet, executor=executor)
             say(summary.message)
             builds.append(summary)
         scored = next(b for b in builds if b.name == config.scoring.build)

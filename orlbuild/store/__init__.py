@@ -1,4 +1,9 @@
-"""The SQL store: models, engines, schema versions, bulk writes and the read API."""
+"""The SQL store: models, engines, schema versions, bulk writes and the read API.
+
+Every table is declared in :mod:`orlbuild.store.models` (one declarative base),
+so Alembic and the model/migration parity test see the whole schema without
+importing the modules that read and write it.
+"""
 
 from orlbuild.store.engine import Bind, create_store_engine, write_transaction
 from orlbuild.store.read import (
@@ -35,9 +40,3 @@ __all__ = [
     "upgrade",
     "write_transaction",
 ]
-
-# The ORL build tables and the saved evaluations live with their store access; importing
-# them here puts them on Base.metadata whenever the store is used (models must match the
-# migrations).
-from orlbuild.store import builds as builds
-from orlbuild.store import evaluations as evaluations

@@ -1,4 +1,4 @@
-"""ORL builds in the store: tables, writing a build, reading it back, overrides.
+"""ORL builds in the store: records, writing a build, reading it back.
 
 A build is immutable (README, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
@@ -16,60 +16,44 @@ The ``build_batches.batch_id`` foreign key to ``ingest_batches`` is what makes
 
 from __future__ import annotations
 
-import getpass
-import os
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    DateTime,
     Engine,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
     insert,
     select,
 )
-from sqlalchemy.orm import Mapped, mapped_column
 
 from orlbuild import __version__
-from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
-from orlbuild.errors import BuildError, ConfigError, StoreError
+from orlbuild.errors import StoreError
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
-from orlbuild.store.models import NAME_LENGTH, Base, Collection
+from orlbuild.store.models import (
+    Build,
+    BuildBatch,
+    BuildMessage,
+    BuildOverride,
+    Collection,
+    OrlEntry,
+    TieDecisionRow,
+)
 from orlbuild.store.read import (
-    DEFAULT_COLLECTION,
     BatchInfo,
-    batch_fingerprints,
     collection_id,
     load_graded,
     load_listwise,
     load_pairwise,
 )
+from orlbuild.store.users import current_user
 
 if TYPE_CHECKING:
     from scoring.orl import ORL
 
 __all__ = [
-    "Build",
-    "BuildBatch",
-    "BuildMessage",
-    "BuildOverride",
     "BuildRecord",
-    "OrlEntry",
-    "TieDecisionRow",
-    "build_and_store",
     "builds_using_batch",
     "get_build",
     "list_builds",
@@ -77,152 +61,10 @@ __all__ = [
     "load_build_judgments",
     "load_build_messages",
     "load_build_orls",
-    "load_query_orls",
     "load_tie_decisions",
-    "override_build",
     "resolve_build",
     "store_build",
-    "tiering_by_query",
 ]
-
-
-# --- tables -------------------------------------------------------------------------------
-
-
-class Build(Base):
-    """One immutable ORL build."""
-
-    __tablename__ = "builds"
-    __table_args__ = (
-        CheckConstraint("source IN ('graded', 'listwise', 'pairwise')", name="source"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    name: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True, index=True)
-    source: Mapped[str] = mapped_column(String(16), nullable=False)
-    method: Mapped[str] = mapped_column(String(32), nullable=False)
-    parameters: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
-    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
-    seed: Mapped[int] = mapped_column(Integer, nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True, index=True
-    )
-    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
-    n_failed: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class BuildBatch(Base):
-    """An ingest batch a build read (its hash is kept even if the batch is force-deleted)."""
-
-    __tablename__ = "build_batches"
-    __table_args__ = (UniqueConstraint("build_id", "sha256", "kind"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    batch_id: Mapped[int | None] = mapped_column(
-        ForeignKey("ingest_batches.id"), nullable=True, index=True
-    )
-    kind: Mapped[str] = mapped_column(String(16), nullable=False)
-    file_name: Mapped[str] = mapped_column(String(1024), nullable=False)
-    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
-    row_count: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class OrlEntry(Base):
-    """One item of one query's ORL in a build."""
-
-    __tablename__ = "orl_entries"
-    __table_args__ = (
-        UniqueConstraint("build_id", "query", "item"),
-        CheckConstraint("rank >= 1", name="rank"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    rank: Mapped[int] = mapped_column(Integer, nullable=False)
-    score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-
-
-class TieDecisionRow(Base):
-    """One stored tie-or-separate decision (README, "Audit")."""
-
-    __tablename__ = "tie_decisions"
-    __table_args__ = (CheckConstraint("decision IN ('tied', 'separated')", name="decision"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    position: Mapped[int] = mapped_column(Integer, nullable=False)
-    leader: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    score_leader: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    score_item: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    diff: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    se: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    p_value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    decision: Mapped[str] = mapped_column(String(16), nullable=False)
-    rule: Mapped[str] = mapped_column(String(256), nullable=False)
-    variance: Mapped[str] = mapped_column(String(64), nullable=False)
-    # the --tiering evidence (migration 0004_tiering); NULL on older builds
-    procedure: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    family_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-
-
-class BuildOverride(Base):
-    """An auditor's override that derived this build from its parent."""
-
-    __tablename__ = "build_overrides"
-    __table_args__ = (CheckConstraint("action IN ('merge-tiers', 'split-at')", name="action"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    action: Mapped[str] = mapped_column(String(16), nullable=False)
-    argument: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    reason: Mapped[str] = mapped_column(Text, nullable=False)
-    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-
-
-class BuildMessage(Base):
-    """A per-query failure or warning of a build (``query`` empty for build-level notes)."""
-
-    __tablename__ = "build_messages"
-    __table_args__ = (CheckConstraint("kind IN ('failure', 'warning')", name="kind"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    kind: Mapped[str] = mapped_column(String(16), nullable=False)
-    message: Mapped[str] = mapped_column(Text, nullable=False)
 
 
 # --- records ------------------------------------------------------------------------------
@@ -276,18 +118,124 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def default_user() -> str:
-    """The OS user (``--by`` default of overrides)."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return os.environ.get("USER") or "unknown"
+#: The old name of :func:`orlbuild.store.users.current_user`, kept while the
+#: evaluation use cases move out of :mod:`orlbuild.store.evaluations`.
+default_user = current_user
+
+
+# --- what a build hands to the store -------------------------------------------------------
+# The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
+# ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
+# persistence imports nothing from the computing layers (README, "Development").
+
+
+class StoredParameters(Protocol):
+    """The resolved parameters of a build: what :func:`store_build` reads of them."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def method(self) -> object: ...
+
+    @property
+    def seed(self) -> int | None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class StoredDecision(Protocol):
+    """One tie-or-separate decision, as stored in ``tie_decisions``."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def leader(self) -> str: ...
+
+    @property
+    def item(self) -> str: ...
+
+    @property
+    def score_leader(self) -> float: ...
+
+    @property
+    def score_item(self) -> float: ...
+
+    @property
+    def diff(self) -> float: ...
+
+    @property
+    def se(self) -> float | None: ...
+
+    @property
+    def p_value(self) -> float | None: ...
+
+    @property
+    def decision(self) -> str: ...
+
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def variance(self) -> str: ...
+
+    @property
+    def procedure(self) -> str | None: ...
+
+    @property
+    def family_size(self) -> int | None: ...
+
+
+class StoredORL(Protocol):
+    """One query's ORL with its evidence, as stored in ``orl_entries`` and ``tie_decisions``."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def tiers(self) -> Sequence[Sequence[str]]: ...
+
+    @property
+    def scores(self) -> Mapping[str, float]: ...
+
+    @property
+    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
+
+    @property
+    def native_grades(self) -> Mapping[str, float] | None: ...
+
+    @property
+    def decisions(self) -> Sequence[StoredDecision]: ...
+
+    @property
+    def warnings(self) -> Sequence[str]: ...
+
+
+class StoredFailure(Protocol):
+    """A query that failed to build, and why."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def cause(self) -> str: ...
+
+
+class StoredOutcome(Protocol):
+    """What a build produced: ORLs by query and failed queries."""
+
+    @property
+    def orls(self) -> Mapping[str, StoredORL]: ...
+
+    @property
+    def failures(self) -> Sequence[StoredFailure]: ...
 
 
 # --- writing ------------------------------------------------------------------------------
 
 
-def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
+def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
@@ -309,7 +257,7 @@ def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]
     return rows
 
 
-def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
+def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
     return [
         {
             "build_id": build_id,
@@ -334,7 +282,7 @@ def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, An
     ]
 
 
-def _message_rows(build_id: int, outcome: BuildOutcome) -> list[dict[str, Any]]:
+def _message_rows(build_id: int, outcome: StoredOutcome) -> list[dict[str, Any]]:
     rows = [
         {"build_id": build_id, "query": f.query, "kind": "failure", "message": f.cause}
         for f in outcome.failures
@@ -351,8 +299,8 @@ def store_build(
     engine: Engine,
     *,
     collection: str,
-    params: BuildParameters,
-    outcome: BuildOutcome,
+    params: StoredParameters,
+    outcome: StoredOutcome,
     batches: Sequence[BatchInfo],
     name: str | None = None,
     created_by: str | None = None,
@@ -404,7 +352,7 @@ def store_build(
                 package_version=__version__,
                 seed=int(params.seed or 0),
                 created_at=now,
-                created_by=created_by or default_user(),
+                created_by=created_by or current_user(),
                 parent_id=parent_id,
                 n_queries=len(outcome.orls),
                 n_failed=len(outcome.failures),
@@ -449,75 +397,6 @@ JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
     "listwise": load_listwise,
     "graded": load_graded,
 }
-
-
-def build_and_store(
-    engine: Engine,
-    params: BuildParameters,
-    *,
-    collection: str = DEFAULT_COLLECTION,
-    name: str | None = None,
-    on_error: str = "raise",
-    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
-    created_by: str | None = None,
-) -> tuple[int, BuildParameters, BuildOutcome]:
-    """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
-
-    With ``on_error="raise"`` any failed query raises
-    :class:`~orlbuild.errors.BuildError` before anything is written.
-
-    Parameters
-    ----------
-    engine
-        The store.
-    params
-        Build options (resolved against the data).
-    collection
-        Collection to read.
-    name
-        Optional build name.
-    on_error
-        ``"raise"`` or ``"skip"``.
-    progress
-        Called with the number of queries; returns a context manager yielding
-        the ``advance(n)`` callable of a progress bar.
-    created_by
-        Who ran it (default: the OS user).
-
-    Returns
-    -------
-    build_id : int
-    params : BuildParameters
-        Resolved parameters.
-    outcome : BuildOutcome
-    """
-    # Imported here: the estimators pull in choix/scipy/networkx, which every other
-    # command that opens the store (this module registers the build tables) would pay for.
-    from orlbuild.builders.build import build_orls
-
-    if params.source not in JUDGMENT_LOADERS:
-        raise ConfigError(
-            f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
-        )
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
-    if frame.empty:
-        raise BuildError(
-            f"collection {collection!r} has no {params.source} judgments; ingest some first"
-        )
-    bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
-    with bar as advance:
-        resolved, outcome = build_orls(frame, params, on_error=on_error, advance=advance)
-    fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
-    build_id = store_build(
-        engine,
-        collection=collection,
-        params=resolved,
-        outcome=outcome,
-        batches=[fingerprints[k] for k in sorted(fingerprints)],
-        name=name,
-        created_by=created_by,
-    )
-    return build_id, resolved, outcome
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -739,80 +618,6 @@ def load_tie_decisions(
     return frame
 
 
-TIERING_COLUMNS = [
-    "build",
-    "query",
-    "procedure",
-    "family_size",
-    "critical",
-    "bic_penalty",
-    "variance",
-    "sig",
-    "mc_draws",
-    "seed",
-    "decisions",
-    "separated",
-]
-
-
-def tiering_by_query(
-    decisions: pd.DataFrame, parameters: dict[int, dict[str, Any]]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per-query summary of how tiers were decided, and the decisions with gaps filled.
-
-    Decisions stored before ``--tiering`` existed have no procedure: those of a
-    test (a p-value) read as their build's ``tiering``, which is ``leader`` for
-    such builds (:meth:`BuildParameters.from_json`).
-
-    Parameters
-    ----------
-    decisions
-        :func:`load_tie_decisions` output.
-    parameters
-        Build id -> stored parameters.
-
-    Returns
-    -------
-    summary : pandas.DataFrame
-        One row per (build, query), columns :data:`TIERING_COLUMNS`: the
-        procedure, its family size, the largest critical value a decision was
-        compared with (``simultaneous``: the single-step ``c`` when the first
-        step was used; ``leader``: the normal quantile) or BIC penalty
-        (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
-        of the critical values (the build seed; the draws depend on it and on
-        the number of items, :func:`orlbuild.builders.max_t.standard_normal_draws`).
-    decisions : pandas.DataFrame
-        The input with ``procedure`` filled for older builds.
-    """
-    filled = decisions.copy()
-    legacy = {b: BuildParameters.from_json(p).tiering or "none" for b, p in parameters.items()}
-    tested = filled["procedure"].isna() & filled["p_value"].notna()
-    filled.loc[tested, "procedure"] = filled.loc[tested, "build"].map(legacy)
-    rows = []
-    for (build, query), part in filled.groupby(["build", "query"], sort=False):
-        decided = part[part["procedure"].notna()]  # override decisions have none
-        first = (decided if len(decided) else part).iloc[0]
-        params = parameters.get(int(build), {})
-        procedure = first["procedure"] if pd.notna(first["procedure"]) else "rule"
-        rows.append(
-            {
-                "build": int(build),
-                "query": str(query),
-                "procedure": procedure,
-                "family_size": _int_or_none(first["family_size"]),
-                "critical": _none(decided["critical"].max()) if len(decided) else None,
-                "bic_penalty": _none(first["bic_penalty"]),
-                "variance": str(first["variance"]),
-                "sig": params.get("sig"),
-                "mc_draws": params.get("mc_draws") if procedure == "simultaneous" else None,
-                "seed": params.get("seed") if procedure == "simultaneous" else None,
-                "decisions": len(part),
-                "separated": int((part["decision"] == "separated").sum()),
-            }
-        )
-    return pd.DataFrame(rows, columns=TIERING_COLUMNS), filled
-
-
 def load_build_messages(bind: Bind, build_id: int) -> pd.DataFrame:
     """Failures and warnings of a build: ``query, kind, message``."""
     m = BuildMessage
@@ -854,66 +659,6 @@ def load_build_orls(bind: Bind, build: str | int) -> dict[str, ORL]:
     return orls
 
 
-def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
-    """The full per-query records of a build (tiers, scores, intervals, decisions)."""
-    entries = load_build_entries(bind, build_id)
-    decisions = load_tie_decisions(bind, [build_id])
-    messages = load_build_messages(bind, build_id)
-    by_query: dict[str, list[TieDecision]] = {}
-    for row in decisions.itertuples(index=False):
-        by_query.setdefault(str(row.query), []).append(
-            TieDecision(
-                query=str(row.query),
-                leader=str(row.leader),
-                item=str(row.item),
-                score_leader=_nan(row.score_leader),
-                score_item=_nan(row.score_item),
-                diff=_nan(row.diff),
-                se=_none(row.se),
-                p_value=_none(row.p_value),
-                decision=str(row.decision),
-                rule=str(row.rule),
-                variance=str(row.variance),
-                procedure=None if row.procedure is None else str(row.procedure),
-                family_size=_int_or_none(row.family_size),
-                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
-            )
-        )
-    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
-    out: dict[str, QueryORL] = {}
-    for query, part in entries.groupby("query", sort=True):
-        q = str(query)
-        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
-        grades = part["native_grade"]
-        out[q] = QueryORL(
-            query=q,
-            tiers=tiers,
-            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
-            intervals={
-                i: None if pd.isna(lo) else (float(lo), float(hi))
-                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
-            },
-            decisions=by_query.get(q, []),
-            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
-            if grades.notna().all()
-            else None,
-            warnings=list(warnings.get(q, [])),
-        )
-    return out
-
-
-def _nan(value: Any) -> float:
-    return float("nan") if value is None or pd.isna(value) else float(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None or pd.isna(value) else int(value)
-
-
-def _none(value: Any) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
-
-
 def load_build_judgments(bind: Bind, build: BuildRecord) -> pd.DataFrame:
     """The judgments a build read (its source, restricted to its batches)."""
     frame = JUDGMENT_LOADERS[build.source](bind, build.collection)
@@ -931,75 +676,3 @@ def builds_using_batch(bind: Bind, batch_id: int) -> list[int]:
     )
     with connect(bind) as connection:
         return [int(b) for b in connection.scalars(stmt)]
-
-
-# --- overrides ----------------------------------------------------------------------------
-
-
-def override_build(
-    engine: Engine,
-    build: str | int,
-    *,
-    query: str,
-    reason: str,
-    merge_tier: int | None = None,
-    split_at: str | None = None,
-    by: str | None = None,
-) -> int:
-    """Derive a new build from ``build`` with one query's tiers merged or split.
-
-    The original build is never modified: every ORL, decision and message is
-    copied into the new build, the override is applied to ``query``, and the
-    override (who, why) is recorded with the new build, whose parent is the
-    original (after the parent's own overrides, so a build lists its whole
-    override history).
-
-    Raises
-    ------
-    ConfigError
-        Neither or both of ``merge_tier``/``split_at``, an empty reason, or an
-        override that does not fit the ORL.
-    StoreError
-        Unknown build or query.
-    """
-    if (merge_tier is None) == (split_at is None):
-        raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
-    if not reason.strip():
-        raise ConfigError("--reason must not be empty: say why the ORL is overridden")
-    record = get_build(engine, build)
-    orls = load_query_orls(engine, record.id)
-    if query not in orls:
-        raise StoreError(f"build {record.id} has no ORL for query {query!r}")
-    if merge_tier is not None:
-        orls[query] = merge_adjacent_tiers(orls[query], merge_tier)
-        action, argument = "merge-tiers", str(merge_tier)
-    else:
-        orls[query] = split_tier_at(orls[query], str(split_at))
-        action, argument = "split-at", str(split_at)
-    messages = load_build_messages(engine, record.id)
-    failures = [
-        QueryFailure(str(r.query), str(r.message))
-        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
-    ]
-    params = BuildParameters.from_json(record.parameters)
-    who = by or default_user()
-    return store_build(
-        engine,
-        collection=record.collection,
-        params=params,
-        outcome=BuildOutcome(orls=orls, failures=failures),
-        batches=record.batches,
-        name=record.name,
-        created_by=who,
-        parent_id=record.id,
-        overrides=[
-            *record.overrides,
-            {
-                "query": query,
-                "action": action,
-                "argument": argument,
-                "reason": reason.strip(),
-                "created_by": who,
-            },
-        ],
-    )

@@ -18,25 +18,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    DateTime,
     Engine,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    UniqueConstraint,
     insert,
     select,
 )
-from sqlalchemy.orm import Mapped, mapped_column
 
 from orlbuild import __version__
 from orlbuild.errors import ConfigError, InputError, StoreError
 from orlbuild.store.builds import BuildRecord, default_user, get_build, load_build_orls
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
-from orlbuild.store.models import NAME_LENGTH, Base
+from orlbuild.store.models import Evaluation, EvaluationValue
 from orlbuild.store.read import load_run, run_order_column
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
@@ -61,46 +52,6 @@ __all__ = [
     "score_run",
     "score_systems",
 ]
-
-
-# --- tables -------------------------------------------------------------------------------
-
-
-class Evaluation(Base):
-    """One saved evaluation: a system's run scored against one build."""
-
-    __tablename__ = "evaluations"
-    __table_args__ = (CheckConstraint("missing IN ('zero', 'skip')", name="missing"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    build_id: Mapped[int] = mapped_column(
-        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    system: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, index=True)
-    run_file: Mapped[str | None] = mapped_column(String(1024), nullable=True)
-    measures: Mapped[list[str]] = mapped_column(JSON, nullable=False)
-    means: Mapped[dict[str, float | None]] = mapped_column(JSON, nullable=False)
-    missing: Mapped[str] = mapped_column(String(8), nullable=False)
-    conventions: Mapped[dict[str, str]] = mapped_column(JSON, nullable=False)
-    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
-    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-
-
-class EvaluationValue(Base):
-    """One per-query value of one measure in a saved evaluation (NULL: undefined)."""
-
-    __tablename__ = "evaluation_values"
-    __table_args__ = (UniqueConstraint("evaluation_id", "query", "measure"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    evaluation_id: Mapped[int] = mapped_column(
-        ForeignKey("evaluations.id", ondelete="CASCADE"), nullable=False, index=True
-    )
-    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    measure: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
-    value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
 
 
 # --- scoring against a build ----------------------------------------------------------------

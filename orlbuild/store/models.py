@@ -14,8 +14,10 @@ within a :class:`Collection`; facts refer to them by integer id.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -24,6 +26,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
@@ -33,15 +36,23 @@ __all__ = [
     "NAME_LENGTH",
     "Annotator",
     "Base",
+    "Build",
+    "BuildBatch",
+    "BuildMessage",
+    "BuildOverride",
     "Collection",
+    "Evaluation",
+    "EvaluationValue",
     "GradedJudgment",
     "IngestBatch",
     "Item",
     "ListwiseJudgment",
+    "OrlEntry",
     "PairwiseJudgment",
     "Query",
     "RunEntry",
     "System",
+    "TieDecisionRow",
 ]
 
 #: Longest identifier (query, item, annotator, system, collection) the store accepts.
@@ -226,3 +237,182 @@ class RunEntry(Base):
     item_id: Mapped[int] = _ref("items")
     rank: Mapped[int] = mapped_column(Integer, nullable=False)
     score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+# --- builds -------------------------------------------------------------------------------
+
+
+class Build(Base):
+    """One immutable ORL build."""
+
+    __tablename__ = "builds"
+    __table_args__ = (
+        CheckConstraint("source IN ('graded', 'listwise', 'pairwise')", name="source"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    name: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True, index=True)
+    source: Mapped[str] = mapped_column(String(16), nullable=False)
+    method: Mapped[str] = mapped_column(String(32), nullable=False)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
+    seed: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    parent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
+    n_failed: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class BuildBatch(Base):
+    """An ingest batch a build read (its hash is kept even if the batch is force-deleted)."""
+
+    __tablename__ = "build_batches"
+    __table_args__ = (UniqueConstraint("build_id", "sha256", "kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    batch_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ingest_batches.id"), nullable=True, index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    file_name: Mapped[str] = mapped_column(String(1024), nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    row_count: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class OrlEntry(Base):
+    """One item of one query's ORL in a build."""
+
+    __tablename__ = "orl_entries"
+    __table_args__ = (
+        UniqueConstraint("build_id", "query", "item"),
+        CheckConstraint("rank >= 1", name="rank"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+class TieDecisionRow(Base):
+    """One stored tie-or-separate decision (README, "Audit")."""
+
+    __tablename__ = "tie_decisions"
+    __table_args__ = (CheckConstraint("decision IN ('tied', 'separated')", name="decision"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    leader: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    item: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    score_leader: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    score_item: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    diff: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    se: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    p_value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    decision: Mapped[str] = mapped_column(String(16), nullable=False)
+    rule: Mapped[str] = mapped_column(String(256), nullable=False)
+    variance: Mapped[str] = mapped_column(String(64), nullable=False)
+    # the --tiering evidence (migration 0004_tiering); NULL on older builds
+    procedure: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    family_size: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+class BuildOverride(Base):
+    """An auditor's override that derived this build from its parent."""
+
+    __tablename__ = "build_overrides"
+    __table_args__ = (CheckConstraint("action IN ('merge-tiers', 'split-at')", name="action"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    parent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("builds.id", ondelete="SET NULL"), nullable=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    action: Mapped[str] = mapped_column(String(16), nullable=False)
+    argument: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class BuildMessage(Base):
+    """A per-query failure or warning of a build (``query`` empty for build-level notes)."""
+
+    __tablename__ = "build_messages"
+    __table_args__ = (CheckConstraint("kind IN ('failure', 'warning')", name="kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+# --- saved evaluations ----------------------------------------------------------------------
+
+
+class Evaluation(Base):
+    """One saved evaluation: a system's run scored against one build."""
+
+    __tablename__ = "evaluations"
+    __table_args__ = (CheckConstraint("missing IN ('zero', 'skip')", name="missing"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    system: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, index=True)
+    run_file: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    measures: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    means: Mapped[dict[str, float | None]] = mapped_column(JSON, nullable=False)
+    missing: Mapped[str] = mapped_column(String(8), nullable=False)
+    conventions: Mapped[dict[str, str]] = mapped_column(JSON, nullable=False)
+    n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
+    package_version: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+class EvaluationValue(Base):
+    """One per-query value of one measure in a saved evaluation (NULL: undefined)."""
+
+    __tablename__ = "evaluation_values"
+    __table_args__ = (UniqueConstraint("evaluation_id", "query", "measure"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    evaluation_id: Mapped[int] = mapped_column(
+        ForeignKey("evaluations.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    measure: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)

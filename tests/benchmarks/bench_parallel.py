@@ -1,5 +1,5 @@
-"""Benchmark of per-query work on many cores and on a Dask cluster (executor of README,
-"Development").
+"""Benchmark of per-query work on many cores and on a Dask cluster (README, "Running on
+many cores or a cluster").
 
 Measured side by side in one run, on the same generated data:
 

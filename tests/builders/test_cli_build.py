@@ -209,7 +209,7 @@ def test_progress_advances_once_per_query(pairwise_db: tuple[str, int]) -> None:
     from contextlib import contextmanager
 
     from orlbuild.builders import BuildParameters
-    from orlbuild.store.builds import build_and_store
+    from orlbuild.services.builds import build_and_store
 
     seen: dict[str, int] = {"total": 0, "steps": 0}
 

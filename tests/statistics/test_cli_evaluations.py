@@ -19,8 +19,9 @@ from store_cli import cli, cli_json
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.ingest.pipeline import ingest_file
 from orlbuild.orl_files import read_run_file
+from orlbuild.services.builds import build_and_store
 from orlbuild.store import load_run, open_store
-from orlbuild.store.builds import build_and_store, load_build_orls
+from orlbuild.store.builds import load_build_orls
 from scoring import evaluate
 from scoring.statistics import compare_systems, score_panels
 

@@ -21,8 +21,7 @@ from orlbuild.store import (
     open_store,
 )
 from orlbuild.store.batches import delete_batch
-from orlbuild.store.builds import Build, BuildBatch
-from orlbuild.store.models import Collection
+from orlbuild.store.models import Build, BuildBatch, Collection
 from tests.ingest.conftest import run_cli
 
 PAIRS = "query\tannotator\twinner\tloser\ttie\nq1\ta1\td1\td2\t0\nq2\ta1\td2\td3\t1\n"

@@ -1,0 +1,492 @@
+"""Build use cases: build-and-store, derive a build by an auditor's override, read builds back.
+
+This module joins the store (:mod:`orlbuild.store.builds`, persistence only)
+and the builders (pure computation on plain frames): it reads a collection's
+judgments, runs the per-query work where the executor says (serially, on
+local processes or on a Dask cluster; README, "Running on many cores or a
+cluster"), and writes the build in one transaction from this process. The
+CLI (``build``, ``audit``) and the TOML pipeline call these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.errors import BuildError, ConfigError, StoreError
+from orlbuild.services.executor import Executor, map_ordered
+from orlbuild.store.builds import (
+    EVIDENCE_FLOATS,
+    JUDGMENT_LOADERS,
+    BuildRecord,
+    get_build,
+    load_build_entries,
+    load_build_judgments,
+    load_build_messages,
+    load_build_orls,
+    load_tie_decisions,
+    store_build,
+)
+from orlbuild.store.engine import Bind
+from orlbuild.store.read import DEFAULT_COLLECTION, batch_fingerprints
+from orlbuild.store.users import current_user
+
+if TYPE_CHECKING:
+    from orlbuild.builders.build import QueryMapper
+    from orlbuild.builders.quality import QualityReport
+
+__all__ = [
+    "TIERING_COLUMNS",
+    "BuildQuality",
+    "assess_build",
+    "build_and_store",
+    "load_query_orls",
+    "override_build",
+    "reusable_build",
+    "tiering_by_query",
+]
+
+#: ``progress(total)`` opens a progress bar of ``total`` queries and yields its
+#: ``advance(n)`` callable.
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+
+
+def build_and_store(
+    engine: Engine,
+    params: BuildParameters,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    name: str | None = None,
+    on_error: str = "raise",
+    progress: Progress | None = None,
+    created_by: str | None = None,
+    executor: Executor | None = None,
+) -> tuple[int, BuildParameters, BuildOutcome]:
+    """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
+
+    With ``on_error="raise"`` any failed query raises
+    :class:`~orlbuild.errors.BuildError` before anything is written. The
+    per-query work runs on ``executor``; workers get each query's judgments
+    as plain data, and this process writes the whole build in one
+    transaction, so the stored build is identical for any executor (each
+    query draws from its own generator seeded with ``(seed, query)``).
+
+    Parameters
+    ----------
+    engine
+        The store.
+    params
+        Build options (resolved against the data).
+    collection
+        Collection to read.
+    name
+        Optional build name.
+    on_error
+        ``"raise"`` or ``"skip"``.
+    progress
+        Called with the number of queries; returns a context manager yielding
+        the ``advance(n)`` callable of a progress bar, which is called as
+        queries finish.
+    created_by
+        Who ran it (default: :func:`~orlbuild.store.users.current_user`).
+    executor
+        Where the per-query work runs
+        (:func:`~orlbuild.services.executor.resolve_executor`; default serial).
+
+    Returns
+    -------
+    build_id : int
+    params : BuildParameters
+        Resolved parameters.
+    outcome : BuildOutcome
+
+    Raises
+    ------
+    BuildError
+        No judgments of that source, or a failed query with ``on_error="raise"``.
+    ConfigError
+        An unknown source or invalid options.
+    """
+    # Imported here: the estimators pull in choix/scipy/networkx, which the
+    # commands that only read builds should not pay for.
+    from orlbuild.builders.build import build_orls
+
+    if params.source not in JUDGMENT_LOADERS:
+        raise ConfigError(
+            f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
+        )
+    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    if frame.empty:
+        raise BuildError(
+            f"collection {collection!r} has no {params.source} judgments; ingest some first"
+        )
+    bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
+    with bar as advance:
+        mapper: QueryMapper = partial(map_ordered, executor=executor, advance=advance)
+        resolved, outcome = build_orls(frame, params, on_error=on_error, mapper=mapper)
+    fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+    build_id = store_build(
+        engine,
+        collection=collection,
+        params=resolved,
+        outcome=outcome,
+        batches=[fingerprints[k] for k in sorted(fingerprints)],
+        name=name,
+        created_by=created_by or current_user(),
+    )
+    return build_id, resolved, outcome
+
+
+def reusable_build(
+    engine: Engine,
+    name: str,
+    params: BuildParameters,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    failures_allowed: bool = False,
+) -> BuildRecord | None:
+    """The newest build named ``name`` if it equals what building now would give.
+
+    Equal means: the same collection, the same ingest batches (by content
+    hash) and the same parameters once resolved against today's judgments. A
+    build derived by an auditor's override keeps its parent's parameters and
+    batches, so it is reused like its parent: re-running the pipeline keeps
+    the audited ORLs instead of silently building an unaudited copy over them.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    name
+        Build name.
+    params
+        The options a new build would get.
+    collection
+        The collection it must have read.
+    failures_allowed
+        Whether a build with failed queries may be reused (``on_error =
+        "skip"``); otherwise it is built again so that the failures stop the
+        caller.
+
+    Returns
+    -------
+    BuildRecord or None
+        The build to reuse, or None when a new one must be made.
+    """
+    from orlbuild.builders.build import resolve_for_frame  # choix/scipy: load late
+
+    try:
+        record = get_build(engine, name)
+    except StoreError:
+        return None
+    if record.collection != collection:
+        return None
+    if record.n_failed and not failures_allowed:
+        return None
+    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    if frame.empty:
+        return None
+    current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+    same_batches = {b.sha256 for b in record.batches} == {b.sha256 for b in current.values()}
+    same_params = record.parameters == resolve_for_frame(frame, params).to_json()
+    return record if same_batches and same_params else None
+
+
+def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
+    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    build_id
+        The build.
+
+    Returns
+    -------
+    dict of str to QueryORL
+        Query -> record, sorted by query.
+    """
+    entries = load_build_entries(bind, build_id)
+    decisions = load_tie_decisions(bind, [build_id])
+    messages = load_build_messages(bind, build_id)
+    by_query: dict[str, list[TieDecision]] = {}
+    for row in decisions.itertuples(index=False):
+        by_query.setdefault(str(row.query), []).append(
+            TieDecision(
+                query=str(row.query),
+                leader=str(row.leader),
+                item=str(row.item),
+                score_leader=_nan(row.score_leader),
+                score_item=_nan(row.score_item),
+                diff=_nan(row.diff),
+                se=_none(row.se),
+                p_value=_none(row.p_value),
+                decision=str(row.decision),
+                rule=str(row.rule),
+                variance=str(row.variance),
+                procedure=None if row.procedure is None else str(row.procedure),
+                family_size=_int_or_none(row.family_size),
+                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+            )
+        )
+    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
+    out: dict[str, QueryORL] = {}
+    for query, part in entries.groupby("query", sort=True):
+        q = str(query)
+        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
+        grades = part["native_grade"]
+        out[q] = QueryORL(
+            query=q,
+            tiers=tiers,
+            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
+            intervals={
+                i: None if pd.isna(lo) else (float(lo), float(hi))
+                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
+            },
+            decisions=by_query.get(q, []),
+            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
+            if grades.notna().all()
+            else None,
+            warnings=list(warnings.get(q, [])),
+        )
+    return out
+
+
+def override_build(
+    engine: Engine,
+    build: str | int,
+    *,
+    query: str,
+    reason: str,
+    merge_tier: int | None = None,
+    split_at: str | None = None,
+    by: str | None = None,
+) -> int:
+    """Derive a new build from ``build`` with one query's tiers merged or split.
+
+    The original build is never modified: every ORL, decision and message is
+    copied into the new build, the override is applied to ``query``, and the
+    override (who, why) is recorded with the new build, whose parent is the
+    original (after the parent's own overrides, so a build lists its whole
+    override history).
+
+    Parameters
+    ----------
+    engine
+        The store.
+    build
+        Build id or name.
+    query
+        The query whose ORL is overridden.
+    reason
+        Why (mandatory, stored).
+    merge_tier
+        Merge tier ``merge_tier`` with the next one (1-based).
+    split_at
+        Split a tier so that this item starts a new one.
+    by
+        Who (default: :func:`~orlbuild.store.users.current_user`).
+
+    Returns
+    -------
+    int
+        The new build's id.
+
+    Raises
+    ------
+    ConfigError
+        Neither or both of ``merge_tier``/``split_at``, an empty reason, or an
+        override that does not fit the ORL.
+    StoreError
+        Unknown build or query.
+    """
+    if (merge_tier is None) == (split_at is None):
+        raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
+    if not reason.strip():
+        raise ConfigError("--reason must not be empty: say why the ORL is overridden")
+    record = get_build(engine, build)
+    orls = load_query_orls(engine, record.id)
+    if query not in orls:
+        raise StoreError(f"build {record.id} has no ORL for query {query!r}")
+    if merge_tier is not None:
+        orls[query] = merge_adjacent_tiers(orls[query], merge_tier)
+        action, argument = "merge-tiers", str(merge_tier)
+    else:
+        orls[query] = split_tier_at(orls[query], str(split_at))
+        action, argument = "split-at", str(split_at)
+    messages = load_build_messages(engine, record.id)
+    failures = [
+        QueryFailure(str(r.query), str(r.message))
+        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
+    ]
+    params = BuildParameters.from_json(record.parameters)
+    who = by or current_user()
+    return store_build(
+        engine,
+        collection=record.collection,
+        params=params,
+        outcome=BuildOutcome(orls=orls, failures=failures),
+        batches=record.batches,
+        name=record.name,
+        created_by=who,
+        parent_id=record.id,
+        overrides=[
+            *record.overrides,
+            {
+                "query": query,
+                "action": action,
+                "argument": argument,
+                "reason": reason.strip(),
+                "created_by": who,
+            },
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class BuildQuality:
+    """How well a stored build agrees with the judgments it read (``orlbuild quality``).
+
+    Attributes
+    ----------
+    record
+        The build.
+    preferences
+        Number of raw preferences its judgments imply.
+    report
+        Comparisons per item and pair, agreement overall and per annotator,
+        majority-preference cycles.
+    """
+
+    record: BuildRecord
+    preferences: int
+    report: QualityReport
+
+
+def assess_build(engine: Engine, build: str | int, *, min_comparisons: int = 5) -> BuildQuality:
+    """Check a stored build against the judgments it read.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    build
+        Build id or name.
+    min_comparisons
+        Items compared fewer times than this are flagged.
+
+    Returns
+    -------
+    BuildQuality
+
+    Raises
+    ------
+    StoreError
+        Unknown build.
+    """
+    from orlbuild.builders.quality import build_quality, raw_preferences  # networkx: load late
+
+    record = get_build(engine, build)
+    judgments = load_build_judgments(engine, record)
+    orls = load_build_orls(engine, record.id)
+    prefs = raw_preferences(judgments, record.source)
+    report = build_quality(
+        prefs, {q: dict(orl.items()) for q, orl in orls.items()}, min_comparisons=min_comparisons
+    )
+    return BuildQuality(record=record, preferences=len(prefs), report=report)
+
+
+TIERING_COLUMNS = [
+    "build",
+    "query",
+    "procedure",
+    "family_size",
+    "critical",
+    "bic_penalty",
+    "variance",
+    "sig",
+    "mc_draws",
+    "seed",
+    "decisions",
+    "separated",
+]
+
+
+def tiering_by_query(
+    decisions: pd.DataFrame, parameters: dict[int, dict[str, Any]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-query summary of how tiers were decided, and the decisions with gaps filled.
+
+    Decisions stored before ``--tiering`` existed have no procedure: those of a
+    test (a p-value) read as their build's ``tiering``, which is ``leader`` for
+    such builds (:meth:`BuildParameters.from_json`).
+
+    Parameters
+    ----------
+    decisions
+        :func:`orlbuild.store.builds.load_tie_decisions` output.
+    parameters
+        Build id -> stored parameters.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        One row per (build, query), columns :data:`TIERING_COLUMNS`: the
+        procedure, its family size, the largest critical value a decision was
+        compared with (``simultaneous``: the single-step ``c`` when the first
+        step was used; ``leader``: the normal quantile) or BIC penalty
+        (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
+        of the critical values (the build seed; the draws depend on it and on
+        the number of items, :func:`orlbuild.builders.max_t.standard_normal_draws`).
+    decisions : pandas.DataFrame
+        The input with ``procedure`` filled for older builds.
+    """
+    filled = decisions.copy()
+    legacy = {b: BuildParameters.from_json(p).tiering or "none" for b, p in parameters.items()}
+    tested = filled["procedure"].isna() & filled["p_value"].notna()
+    filled.loc[tested, "procedure"] = filled.loc[tested, "build"].map(legacy)
+    rows = []
+    for (build, query), part in filled.groupby(["build", "query"], sort=False):
+        decided = part[part["procedure"].notna()]  # override decisions have none
+        first = (decided if len(decided) else part).iloc[0]
+        params = parameters.get(int(build), {})
+        procedure = first["procedure"] if pd.notna(first["procedure"]) else "rule"
+        rows.append(
+            {
+                "build": int(build),
+                "query": str(query),
+                "procedure": procedure,
+                "family_size": _int_or_none(first["family_size"]),
+                "critical": _none(decided["critical"].max()) if len(decided) else None,
+                "bic_penalty": _none(first["bic_penalty"]),
+                "variance": str(first["variance"]),
+                "sig": params.get("sig"),
+                "mc_draws": params.get("mc_draws") if procedure == "simultaneous" else None,
+                "seed": params.get("seed") if procedure == "simultaneous" else None,
+                "decisions": len(part),
+                "separated": int((part["decision"] == "separated").sum()),
+            }
+        )
+    return pd.DataFrame(rows, columns=TIERING_COLUMNS), filled
+
+
+def _nan(value: Any) -> float:
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _none(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
