@@ -15,7 +15,13 @@ from orlbuild.cli.compare import (
     TestOption,
 )
 from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
+from orlbuild.cli.score import (
+    BuildOption,
+    JobsOption,
+    MissingOption,
+    MissingPolicy,
+    SchedulerOption,
+)
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
 
@@ -64,12 +70,15 @@ def report_command(
         int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
     ] = 300,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Write one self-contained HTML report: scores with intervals, significance, ORLs, power."""
     # the evaluation stack (SciPy, matplotlib) loads only when the command runs
     from orlbuild.pipeline.config import CompareSpec, PowerSpec
     from orlbuild.pipeline.evaluation import evaluate_stored_build
     from orlbuild.report import write_report
+    from orlbuild.services.executor import resolve_executor
     from scoring import parse_measures
 
     measures = list(measure or DEFAULT_MEASURES)
@@ -82,6 +91,7 @@ def report_command(
         seed=seed,
     )
     chosen = _budgets(budgets)
+    executor = resolve_executor(jobs, scheduler)
     power = None
     if chosen is not None:
         power = PowerSpec(chosen, subsamples, permutations, alpha, seed, tuple(measures))
@@ -97,6 +107,7 @@ def report_command(
             compare=compare,
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
+            executor=executor,
         )
     for line in evaluation.plan_messages():  # also in the report's notes
         typer.echo(line, err=True)
