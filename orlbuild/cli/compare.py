@@ -31,6 +31,7 @@ from orlbuild.services.evaluations import (
 from scoring.statistics.procedures import CorrectionName, SignificanceTest
 
 if TYPE_CHECKING:
+    from orlbuild.services.executor import Executor
     from scoring.statistics import TestPlan
 
 
@@ -142,6 +143,7 @@ def load_panels(
     measures: list[str],
     missing: MissingPolicy,
     score_precision: str = "float32",
+    executor: Executor | None = None,
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
     with opened_store(ctx) as engine:
@@ -152,6 +154,7 @@ def load_panels(
             measures=measures,
             missing=missing.literal,
             score_precision=score_precision,  # type: ignore[arg-type]
+            executor=executor,
         )
 
 
