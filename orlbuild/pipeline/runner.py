@@ -28,6 +28,7 @@ from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
+from orlbuild.services.executor import Executor
 from orlbuild.store import batch_fingerprints, open_store, upgrade
 from orlbuild.store.batches import find_batch
 from orlbuild.store.builds import (
@@ -311,6 +312,7 @@ def run_pipeline(
     db_url: str | None = None,
     quiet: bool = True,
     log: Log | None = None,
+    executor: Executor | None = None,
 ) -> PipelineResult:
     """Run ``config``: ingest, build, score, compare, power (if configured), report.
 
@@ -324,6 +326,9 @@ def run_pipeline(
         No progress bars.
     log
         Called with one line per step (the CLI prints them on standard error).
+    executor
+        Where scoring and the power analysis run (default: serially; the
+        results are the same on any executor).
 
     Returns
     -------
@@ -364,6 +369,7 @@ def run_pipeline(
             compare=config.compare,
             power=config.power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
+            executor=executor,
         )
         n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")

@@ -233,3 +233,36 @@ def test_panels_scored_on_a_dask_cluster_equal_serial(store: str, dask_scheduler
         engine.dispose()
     pd.testing.assert_frame_equal(remote.panels["AP@5"], serial.panels["AP@5"])
     assert remote.notes == serial.notes
+
+
+def test_pipeline_with_two_jobs_equals_serial(tmp_path: Path) -> None:
+    """The sample pipeline's scores, tests and power: the same with ``--jobs 2``."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from orlbuild.cli.main import app
+
+    sample = Path(__file__).resolve().parents[2] / "sample_data"
+    documents = []
+    for jobs in ("1", "2"):
+        target = tmp_path / f"jobs{jobs}"
+        shutil.copytree(sample, target, ignore=shutil.ignore_patterns("*.db*", "*.html", "*.png"))
+        result = CliRunner().invoke(
+            app,
+            [
+                "--quiet",
+                "pipeline",
+                str(target / "pipeline.toml"),
+                "--format",
+                "json",
+                "--jobs",
+                jobs,
+            ],
+        )
+        assert result.exit_code == 0, result.stderr
+        documents.append(json.loads(result.stdout))
+    serial, parallel = documents
+    assert serial["power"], "the sample config runs a power analysis"
+    for key in ("mean", "significant", "pairs", "comparison", "power", "warnings"):
+        assert parallel[key] == serial[key], key
