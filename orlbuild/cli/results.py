@@ -12,9 +12,9 @@ import typer
 from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
-from orlbuild.services.evaluations import build_summary
-from orlbuild.store.evaluations import (
+from orlbuild.services.evaluations import (
     SavedEvaluation,
+    build_summary,
     list_evaluations,
     load_evaluation,
 )

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy import Engine
 
 from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
@@ -31,6 +30,9 @@ from orlbuild.services.evaluations import (
 from orlbuild.services.executor import Executor
 from scoring.errors import ScoringError
 from scoring.evaluate import Missing
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 class MissingPolicy(str, Enum):

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Engine
 
 from orlbuild.builders.results import QueryORL
 from orlbuild.errors import ConfigError
@@ -40,6 +39,9 @@ from scoring.statistics import (
     SystemComparison,
     TestPlan,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 __all__ = [
     "BuildEvaluation",

@@ -16,7 +16,9 @@ and the pipeline's scoring step (README, "Comparing many systems"):
 
 Every front end goes through these functions, so a panel, a test and a power
 curve are computed the same way whichever command asked for them. The store
-(:mod:`orlbuild.store.evaluations`) only persists and reads saved evaluations.
+(:mod:`orlbuild.store.evaluations`) only persists and reads saved evaluations;
+its readers (:func:`list_evaluations`, :func:`load_evaluation`) are re-exported
+here so that the front ends reach the store through this module only.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ from orlbuild.errors import ConfigError, InputError, StoreError
 from orlbuild.services.executor import Executor, ExecutorKind, map_ordered
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
-from orlbuild.store.evaluations import save_evaluation
+from orlbuild.store.evaluations import (
+    SavedEvaluation,
+    list_evaluations,
+    load_evaluation,
+    save_evaluation,
+)
 from orlbuild.store.read import load_run, run_order_column
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
@@ -45,12 +52,15 @@ if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command sco
 
 __all__ = [
     "NAMED_IDS",
+    "SavedEvaluation",
     "SystemPanels",
     "SystemScores",
     "build_summary",
     "check_measures_fit_build",
     "check_query_overlap",
     "compare_panels",
+    "list_evaluations",
+    "load_evaluation",
     "missing_queries_note",
     "panels_for_systems",
     "panels_from_scores",
