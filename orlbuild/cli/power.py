@@ -118,7 +118,15 @@ def power_command(
 
 
 def parse_budgets(text: str | None) -> list[int] | None:
-    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets)."""
+    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets).
+
+    The one parser of ``--budgets`` (``power`` and ``report``).
+
+    Raises
+    ------
+    ConfigError
+        A part is not a positive whole number (exit code 1, naming the part).
+    """
     if text is None:
         return None
     budgets = []

@@ -15,6 +15,7 @@ from orlbuild.cli.compare import (
     TestOption,
 )
 from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
+from orlbuild.cli.power import parse_budgets
 from orlbuild.cli.score import (
     BuildOption,
     JobsOption,
@@ -26,19 +27,6 @@ from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
-
-
-def _budgets(text: str | None) -> tuple[int, ...] | None:
-    """``"10,20,30"`` -> ``(10, 20, 30)``."""
-    if text is None:
-        return None
-    try:
-        values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
-    except ValueError:
-        raise typer.BadParameter(f"use integers separated by commas, got {text!r}") from None
-    if not values or values[0] < 1:
-        raise typer.BadParameter(f"use positive integers, got {text!r}")
-    return values
 
 
 def report_command(
@@ -90,11 +78,11 @@ def report_command(
         alpha=alpha,
         seed=seed,
     )
-    chosen = _budgets(budgets)
+    chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)
     power = None
     if chosen is not None:
-        power = PowerSpec(chosen, subsamples, permutations, alpha, seed, tuple(measures))
+        power = PowerSpec(tuple(chosen), subsamples, permutations, alpha, seed, tuple(measures))
     quiet = get_state(ctx).quiet
     with opened_store(ctx) as engine:
         evaluation = evaluate_stored_build(

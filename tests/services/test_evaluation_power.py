@@ -266,3 +266,13 @@ def test_pipeline_with_two_jobs_equals_serial(tmp_path: Path) -> None:
     assert serial["power"], "the sample config runs a power analysis"
     for key in ("mean", "significant", "pairs", "comparison", "power", "warnings"):
         assert parallel[key] == serial[key], key
+
+
+def test_report_and_power_parse_budgets_alike(store: str, tmp_path: Path) -> None:
+    """Regression: ``report --budgets`` had its own parser (exit 2, other wording)."""
+    base = ["-b", "graded", "-s", "ideal", "-s", "reversed", "-m", "AP@5"]
+    for command in (["power", *base], ["report", *base, "-o", str(tmp_path / "r.html")]):
+        code, _, err = cli(store, *command, "--budgets", "10,x")
+        assert code == 1, command
+        assert "--budgets: 'x' is not a positive whole number" in err, command
+    assert not (tmp_path / "r.html").exists()
