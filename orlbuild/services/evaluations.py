@@ -89,49 +89,45 @@ class SystemScores:
         The build scored against.
     system
         System name (for a run file: ``--system`` or the file's name).
-    per_query
-        One row per query (index ``query``), one float column per measure.
+    evaluation
+        What :func:`scoring.evaluate_run` returned: per-query values,
+        conventions, overlap warnings, missing queries.
     missing
         ``zero`` or ``skip`` (README, "Conventions and caveats").
-    conventions
-        How missing queries, run order, duplicates and undefined values were handled.
-    queries_without_orl
-        Run queries that have no ORL in the build (ignored).
-    missing_queries
-        ORL queries the run does not answer.
     run_file
         The file the run was read from, ``None`` for a stored run.
-    warnings
-        What the scoring reported (a partial query overlap, naming the missing queries).
     """
 
     build: BuildRecord
     system: str
-    per_query: pd.DataFrame
+    evaluation: EvaluationResult
     missing: str
-    conventions: dict[str, str]
-    queries_without_orl: int = 0
-    missing_queries: tuple[str, ...] = ()
     run_file: str | None = None
-    warnings: tuple[str, ...] = ()
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """One row per query (index ``query``), one float column per measure."""
+        return self.evaluation.per_query
+
+    @property
+    def conventions(self) -> dict[str, str]:
+        """How missing queries, run order, duplicates and undefined values were handled."""
+        return dict(self.evaluation.conventions)
+
+    @property
+    def missing_queries(self) -> tuple[str, ...]:
+        """ORL queries the run does not answer."""
+        return self.evaluation.missing_queries
+
+    @property
+    def queries_without_orl(self) -> int:
+        """Run queries that have no ORL in the build (ignored)."""
+        return self.evaluation.queries_without_orl
 
     @property
     def means(self) -> dict[str, float]:
         """Mean over queries per measure (undefined per-query values left out)."""
         return {str(m): float(v) for m, v in self.per_query.mean(axis=0, skipna=True).items()}
-
-    @property
-    def evaluation(self) -> EvaluationResult:
-        """The scores as :class:`scoring.EvaluationResult` (what the renderers take)."""
-        from scoring import EvaluationResult
-
-        return EvaluationResult(
-            per_query=self.per_query,
-            conventions=dict(self.conventions),
-            warnings=self.warnings,
-            missing_queries=self.missing_queries,
-            queries_without_orl=self.queries_without_orl,
-        )
 
 
 def build_summary(build: BuildRecord) -> dict[str, Any]:
@@ -376,15 +372,7 @@ def _scores(
     else:
         result = _evaluate_in_chunks(task, executor)
     return SystemScores(
-        build=record,
-        system=system,
-        per_query=result.per_query,
-        missing=missing,
-        conventions=dict(result.conventions),
-        queries_without_orl=result.queries_without_orl,
-        missing_queries=result.missing_queries,
-        run_file=run_file,
-        warnings=result.warnings,
+        build=record, system=system, evaluation=result, missing=missing, run_file=run_file
     )
 
 
