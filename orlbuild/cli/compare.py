@@ -31,7 +31,6 @@ from orlbuild.services.evaluations import (
 from scoring.statistics.procedures import CorrectionName, SignificanceTest
 
 if TYPE_CHECKING:
-    from orlbuild.services.executor import Executor
     from scoring.statistics import TestPlan
 
 
@@ -143,7 +142,6 @@ def load_panels(
     measures: list[str],
     missing: MissingPolicy,
     score_precision: str = "float32",
-    executor: Executor | None = None,
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
     with opened_store(ctx) as engine:
@@ -154,7 +152,6 @@ def load_panels(
             measures=measures,
             missing=missing.literal,
             score_precision=score_precision,  # type: ignore[arg-type]
-            executor=executor,
         )
 
 

@@ -78,7 +78,7 @@ def power_command(
 
     chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)
-    scored = load_panels(ctx, build, system, measure, missing, score_precision.value, executor)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
     plan = power_budgets(scored.panels, chosen)
     total = power_steps(plan, subsamples)
     with progress_bar(total, "power analysis", quiet=get_state(ctx).quiet) as advance:

@@ -27,7 +27,6 @@ from orlbuild.services.evaluations import (
     score_run,
     score_systems,
 )
-from orlbuild.services.executor import Executor
 from scoring.errors import ScoringError
 from scoring.evaluate import Missing
 
@@ -96,16 +95,11 @@ def score_command(
         bool, typer.Option("--save", help="Store the evaluation for `orlbuild results`.")
     ] = False,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
-    jobs: JobsOption = 1,
-    scheduler: SchedulerOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Score a system (stored run, or a run file) against the ORLs of a build."""
     if (system is None) == (run is None):
         raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
-    from orlbuild.services.executor import resolve_executor
-
-    executor = resolve_executor(jobs, scheduler)
     with opened_store(ctx) as engine:
         scores = _score(
             engine,
@@ -117,7 +111,6 @@ def score_command(
             duplicates,
             score_precision.value,
             run_format,
-            executor,
         )
         saved = score_and_save(engine, scores) if save else None
     extra = {"build": build_summary(scores.build), "system": scores.system}
@@ -139,7 +132,6 @@ def _score(
     duplicates: DuplicatePolicy,
     precision: str = "float32",
     run_format: InputFormat | None = None,
-    executor: Executor | None = None,
 ) -> SystemScores:
     """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
     if run is None:
@@ -151,7 +143,6 @@ def _score(
             measures=measures,
             missing=missing,
             score_precision=precision,  # type: ignore[arg-type]
-            executor=executor,
         )[system]
     frame = read_run_file(run, fmt=run_format, duplicates=duplicates)
     try:
@@ -164,7 +155,6 @@ def _score(
             missing=missing,
             run_file=str(run),
             score_precision=precision,  # type: ignore[arg-type]
-            executor=executor,
         )
     except ScoringError as exc:  # e.g. no query shared with the build: name the file
         raise InputError(str(exc), file=str(run)) from None

@@ -327,8 +327,9 @@ def run_pipeline(
     log
         Called with one line per step (the CLI prints them on standard error).
     executor
-        Where scoring and the power analysis run (default: serially; the
-        results are the same on any executor).
+        Where the power analysis's budgets run (default: serially; the
+        figures are the same on any executor). Scoring is one vectorised
+        pass in this process (README, "Comparing many systems").
 
     Returns
     -------

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -176,7 +175,6 @@ def score_run(
     missing: Missing = "zero",
     run_file: str | None = None,
     score_precision: ScorePrecision = "float32",
-    executor: Executor | None = None,
 ) -> SystemScores:
     """Score one run (columns ``query, item, rank, score``) against a stored build.
 
@@ -203,19 +201,13 @@ def score_run(
     score_precision
         Compare run scores as ``float32`` (default, trec_eval <= 9.0.8) or
         ``float64`` (trec_eval 10); README, "Score precision".
-    executor
-        Where the queries are scored (default: in this process, one
-        vectorised pass). Queries are scored independently, so the values are
-        the same on any executor.
 
     Returns
     -------
     SystemScores
     """
     record, orls = _build_and_orls(bind, build, measures)
-    return _scores(
-        record, orls, run, system, measures, missing, run_file, score_precision, executor
-    )
+    return _scores(record, orls, run, system, measures, missing, run_file, score_precision)
 
 
 def score_systems(
@@ -226,7 +218,6 @@ def score_systems(
     measures: Sequence[str],
     missing: Missing = "zero",
     score_precision: ScorePrecision = "float32",
-    executor: Executor | None = None,
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
 
@@ -246,7 +237,6 @@ def score_systems(
             missing,
             None,
             score_precision,
-            executor,
         )
         for system in systems
     }
@@ -362,91 +352,21 @@ def _scores(
     missing: Missing,
     run_file: str | None,
     score_precision: ScorePrecision = "float32",
-    executor: Executor | None = None,
 ) -> SystemScores:
     """Evaluate one run with :func:`scoring.evaluate_run` and keep what it reported."""
-    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
-    task = _ScoringTask(orls, run, tuple(measures), missing, run_order_column(run), score_precision)
-    if executor is None or executor.kind is ExecutorKind.SERIAL:
-        result = _evaluate(task)
-    else:
-        result = _evaluate_in_chunks(task, executor)
-    return SystemScores(
-        build=record, system=system, evaluation=result, missing=missing, run_file=run_file
-    )
-
-
-@dataclass(frozen=True)
-class _ScoringTask:
-    """ORLs and the run rows of their queries: what one worker scores (plain data)."""
-
-    orls: Mapping[str, ORL]
-    run: pd.DataFrame
-    measures: tuple[str, ...]
-    missing: Missing
-    order_by: Literal["score", "rank"]
-    score_precision: ScorePrecision
-
-
-def _evaluate(task: _ScoringTask) -> EvaluationResult:
-    """:func:`scoring.evaluate_run` on one task (module level: runs in workers)."""
     from scoring import evaluate_run
 
-    return evaluate_run(
-        task.orls,
-        task.run,
-        list(task.measures),
-        missing=task.missing,
-        order_by=task.order_by,
-        score_precision=task.score_precision,
+    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    result = evaluate_run(
+        orls,
+        run,
+        list(measures),
+        missing=missing,
+        order_by=run_order_column(run),
+        score_precision=score_precision,
     )
-
-
-#: Query chunks per worker when scoring on several processes or a cluster.
-SCORING_CHUNKS_PER_WORKER = 2
-
-
-def _evaluate_in_chunks(task: _ScoringTask, executor: Executor) -> EvaluationResult:
-    """Score the ORL queries in chunks on ``executor``; metadata from the whole run.
-
-    Every query is scored from its own ORL and run list, so concatenating the
-    chunks in ORL order gives the values of one pass; the overlap warning, the
-    missing queries and the run queries without an ORL are computed here from
-    the whole run, as one pass reports them.
-    """
-    from scoring import EvaluationResult
-    from scoring.evaluate import check_query_overlap as overlap_warnings
-
-    queries = [str(q) for q in task.orls]
-    run_queries = task.run["query"].astype(str)
-    present = set(pd.unique(run_queries))
-    # with skip, queries the run does not answer are dropped before scoring
-    scored = [q for q in queries if q in present] if task.missing == "skip" else queries
-    workers = executor.jobs if executor.kind is ExecutorKind.PROCESSES else 4
-    n_chunks = max(1, min(len(scored), workers * SCORING_CHUNKS_PER_WORKER))
-    tasks = []
-    for chunk in np.array_split(np.asarray(scored, dtype=object), n_chunks):
-        names = [str(q) for q in chunk]
-        tasks.append(
-            _ScoringTask(
-                {q: task.orls[q] for q in names},
-                task.run[run_queries.isin(names).to_numpy()],
-                task.measures,
-                task.missing,
-                task.order_by,
-                task.score_precision,
-            )
-        )
-    parts = list(map_ordered(_evaluate, tasks, executor=executor, chunk_size=1))
-    per_query = pd.concat([part.per_query for part in parts])
-    # object ids, as one pass returns them (Dask may hand back string-typed indexes)
-    per_query.index = pd.Index(per_query.index.tolist(), name="query", dtype=object)
-    return EvaluationResult(
-        per_query=per_query,
-        conventions=dict(parts[0].conventions),
-        warnings=tuple(overlap_warnings(queries, list(pd.unique(run_queries)))),
-        missing_queries=tuple(q for q in queries if q not in present),
-        queries_without_orl=len(present - set(queries)),
+    return SystemScores(
+        build=record, system=system, evaluation=result, missing=missing, run_file=run_file
     )
 
 
@@ -541,11 +461,10 @@ def panels_for_systems(
     missing: Missing = "zero",
     score_precision: ScorePrecision = "float32",
     undefined: Literal["error", "drop"] = "error",
-    executor: Executor | None = None,
 ) -> SystemPanels:
     """Score the stored runs of ``systems`` and lay the scores out as paired panels.
 
-    ``undefined`` as in :func:`panels_from_scores`; ``executor`` as in :func:`score_run`.
+    ``undefined`` as in :func:`panels_from_scores`.
 
     Raises
     ------
@@ -556,13 +475,7 @@ def panels_for_systems(
     if len(systems) < 2:
         raise ConfigError(f"comparing needs at least two --system options, got {list(systems)}")
     scored = score_systems(
-        bind,
-        build,
-        systems,
-        measures=measures,
-        missing=missing,
-        score_precision=score_precision,
-        executor=executor,
+        bind, build, systems, measures=measures, missing=missing, score_precision=score_precision
     )
     notes = [
         missing_queries_note(name, result.missing_queries, missing)

@@ -192,49 +192,6 @@ def test_report_and_compare_test_the_same_panels(store: str) -> None:
     assert doc["test"] == direct.plans["AP@5"].test.value
 
 
-SCORE_MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP", "KendallTau"]
-
-
-@pytest.mark.parametrize("missing", ["zero", "skip"])
-def test_score_on_two_processes_equals_one_pass(store: str, tmp_path: Path, missing: str) -> None:
-    """Queries scored in chunks give the values and warnings of one vectorised pass.
-
-    ``partial`` answers 20 of 30 queries, so some chunks hold only queries the
-    run does not answer; the run file adds a query without an ORL.
-    """
-    args = ["score", "-b", "graded", "--missing", missing, "--per-query"]
-    args += [a for m in SCORE_MEASURES for a in ("-m", m)]
-    serial = cli_json(store, *args, "-s", "partial")
-    assert len(serial["per_query"]) == (30 if missing == "zero" else 20)
-    assert serial["warnings"]
-    assert cli_json(store, *args, "-s", "partial", "--jobs", "2") == serial
-    run = tmp_path / "extra.trec"
-    text = (tmp_path / "partial.trec").read_text() + "zz Q0 d1 1 5 partial\n"
-    run.write_text(text)
-    from_file = cli_json(store, *args, "--run", str(run))
-    assert any("1 run queries have no ORL" in w for w in from_file["warnings"])
-    assert cli_json(store, *args, "--run", str(run), "--jobs", "3") == from_file
-
-
-def test_panels_scored_on_a_dask_cluster_equal_serial(store: str, dask_scheduler: str) -> None:
-    engine = open_store(store)
-    try:
-        systems = ["ideal", "reversed", "partial"]
-        serial = panels_for_systems(engine, "graded", systems, measures=["AP@5"], missing="skip")
-        remote = panels_for_systems(
-            engine,
-            "graded",
-            systems,
-            measures=["AP@5"],
-            missing="skip",
-            executor=resolve_executor(1, dask_scheduler),
-        )
-    finally:
-        engine.dispose()
-    pd.testing.assert_frame_equal(remote.panels["AP@5"], serial.panels["AP@5"])
-    assert remote.notes == serial.notes
-
-
 def test_pipeline_with_two_jobs_equals_serial(tmp_path: Path) -> None:
     """The sample pipeline's scores, tests and power: the same with ``--jobs 2``."""
     import shutil
