@@ -21,7 +21,7 @@ from scoring.baselines import (
     spearman_rho,
 )
 from scoring.errors import ScoringError, UnknownMeasureError
-from scoring.evaluate import evaluate
+from scoring.evaluate import EvaluationResult, evaluate, evaluate_run
 from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
 from scoring.orl import ORL
 from scoring.penalties import register_penalty
@@ -33,6 +33,7 @@ __all__ = [
     "MEASURES",
     "ORL",
     "WEIGHT_PRESETS",
+    "EvaluationResult",
     "Measure",
     "ScoringError",
     "UnknownMeasureError",
@@ -40,6 +41,7 @@ __all__ = [
     "average_precision",
     "compatibility",
     "evaluate",
+    "evaluate_run",
     "kendall_tau",
     "ndcg",
     "parse_measure",

@@ -8,6 +8,7 @@ once, aligns the run with the ORLs, lays both out as matrices once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +28,14 @@ from scoring.run import (
     flat_run_from_scores,
 )
 
-__all__ = ["Missing", "check_query_overlap", "conventions", "evaluate"]
+__all__ = [
+    "EvaluationResult",
+    "Missing",
+    "check_query_overlap",
+    "conventions",
+    "evaluate",
+    "evaluate_run",
+]
 
 Missing = Literal["zero", "skip"]
 
@@ -62,6 +70,56 @@ def conventions(
         "relevance": "an item is relevant iff it is in the ORL",
         "undefined": "Kendall tau / Spearman rho are NaN when undefined and left out of means",
     }
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult:
+    """A run scored against ORLs: the per-query values and what the scoring reported.
+
+    Returned by :func:`evaluate_run`; :func:`evaluate` returns its
+    :meth:`to_frame` (README, "Python API"). The metadata lives in typed
+    fields rather than in ``DataFrame.attrs``, which pandas drops on many
+    operations.
+
+    Attributes
+    ----------
+    per_query
+        Index ``query`` (ORL order), one float column per measure.
+    conventions
+        How missing queries, run order, duplicates and undefined values were
+        handled (:func:`conventions`).
+    warnings
+        A partial query overlap, naming the ORL queries missing from the run.
+    missing_queries
+        ORL queries the run does not answer.
+    queries_without_orl
+        How many run queries have no ORL (ignored).
+    """
+
+    per_query: pd.DataFrame
+    conventions: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    missing_queries: tuple[str, ...] = ()
+    queries_without_orl: int = 0
+
+    @property
+    def measures(self) -> list[str]:
+        """The measure names, in column order."""
+        return [str(c) for c in self.per_query.columns]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-query frame with the metadata copied into ``frame.attrs``.
+
+        ``attrs`` holds ``conventions``, ``queries_without_orl``,
+        ``missing_queries`` (a list) and ``warnings`` (a list), as
+        :func:`evaluate` has always returned them.
+        """
+        frame = self.per_query.copy()
+        frame.attrs["conventions"] = dict(self.conventions)
+        frame.attrs["queries_without_orl"] = self.queries_without_orl
+        frame.attrs["missing_queries"] = list(self.missing_queries)
+        frame.attrs["warnings"] = list(self.warnings)
+        return frame
 
 
 def _as_orl(query: str, value: Any) -> ORL:
@@ -145,7 +203,7 @@ def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) 
     ]
 
 
-def evaluate(
+def evaluate_run(
     orls: Mapping[str, ORL | Mapping[str, int]],
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
@@ -154,7 +212,7 @@ def evaluate(
     order_by: OrderBy | None = None,
     duplicates: Duplicates = "error",
     score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
-) -> pd.DataFrame:
+) -> EvaluationResult:
     """Score a run against ORLs: one row per ORL query, one column per measure.
 
     Parameters
@@ -184,11 +242,11 @@ def evaluate(
 
     Returns
     -------
-    pandas.DataFrame
-        Index ``query`` (ORL order), one float column per measure, named by the
-        strings passed in. ``frame.attrs`` holds ``conventions``,
-        ``queries_without_orl`` (run queries ignored), ``missing_queries`` and
-        ``warnings`` (a partial query overlap).
+    EvaluationResult
+        ``per_query``: index ``query`` (ORL order), one float column per
+        measure, named by the strings passed in; with the conventions, the
+        overlap warnings, the missing queries and how many run queries had
+        no ORL.
 
     Raises
     ------
@@ -198,10 +256,11 @@ def evaluate(
 
     Examples
     --------
-    >>> from scoring import ORL, evaluate
+    >>> from scoring import ORL, evaluate_run
     >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
-    >>> evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"]
-    1.0
+    >>> result = evaluate_run(orls, {"q1": ["d3"], "q2": ["d1"]}, ["RDQm2-a1@5"])
+    >>> result.per_query.loc["q1", "RDQm2-a1@5"], result.queries_without_orl
+    (0.0, 1)
     """
     if missing not in ("zero", "skip"):
         raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -242,8 +301,51 @@ def evaluate(
         index=pd.Index(queries, name="query", dtype=object),
         columns=labels,
     )
-    frame.attrs["conventions"] = conventions(missing, order_by or "score", precision)
-    frame.attrs["queries_without_orl"] = without_orl
-    frame.attrs["missing_queries"] = missing_queries
-    frame.attrs["warnings"] = warnings
-    return frame
+    return EvaluationResult(
+        per_query=frame,
+        conventions=conventions(missing, order_by or "score", precision),
+        warnings=tuple(warnings),
+        missing_queries=tuple(missing_queries),
+        queries_without_orl=without_orl,
+    )
+
+
+def evaluate(
+    orls: Mapping[str, ORL | Mapping[str, int]],
+    run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
+    measures: Iterable[str | Measure],
+    *,
+    missing: Missing = "zero",
+    order_by: OrderBy | None = None,
+    duplicates: Duplicates = "error",
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+) -> pd.DataFrame:
+    """Score a run against ORLs: :func:`evaluate_run` as a DataFrame.
+
+    Parameters and errors as in :func:`evaluate_run`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :meth:`EvaluationResult.to_frame`: index ``query`` (ORL order), one
+        float column per measure, named by the strings passed in.
+        ``frame.attrs`` holds ``conventions``, ``queries_without_orl`` (run
+        queries ignored), ``missing_queries`` and ``warnings`` (a partial
+        query overlap).
+
+    Examples
+    --------
+    >>> from scoring import ORL, evaluate
+    >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
+    >>> evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"]
+    1.0
+    """
+    return evaluate_run(
+        orls,
+        run,
+        measures,
+        missing=missing,
+        order_by=order_by,
+        duplicates=duplicates,
+        score_precision=score_precision,
+    ).to_frame()

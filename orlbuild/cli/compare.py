@@ -22,7 +22,12 @@ from orlbuild.cli.score import (
     warn,
 )
 from orlbuild.cli.state import opened_store
-from orlbuild.store.evaluations import SystemPanels, build_summary, panels_for_systems
+from orlbuild.services.evaluations import (
+    SystemPanels,
+    build_summary,
+    compare_panels,
+    panels_for_systems,
+)
 from scoring.statistics.procedures import CorrectionName, SignificanceTest
 
 if TYPE_CHECKING:
@@ -75,10 +80,8 @@ def compare_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Test every pair of systems on every measure, and group the systems into tiers."""
-    from scoring.statistics import system_comparison  # SciPy loads only when the command runs
-
     scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
-    comparison = system_comparison(
+    comparison = compare_panels(
         scored.panels,
         test=None if test is None else test.value,
         permutations=permutations,

@@ -17,6 +17,8 @@ from orlbuild.ingest.source import COMPRESSED_SUFFIXES, InputFormat, sniff_trec
 if TYPE_CHECKING:
     import pandas as pd
 
+    from scoring import EvaluationResult
+
 MeasureOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
@@ -98,33 +100,33 @@ def eval_command(
     parse_measures(measure)  # report every bad name at once, before reading any file
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     names = system_names(run_files)
-    frames = {}
+    evaluations = {}
     for name, run_file in zip(names, run_files, strict=True):
         run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
-        frames[name] = _evaluate_file(
+        evaluations[name] = _evaluate_file(
             orls, run, measure, missing, score_precision.value, str(run_file)
         )
-    if len(frames) == 1:
-        _emit_one(next(iter(frames.values())), notes, per_query, fmt, run_files[0], orl_file)
+    if len(evaluations) == 1:
+        _emit_one(next(iter(evaluations.values())), notes, per_query, fmt, run_files[0], orl_file)
         return
     _emit_many(
-        frames,
+        evaluations,
         notes,
         per_query=per_query,
         fmt=fmt,
-        title=f"{len(frames)} runs vs {orl_file.name}",
+        title=f"{len(evaluations)} runs vs {orl_file.name}",
         compare={"permutations": permutations, "alpha": alpha, "seed": seed} if compare else None,
     )
 
 
 def _evaluate_file(
     orls: Any, run: pd.DataFrame, measures: list[str], missing: str, precision: str, label: str
-) -> pd.DataFrame:
-    """:func:`scoring.evaluate`, with its errors (e.g. no shared query) naming the run file."""
-    from scoring import ScoringError, evaluate
+) -> EvaluationResult:
+    """:func:`scoring.evaluate_run`, with its errors (e.g. no shared query) naming the run file."""
+    from scoring import ScoringError, evaluate_run
 
     try:
-        return evaluate(
+        return evaluate_run(
             orls,
             run,
             measures,
@@ -175,7 +177,7 @@ def _stem(path: Path) -> str:
 
 
 def _emit_one(
-    frame: pd.DataFrame,
+    evaluation: EvaluationResult,
     notes: list[str],
     per_query: bool,
     fmt: OutputFormat,
@@ -185,7 +187,7 @@ def _emit_one(
     """One run: the table and JSON shape of ``orlbuild score``."""
     from orlbuild.cli.score_tables import score_report
 
-    table, payload = score_report(frame, per_query=per_query)
+    table, payload = score_report(evaluation, per_query=per_query)
     payload["warnings"] = notes + payload["warnings"]
     if fmt is not OutputFormat.json:
         for note in payload["warnings"]:
@@ -194,7 +196,7 @@ def _emit_one(
 
 
 def _emit_many(
-    frames: dict[str, pd.DataFrame],
+    evaluations: dict[str, EvaluationResult],
     notes: list[str],
     *,
     per_query: bool,
@@ -210,21 +212,22 @@ def _emit_many(
     systems: dict[str, Any] = {}
     warnings = list(notes)
     rows = []
-    for name, frame in frames.items():
-        table, payload = score_report(frame, per_query=per_query)
+    for name, evaluation in evaluations.items():
+        table, payload = score_report(evaluation, per_query=per_query)
         systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
         warnings.extend(f"{name}: {w}" for w in payload["warnings"])
         if per_query:
             rows.append(table.reset_index().assign(system=name))
         else:
             rows.append(pd.DataFrame([{"system": name, **payload["mean"]}]))
-    conventions = next(iter(frames.values())).attrs.get("conventions", {})
+    conventions = dict(next(iter(evaluations.values())).conventions)
     out: dict[str, Any] = {"systems": systems, "conventions": conventions}
     shown = pd.concat(rows, ignore_index=True)
     first = ["system", "query"] if per_query else ["system"]
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparisons = None
     if compare is not None:
+        frames = {name: evaluation.per_query for name, evaluation in evaluations.items()}
         comparisons, dropped = _comparisons(frames, **compare)
         out["comparisons"] = comparisons.to_dict(orient="records")
         warnings.extend(dropped)

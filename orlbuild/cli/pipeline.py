@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json, print_table
+from orlbuild.cli.score import JobsOption, SchedulerOption
 from orlbuild.cli.state import get_state
 
 if TYPE_CHECKING:
@@ -25,6 +27,8 @@ def pipeline_command(
             show_default=False,
         ),
     ] = None,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Ingest, build ORLs, score and compare systems, write the report - as CONFIG says.
@@ -37,14 +41,20 @@ def pipeline_command(
     """
     # the pipeline stack (builders, SciPy, matplotlib) loads only when the command runs
     from orlbuild.pipeline import load_config, run_pipeline
+    from orlbuild.services.executor import SCHEDULER_ENVIRONMENT_VARIABLE, resolve_executor
 
     state = get_state(ctx)
     settings = load_config(config)
+    # --jobs/--scheduler (or $ORLBUILD_SCHEDULER) override the config's [execution] table.
+    from_environment = bool(os.environ.get(SCHEDULER_ENVIRONMENT_VARIABLE))
+    given = jobs != 1 or scheduler is not None or from_environment
+    executor = resolve_executor(jobs, scheduler) if given else None
     result = run_pipeline(
         settings,
         db_url=db or state.db,
         quiet=state.quiet,
         log=lambda line: typer.echo(line, err=True),
+        executor=executor,
     )
     _render(result, fmt)
 

@@ -17,11 +17,24 @@ from orlbuild.cli.compare import (
 )
 from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
-from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy, SystemsOption, warn
+from orlbuild.cli.score import (
+    BuildOption,
+    JobsOption,
+    MissingOption,
+    MissingPolicy,
+    SchedulerOption,
+    SystemsOption,
+    warn,
+)
 from orlbuild.cli.state import get_state
 from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
-from orlbuild.store.evaluations import build_summary
+from orlbuild.services.evaluations import (
+    build_summary,
+    power_budgets,
+    power_for_panels,
+    power_steps,
+)
 
 if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs
     from scoring.statistics import PowerResult
@@ -51,6 +64,8 @@ def power_command(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write power and stability curves (PNG).")
     ] = None,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """How many queries each measure needs to separate the systems, and how stably it ranks them.
@@ -59,25 +74,25 @@ def power_command(
     is then the share of query subsets on which a pair separates in a
     comparison of all the systems (family-wise).
     """
-    from scoring.statistics import default_budgets, power_analysis, power_analysis_steps
+    from orlbuild.services.executor import resolve_executor
 
     chosen = parse_budgets(budgets)
+    executor = resolve_executor(jobs, scheduler)
     scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
-    plan = {m: chosen or default_budgets(len(p)) for m, p in scored.panels.items()}
-    total = sum(power_analysis_steps(len(b), subsamples) for b in plan.values())
-    results: dict[str, PowerResult] = {}
+    plan = power_budgets(scored.panels, chosen)
+    total = power_steps(plan, subsamples)
     with progress_bar(total, "power analysis", quiet=get_state(ctx).quiet) as advance:
-        for name, panel in scored.panels.items():
-            results[name] = power_analysis(
-                panel,
-                budgets=plan[name],
-                subsamples=subsamples,
-                permutations=permutations,
-                alpha=alpha,
-                test=None if test is None else test.value,
-                seed=seed,
-                progress=advance,
-            )
+        results = power_for_panels(
+            scored.panels,
+            plan,
+            subsamples=subsamples,
+            permutations=permutations,
+            alpha=alpha,
+            test=None if test is None else test.value,
+            seed=seed,
+            executor=executor,
+            advance=advance,
+        )
     if plot is not None:
         from orlbuild.plots import save_power_stability
 
@@ -103,7 +118,15 @@ def power_command(
 
 
 def parse_budgets(text: str | None) -> list[int] | None:
-    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets)."""
+    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets).
+
+    The one parser of ``--budgets`` (``power`` and ``report``).
+
+    Raises
+    ------
+    ConfigError
+        A part is not a positive whole number (exit code 1, naming the part).
+    """
     if text is None:
         return None
     budgets = []

@@ -15,24 +15,18 @@ from orlbuild.cli.compare import (
     TestOption,
 )
 from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
+from orlbuild.cli.power import parse_budgets
+from orlbuild.cli.score import (
+    BuildOption,
+    JobsOption,
+    MissingOption,
+    MissingPolicy,
+    SchedulerOption,
+)
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
-
-
-def _budgets(text: str | None) -> tuple[int, ...] | None:
-    """``"10,20,30"`` -> ``(10, 20, 30)``."""
-    if text is None:
-        return None
-    try:
-        values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
-    except ValueError:
-        raise typer.BadParameter(f"use integers separated by commas, got {text!r}") from None
-    if not values or values[0] < 1:
-        raise typer.BadParameter(f"use positive integers, got {text!r}")
-    return values
 
 
 def report_command(
@@ -64,12 +58,15 @@ def report_command(
         int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
     ] = 300,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Write one self-contained HTML report: scores with intervals, significance, ORLs, power."""
     # the evaluation stack (SciPy, matplotlib) loads only when the command runs
     from orlbuild.pipeline.config import CompareSpec, PowerSpec
     from orlbuild.pipeline.evaluation import evaluate_stored_build
     from orlbuild.report import write_report
+    from orlbuild.services.executor import resolve_executor
     from scoring import parse_measures
 
     measures = list(measure or DEFAULT_MEASURES)
@@ -81,10 +78,11 @@ def report_command(
         alpha=alpha,
         seed=seed,
     )
-    chosen = _budgets(budgets)
+    chosen = parse_budgets(budgets)
+    executor = resolve_executor(jobs, scheduler)
     power = None
     if chosen is not None:
-        power = PowerSpec(chosen, subsamples, permutations, alpha, seed, tuple(measures))
+        power = PowerSpec(tuple(chosen), subsamples, permutations, alpha, seed, tuple(measures))
     quiet = get_state(ctx).quiet
     with opened_store(ctx) as engine:
         evaluation = evaluate_stored_build(
@@ -97,6 +95,7 @@ def report_command(
             compare=compare,
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
+            executor=executor,
         )
     for line in evaluation.plan_messages():  # also in the report's notes
         typer.echo(line, err=True)

@@ -5,19 +5,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
-from orlbuild.store.evaluations import (
+from orlbuild.services.evaluations import (
     SavedEvaluation,
     build_summary,
     list_evaluations,
     load_evaluation,
 )
+
+if TYPE_CHECKING:
+    from scoring import EvaluationResult
 
 results_app = typer.Typer(
     help="List, show and export saved evaluations (orlbuild score --save).",
@@ -58,7 +61,7 @@ def show_command(
 ) -> None:
     """Show a saved evaluation as `orlbuild score` printed it."""
     saved = _load(ctx, evaluation)
-    table, payload = score_report(saved.per_query, per_query=per_query, extra=_extra(saved))
+    table, payload = score_report(_evaluation(saved), per_query=per_query, extra=_extra(saved))
     emit(fmt, frame=table, payload=payload, title=f"Evaluation {saved.id}: {saved.system}")
 
 
@@ -76,7 +79,7 @@ def export_command(
     """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
     saved = _load(ctx, evaluation)
     if fmt is OutputFormat.json:
-        _, payload = score_report(saved.per_query, per_query=True, extra=_extra(saved))
+        _, payload = score_report(_evaluation(saved), per_query=True, extra=_extra(saved))
         text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
     else:
         text = saved.per_query.reset_index().to_csv(index=False, float_format="%.17g")
@@ -91,6 +94,13 @@ def _load(ctx: typer.Context, evaluation: int) -> SavedEvaluation:
     """Read one saved evaluation."""
     with opened_store(ctx) as engine:
         return load_evaluation(engine, evaluation)
+
+
+def _evaluation(saved: SavedEvaluation) -> EvaluationResult:
+    """The saved scores as the renderers take them (warnings are not saved)."""
+    from scoring import EvaluationResult
+
+    return EvaluationResult(per_query=saved.per_query, conventions=dict(saved.conventions))
 
 
 def _extra(saved: SavedEvaluation) -> dict[str, Any]:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from sqlalchemy import Engine
 
 from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
@@ -21,15 +20,18 @@ from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
-from orlbuild.store.evaluations import (
+from orlbuild.services.evaluations import (
     SystemScores,
     build_summary,
-    save_evaluation,
+    score_and_save,
     score_run,
     score_systems,
 )
 from scoring.errors import ScoringError
 from scoring.evaluate import Missing
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 class MissingPolicy(str, Enum):
@@ -48,6 +50,21 @@ BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or nam
 SystemsOption = Annotated[
     list[str],
     typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),
+]
+JobsOption = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        help="Worker processes on this machine (-1: every core). Results do not depend on it.",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Run on a Dask cluster at tcp://HOST:PORT (default $ORLBUILD_SCHEDULER).",
+        show_default=False,
+    ),
 ]
 MissingOption = Annotated[
     MissingPolicy,
@@ -95,9 +112,9 @@ def score_command(
             score_precision.value,
             run_format,
         )
-        saved = save_evaluation(engine, scores) if save else None
+        saved = score_and_save(engine, scores) if save else None
     extra = {"build": build_summary(scores.build), "system": scores.system}
-    table, payload = score_report(scores.per_query, per_query=per_query, extra=extra)
+    table, payload = score_report(scores.evaluation, per_query=per_query, extra=extra)
     if saved is not None:
         payload["evaluation"] = {"id": saved}
         typer.echo(f"saved as evaluation {saved} (see `orlbuild results show {saved}`)", err=True)

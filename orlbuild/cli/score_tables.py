@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from scoring import EvaluationResult
 
 
 def measure_means(frame: pd.DataFrame) -> dict[str, float]:
@@ -32,14 +35,15 @@ def _per_query(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def score_report(
-    frame: pd.DataFrame, *, per_query: bool, extra: dict[str, Any] | None = None
+    evaluation: EvaluationResult, *, per_query: bool, extra: dict[str, Any] | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Table and JSON views of an evaluation.
 
     Parameters
     ----------
-    frame
-        :func:`scoring.evaluate` output (index ``query``, one column per measure).
+    evaluation
+        :func:`scoring.evaluate_run` output: per-query frame (index ``query``,
+        one column per measure), conventions, warnings, missing queries.
     per_query
         Show one table row per query (plus the mean) instead of the means only.
     extra
@@ -52,16 +56,15 @@ def score_report(
         "per_query", "undefined", "conventions", "warnings"}``; ``per_query``
         is always present in JSON.
     """
+    frame = evaluation.per_query
     means = measure_means(frame)
     undefined = {str(c): int(frame[c].isna().sum()) for c in frame.columns if frame[c].isna().any()}
     notes = []
-    if frame.attrs.get("queries_without_orl"):
-        notes.append(
-            f"{frame.attrs['queries_without_orl']} run queries have no ORL and were ignored"
-        )
-    missing = list(frame.attrs.get("missing_queries", ()))
-    if frame.attrs.get("warnings"):
-        notes.extend(frame.attrs["warnings"])  # names the ORL queries missing from the run
+    if evaluation.queries_without_orl:
+        notes.append(f"{evaluation.queries_without_orl} run queries have no ORL and were ignored")
+    missing = list(evaluation.missing_queries)
+    if evaluation.warnings:
+        notes.extend(evaluation.warnings)  # names the ORL queries missing from the run
     elif missing:
         shown = ", ".join(repr(str(q)) for q in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
@@ -74,7 +77,7 @@ def score_report(
         "mean": means,
         "per_query": _per_query(frame),
         "undefined": undefined,
-        "conventions": frame.attrs.get("conventions", {}),
+        "conventions": dict(evaluation.conventions),
         "warnings": notes,
     }
     if per_query:

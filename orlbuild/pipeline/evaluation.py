@@ -1,9 +1,10 @@
 """Score systems against a stored build, compare them, and (optionally) measure power.
 
 This is the part of the pipeline after the ORLs exist; ``orlbuild report`` runs
-it too. Scoring goes through :func:`orlbuild.store.evaluations.score_systems`
-(the same path as ``orlbuild score``); the pairwise tests and the power
-analysis are :mod:`scoring.statistics`.
+it too. Scoring, panels, tests and power all go through
+:mod:`orlbuild.services.evaluations` (the same path as ``orlbuild score``,
+``compare`` and ``power``); this module turns the pipeline's settings into
+those calls and holds the result the report renders.
 """
 
 from __future__ import annotations
@@ -11,23 +12,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Engine
 
 from orlbuild.builders.results import QueryORL
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
+from orlbuild.services import evaluations as service
 from orlbuild.services.builds import load_query_orls
+from orlbuild.services.evaluations import missing_queries_note, score_systems
+from orlbuild.services.executor import Executor
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
     get_build,
     load_build_messages,
 )
-from orlbuild.store.evaluations import missing_queries_note, score_systems
 from orlbuild.store.read import systems_without_run
 from scoring.evaluate import Missing
 from scoring.run import ScorePrecision
@@ -36,10 +38,10 @@ from scoring.statistics import (
     ProgressCallback,
     SystemComparison,
     TestPlan,
-    power_analysis,
-    power_analysis_steps,
-    system_comparison,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 __all__ = [
     "BuildEvaluation",
@@ -49,7 +51,6 @@ __all__ = [
     "compare_scores",
     "evaluate_stored_build",
     "power_panels",
-    "power_steps",
 ]
 
 Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
@@ -230,6 +231,7 @@ def compare_scores(
     compare: CompareSpec,
     power: PowerSpec | None = None,
     advance: ProgressCallback | None = None,
+    executor: Executor | None = None,
 ) -> tuple[pd.DataFrame, dict[str, PowerResult] | None]:
     """Test every pair of systems per measure and, if asked, measure power and stability.
 
@@ -245,6 +247,8 @@ def compare_scores(
         Budgets, subsamples... of the power analysis; ``None`` skips it.
     advance
         Progress callback of the power analysis (one step per subsample).
+    executor
+        Where the power analysis's budgets run (default: serially).
 
     Returns
     -------
@@ -256,7 +260,7 @@ def compare_scores(
     comparison = compare_panels(per_query, measures, compare=compare)
     if comparison is None:
         return pd.DataFrame(), None
-    results = power_panels(per_query, comparison, power=power, advance=advance)
+    results = power_panels(per_query, comparison, power=power, advance=advance, executor=executor)
     return comparison.pairs, results
 
 
@@ -265,9 +269,14 @@ def compare_panels(
 ) -> SystemComparison | None:
     """Every pair tested per measure, with the plans; ``None`` with fewer than two systems."""
     panels = _panels(per_query, measures)
-    if len(per_query) < 2 or not panels:
+    if not panels:
         return None
-    return system_comparison(
+    return _compare(panels, compare)
+
+
+def _compare(panels: Mapping[str, pd.DataFrame], compare: CompareSpec) -> SystemComparison:
+    """:func:`orlbuild.services.evaluations.compare_panels` with the pipeline's settings."""
+    return service.compare_panels(
         panels,
         test=None if compare.test is None else compare.test.value,
         permutations=compare.permutations,
@@ -283,57 +292,60 @@ def power_panels(
     *,
     power: PowerSpec | None,
     advance: ProgressCallback | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, PowerResult] | None:
     """Power and stability per measure, under the test each measure was compared with."""
     if power is None:
         return None
     panels = _panels(per_query, list(comparison.plans))
-    results = {
-        measure: power_analysis(
-            panels[measure],
-            budgets=_budgets(power.budgets, len(panels[measure])),
-            subsamples=power.subsamples,
-            permutations=power.permutations,
-            alpha=power.alpha,
-            test=comparison.plans[measure].test.value,
-            seed=power.seed,
-            progress=advance,
-        )
-        for measure in power.measures
-        if measure in panels
-    }
+    return _power(panels, comparison, power, advance, executor)
+
+
+def _power_plan(
+    panels: Mapping[str, pd.DataFrame], power: PowerSpec | None
+) -> dict[str, list[int]]:
+    """Budgets of every ``power.measures`` entry that has a panel (those fitting its queries)."""
+    if power is None:
+        return {}
+    chosen = {m: panels[m] for m in power.measures if m in panels}
+    return service.power_budgets(chosen, power.budgets, fit=True)
+
+
+def _power(
+    panels: Mapping[str, pd.DataFrame],
+    comparison: SystemComparison,
+    power: PowerSpec,
+    advance: ProgressCallback | None,
+    executor: Executor | None,
+) -> dict[str, PowerResult] | None:
+    """The power analysis of :func:`power_panels` on panels already laid out."""
+    plan = _power_plan(panels, power)
+    results = service.power_for_panels(
+        panels,
+        plan,
+        subsamples=power.subsamples,
+        permutations=power.permutations,
+        alpha=power.alpha,
+        test={m: comparison.plans[m].test.value for m in plan},
+        seed=power.seed,
+        executor=executor,
+        advance=advance,
+    )
     return results or None
-
-
-def power_steps(power: PowerSpec, n_queries: int) -> int:
-    """Progress-bar steps of :func:`compare_scores`'s power analysis."""
-    budgets = _budgets(power.budgets, n_queries)
-    return len(power.measures) * power_analysis_steps(len(budgets), power.subsamples)
-
-
-def _budgets(budgets: Sequence[int], n_queries: int) -> list[int]:
-    """The budgets that fit the number of queries (a larger subset cannot be drawn)."""
-    fitting = [b for b in budgets if b <= n_queries]
-    if not fitting:
-        raise ConfigError(
-            f"power.budgets {list(budgets)} are all larger than the {n_queries} scored queries"
-        )
-    return fitting
 
 
 def _panels(
     per_query: Mapping[str, pd.DataFrame], measures: Sequence[str]
 ) -> dict[str, pd.DataFrame]:
-    """Measure -> (queries x systems) panel, without the queries where a value is undefined.
+    """Measure -> (queries x systems) panel; nothing with fewer than two systems.
 
     A measure undefined on every query (e.g. Kendall tau when no run retrieves
     exactly the ORL's items) has nothing to compare and is left out.
     """
-    panels = {
-        m: pd.DataFrame({s: frame[m] for s, frame in per_query.items()}).dropna(how="any")
-        for m in measures
-    }
-    return {m: panel for m, panel in panels.items() if len(panel)}
+    if len(per_query) < 2:
+        return {}
+    panels, _ = service.panels_from_scores(per_query, measures, undefined="drop")
+    return panels
 
 
 def build_metadata(record: BuildRecord) -> dict[str, Any]:
@@ -362,6 +374,7 @@ def evaluate_stored_build(
     compare: CompareSpec | None = None,
     power: PowerSpec | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> BuildEvaluation:
     """Score the stored runs against a stored build, compare the systems, measure power.
 
@@ -387,6 +400,9 @@ def evaluate_stored_build(
     progress
         Called with the number of power-analysis steps; returns a context
         manager yielding the progress callback (``orlbuild.progress.progress_bar``).
+    executor
+        Where the power analysis's budgets run (default: serially; the
+        figures are the same on any executor).
 
     Returns
     -------
@@ -407,15 +423,14 @@ def evaluate_stored_build(
     )
     per_query = {name: score.per_query for name, score in scores.items()}
     settings = compare or CompareSpec()
-    steps = 0
-    if power is not None and len(names) >= 2:
-        steps = power_steps(power, len(next(iter(per_query.values()))))
-    bar = progress(steps) if progress is not None and steps else nullcontext(None)
-    comparison = compare_panels(per_query, measures, compare=settings)
+    panels = _panels(per_query, measures)
+    comparison = _compare(panels, settings) if panels else None
     results = None
-    with bar as advance:
-        if comparison is not None:
-            results = power_panels(per_query, comparison, power=power, advance=advance)
+    if comparison is not None and power is not None:
+        steps = service.power_steps(_power_plan(panels, power), power.subsamples)
+        bar = progress(steps) if progress is not None and steps else nullcontext(None)
+        with bar as advance:
+            results = _power(panels, comparison, power, advance, executor)
     first = next(iter(scores.values()))
     return BuildEvaluation(
         build=build_metadata(record),

@@ -292,6 +292,7 @@ def run_pipeline(
     db_url: str | None = None,
     quiet: bool = True,
     log: Log | None = None,
+    executor: Executor | None = None,
 ) -> PipelineResult:
     """Run ``config``: ingest, build, score, compare, power (if configured), report.
 
@@ -305,6 +306,12 @@ def run_pipeline(
         No progress bars.
     log
         Called with one line per step (the CLI prints them on standard error).
+    executor
+        Where the builds' queries and the power analysis's budgets run
+        (``--jobs``/``--scheduler``); default: the config's ``[execution]``,
+        else serially. Results are the same on any executor. Scoring is one
+        vectorised pass in this process (README, "Running on many cores or a
+        cluster").
 
     Returns
     -------
@@ -320,7 +327,8 @@ def run_pipeline(
     started = time.perf_counter()
     say = log or (lambda _line: None)
     url = db_url or config.database_url
-    executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
+    if executor is None:
+        executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
     # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
     say(f"database: {_hide_password(url)}")
@@ -348,6 +356,7 @@ def run_pipeline(
             compare=config.compare,
             power=config.power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),
+            executor=executor,
         )
         n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")

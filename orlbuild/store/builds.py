@@ -118,11 +118,6 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-#: The old name of :func:`orlbuild.store.users.current_user`, kept while the
-#: evaluation use cases move out of :mod:`orlbuild.store.evaluations`.
-default_user = current_user
-
-
 # --- what a build hands to the store -------------------------------------------------------
 # The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
 # ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that

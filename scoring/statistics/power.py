@@ -11,11 +11,17 @@ Randomness: the subsets and sign flips of budget ``n`` come from the stream
 ``SeedSequence(seed, spawn_key=(1, n))`` and those of the all-query test from
 ``spawn_key=(0,)``, so a budget's result is the same whichever other budgets are
 requested, and the same seed reproduces everything.
+
+Parallel work: each budget is one task (:func:`budget_power`, a module-level
+function of plain data), so a ``mapper`` (a ``map``-like callable returning
+results in task order, e.g. a process pool or a Dask cluster from the
+services layer) can run the budgets anywhere: a budget's stream depends only
+on ``(seed, n)``, so the figures are identical for any mapper.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,7 +31,13 @@ from threadpoolctl import threadpool_limits
 
 from scoring.errors import ScoringError
 from scoring.statistics.paired_tests import get_paired_test
-from scoring.statistics.panel import FloatMatrix, FloatVector, ScorePanel, as_panel
+from scoring.statistics.panel import (
+    FloatMatrix,
+    FloatVector,
+    IndexVector,
+    ScorePanel,
+    as_panel,
+)
 from scoring.statistics.procedures import SignificanceTest, resolve_test
 from scoring.statistics.stability import (
     first_budget_reaching,
@@ -36,8 +48,11 @@ from scoring.statistics.stability import (
 __all__ = [
     "POWER_THRESHOLD",
     "TAU_THRESHOLD",
+    "BudgetTask",
+    "PowerMapper",
     "PowerResult",
     "ProgressCallback",
+    "budget_power",
     "default_budgets",
     "power_analysis",
     "power_analysis_steps",
@@ -53,6 +68,48 @@ class ProgressCallback(Protocol):
     """Called with the number of work steps just completed (one per subsample)."""
 
     def __call__(self, n: int = 1) -> None: ...
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetTask:
+    """The work of one query budget: plain data, picklable, sent to a worker.
+
+    Attributes
+    ----------
+    scores
+        Per-query scores, shape ``(n_queries, n_systems)``.
+    pairs
+        Row and column indices of the system pairs (``ScorePanel.pair_index``).
+    budget
+        Queries per subset.
+    subsamples
+        Subsets drawn.
+    permutations
+        Draws per test.
+    alpha
+        Significance level.
+    test
+        The resolved test name.
+    entropy
+        Entropy of the root ``SeedSequence``; the budget's stream is
+        ``SeedSequence(entropy, spawn_key=(1, budget))``.
+    """
+
+    scores: FloatMatrix
+    pairs: tuple[IndexVector, IndexVector]
+    budget: int
+    subsamples: int
+    permutations: int
+    alpha: float
+    test: str
+    entropy: int | Sequence[int] | None
+
+
+#: How budgets are mapped: ``map``-like, results in task order.
+PowerMapper = Callable[
+    [Callable[[BudgetTask], "tuple[FloatVector, FloatVector]"], Iterable[BudgetTask]],
+    Iterable["tuple[FloatVector, FloatVector]"],
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,6 +234,7 @@ def power_analysis(
     test: str | None = "randomization",
     seed: int | None = None,
     progress: ProgressCallback | None = None,
+    mapper: PowerMapper | None = None,
 ) -> PowerResult:
     """Power@n, N80, discriminative power and ranking stability of one measure.
 
@@ -205,7 +263,14 @@ def power_analysis(
         Seed of the subsets and sign flips (see the module notes).
     progress
         Called with ``1`` after each subsample and after the all-query test;
-        the total is :func:`power_analysis_steps`.
+        the total is :func:`power_analysis_steps`. With a ``mapper`` only the
+        all-query test is reported here: the mapper reports the budgets
+        (``subsamples`` steps each).
+    mapper
+        Runs the budgets (:class:`BudgetTask` -> :func:`budget_power`),
+        ``map``-like with results in task order. Every budget draws from its
+        own stream, so the result is identical for any mapper. Default: a
+        plain loop in this process.
 
     Returns
     -------
@@ -224,7 +289,15 @@ def power_analysis(
     """
     with threadpool_limits(limits=1, user_api="blas"):
         return _power_analysis(
-            as_panel(scores), budgets, subsamples, permutations, alpha, test, seed, progress
+            as_panel(scores),
+            budgets,
+            subsamples,
+            permutations,
+            alpha,
+            test,
+            seed,
+            progress,
+            mapper,
         )
 
 
@@ -237,6 +310,7 @@ def _power_analysis(
     test: str | None,
     seed: int | None,
     progress: ProgressCallback | None,
+    mapper: PowerMapper | None,
 ) -> PowerResult:
     """:func:`power_analysis` body (with BLAS threads already limited)."""
     chosen = _validated_budgets(budgets, panel.n_queries)
@@ -252,27 +326,33 @@ def _power_analysis(
     entropy = np.random.SeedSequence(seed).entropy
     pairs = panel.pair_index
     n_pairs = pairs[0].size
-    full_means = panel.scores.mean(axis=0)
 
     full_rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(0,)))
     full_pvalues = paired_test(panel.scores, pairs, permutations=permutations, rng=full_rng)
     advance(1)
 
+    tasks = [
+        BudgetTask(
+            panel.scores,
+            pairs,
+            budget,
+            subsamples,
+            permutations,
+            alpha,
+            chosen_test.value,
+            entropy,
+        )
+        for budget in chosen
+    ]
+    if mapper is None:
+        outcomes = [_budget_power(task, advance) for task in tasks]
+    else:
+        outcomes = list(mapper(budget_power, tasks))
     pair_power = np.empty((len(chosen), n_pairs), dtype=np.float64)
     taus = np.empty((len(chosen), subsamples), dtype=np.float64)
-    for row, budget in enumerate(chosen):
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(1, budget)))
-        rejections = np.zeros(n_pairs, dtype=np.int64)
-        subset_means = np.empty((subsamples, panel.n_systems), dtype=np.float64)
-        for sample in range(subsamples):
-            subset = rng.choice(panel.n_queries, size=budget, replace=False)
-            subset_scores = panel.scores[subset]
-            pvalues = paired_test(subset_scores, pairs, permutations=permutations, rng=rng)
-            rejections += pvalues < alpha
-            subset_means[sample] = subset_scores.mean(axis=0)
-            advance(1)
-        pair_power[row] = rejections / subsamples
-        taus[row] = _subset_taus(subset_means, full_means)
+    for row, (power_row, tau_row) in enumerate(outcomes):
+        pair_power[row] = power_row
+        taus[row] = tau_row
     return PowerResult(
         budgets=tuple(chosen),
         pairs=tuple(panel.pair_names),
@@ -283,6 +363,44 @@ def _power_analysis(
         test=chosen_test.value,
         permutations=None if chosen_test is SignificanceTest.t else permutations,
     )
+
+
+def budget_power(task: BudgetTask) -> tuple[FloatVector, FloatVector]:
+    """Power of every pair and the tau of every subset at one budget (one mapper task).
+
+    Parameters
+    ----------
+    task
+        The budget's data and settings.
+
+    Returns
+    -------
+    pair_power : numpy.ndarray
+        Share of subsets where each pair's test rejects, shape ``(n_pairs,)``.
+    taus : numpy.ndarray
+        Kendall tau of each subset ordering, shape ``(subsamples,)``.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _budget_power(task, _no_progress)
+
+
+def _budget_power(task: BudgetTask, advance: ProgressCallback) -> tuple[FloatVector, FloatVector]:
+    """:func:`budget_power`, reporting each subsample (BLAS threads already limited)."""
+    scores = task.scores
+    n_queries, n_systems = scores.shape
+    paired_test = get_paired_test(task.test)
+    rng = np.random.default_rng(np.random.SeedSequence(task.entropy, spawn_key=(1, task.budget)))
+    rejections = np.zeros(task.pairs[0].size, dtype=np.int64)
+    subset_means = np.empty((task.subsamples, n_systems), dtype=np.float64)
+    for sample in range(task.subsamples):
+        subset = rng.choice(n_queries, size=task.budget, replace=False)
+        subset_scores = scores[subset]
+        pvalues = paired_test(subset_scores, task.pairs, permutations=task.permutations, rng=rng)
+        rejections += pvalues < task.alpha
+        subset_means[sample] = subset_scores.mean(axis=0)
+        advance(1)
+    full_means = scores.mean(axis=0)
+    return rejections / task.subsamples, _subset_taus(subset_means, full_means)
 
 
 def _subset_taus(subset_means: FloatMatrix, full_means: FloatVector) -> FloatVector:

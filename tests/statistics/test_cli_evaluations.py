@@ -14,18 +14,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from evaluation_store import N_QUERIES, evaluation_store
 from store_cli import cli, cli_json
 
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.ingest.pipeline import ingest_file
 from orlbuild.orl_files import read_run_file
-from orlbuild.services.builds import build_and_store
 from orlbuild.store import load_run, open_store
 from orlbuild.store.builds import load_build_orls
 from scoring import evaluate
 from scoring.statistics import compare_systems, score_panels
 
-N_QUERIES = 30
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP@5", "KendallTau"]
 
 
@@ -33,48 +30,9 @@ def measure_args(names: list[str]) -> list[str]:
     return [arg for name in names for arg in ("-m", name)]
 
 
-def _trec(lists: dict[str, list[str]], tag: str) -> str:
-    return "".join(
-        f"{q} Q0 {item} {rank} {100 - rank} {tag}\n"
-        for q, items in lists.items()
-        for rank, item in enumerate(items, start=1)
-    )
-
-
 @pytest.fixture
 def store(migrated_db_url: str, tmp_path: Path) -> str:
-    rng = np.random.default_rng(5)
-    qrels, listwise, ideal = [], ["query\tannotator\titem\trank"], {}
-    for q in range(N_QUERIES):
-        query = f"q{q:02d}"
-        grades = rng.permutation([3, 2, 2, 1, 1, 1, 0, 0])
-        items = [f"{query}d{i}" for i in range(len(grades))]
-        qrels += [f"{query} 0 {item} {grade}" for item, grade in zip(items, grades, strict=True)]
-        order = [items[i] for i in np.argsort(-grades, kind="stable")]
-        listwise += [f"{query}\tann\t{item}\t{r}" for r, item in enumerate(order[:5], start=1)]
-        ideal[query] = order
-    noisy = {q: list(rng.permutation(v)) for q, v in list(ideal.items())[:20]}
-    files = {
-        "graded.qrels": "\n".join(qrels) + "\n",
-        "listwise.tsv": "\n".join(listwise) + "\n",
-        "ideal.trec": _trec(ideal, "ideal"),
-        "twin.trec": _trec(ideal, "twin"),
-        "reversed.trec": _trec({q: v[::-1] for q, v in ideal.items()}, "rev"),
-        "partial.trec": _trec(noisy, "partial"),
-    }
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    engine = open_store(migrated_db_url)
-    try:
-        ingest_file(engine, "graded", tmp_path / "graded.qrels")
-        ingest_file(engine, "listwise", tmp_path / "listwise.tsv")
-        for system in ("ideal", "twin", "reversed", "partial"):
-            ingest_file(engine, "run", tmp_path / f"{system}.trec", system=system)
-        build_and_store(engine, BuildParameters(source="graded"), name="graded")
-        build_and_store(engine, BuildParameters(source="listwise"), name="lists")
-    finally:
-        engine.dispose()
-    return migrated_db_url
+    return evaluation_store(migrated_db_url, tmp_path)
 
 
 def expected_scores(url: str, system: str, measures: list[str], missing: str) -> pd.DataFrame:

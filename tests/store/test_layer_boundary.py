@@ -5,11 +5,6 @@ modules and the ``scoring`` data types, never ``orlbuild.builders``,
 ``orlbuild.services``, ``orlbuild.pipeline``, ``orlbuild.cli``,
 ``orlbuild.report`` or ``scoring.statistics`` - at module level, inside
 functions and under ``TYPE_CHECKING`` alike.
-
-``store/evaluations.py`` still holds the evaluation use cases (it calls
-``scoring.statistics``) until they move to ``orlbuild/services/``; it is the
-one module not checked yet, listed in :data:`NOT_YET_MOVED`, and a test fails
-as soon as it complies so that the exemption is removed with the move.
 """
 
 from __future__ import annotations
@@ -32,9 +27,6 @@ FORBIDDEN = (
     "orlbuild.report",
     "scoring.statistics",
 )
-
-#: Modules exempt until the evaluation use cases leave the store (issue 13).
-NOT_YET_MOVED = {"evaluations.py"}
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -72,7 +64,7 @@ def offenders(paths: list[Path]) -> list[str]:
 
 
 def store_modules() -> list[Path]:
-    return sorted(p for p in STORE.rglob("*.py") if p.name not in NOT_YET_MOVED)
+    return sorted(STORE.rglob("*.py"))
 
 
 def test_the_store_imports_no_higher_layer() -> None:
@@ -97,12 +89,6 @@ def test_the_check_sees_every_form_of_import(tmp_path: Path, source: str, expect
     probe = tmp_path / "probe.py"
     probe.write_text(source, encoding="utf-8")
     assert bool([m for _, m in imported_modules(probe) if forbidden(m)]) is expected
-
-
-def test_the_exempt_module_still_needs_its_exemption() -> None:
-    exempt = [STORE / name for name in sorted(NOT_YET_MOVED)]
-    assert all(p.is_file() for p in exempt), "a moved module: drop it from NOT_YET_MOVED"
-    assert offenders(exempt) != [], "it complies now: drop it from NOT_YET_MOVED"
 
 
 def test_importing_the_store_loads_no_higher_layer() -> None:

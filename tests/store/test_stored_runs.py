@@ -152,7 +152,7 @@ def test_partial_overlap_names_the_missing_queries(built: str, tmp_path: Path) -
 
 
 def test_many_missing_queries_are_summarised(built: str, tmp_path: Path) -> None:
-    from orlbuild.store.evaluations import missing_queries_note
+    from orlbuild.services.evaluations import missing_queries_note
 
     note = missing_queries_note("s", [f"q{i}" for i in range(8)], "skip")
     assert note == (
@@ -177,7 +177,7 @@ def test_ingest_run_names_queries_new_to_the_collection(built: str, tmp_path: Pa
 def test_overlap_check_is_a_library_error(built: str) -> None:
     import pandas as pd
 
-    from orlbuild.store.evaluations import score_run
+    from orlbuild.services.evaluations import score_run
 
     engine = open_store(built)
     try:

@@ -1,0 +1,637 @@
+"""Evaluations: scoring systems against a stored build, and one path from scores to power.
+
+The use cases behind ``orlbuild score``, ``compare``, ``power``, ``report``
+and the pipeline's scoring step (README, "Comparing many systems"):
+
+1. **score** - a system's run (stored with ``orlbuild ingest run``, or read
+   from a file) against the ORLs of one build, with
+   :func:`scoring.evaluate_run` (README, "Conventions and caveats");
+   :func:`score_and_save` also keeps the result for ``orlbuild results``;
+2. **panels** - the per-query scores of several systems laid out as one
+   paired panel per measure (:func:`panels_from_scores`);
+3. **tests** - every pair per measure (:func:`compare_panels`);
+4. **power** - power and stability per measure (:func:`power_for_panels`),
+   its budgets on a local process pool or a Dask cluster when an
+   :class:`~orlbuild.services.executor.Executor` is given.
+
+Every front end goes through these functions, so a panel, a test and a power
+curve are computed the same way whichever command asked for them. The store
+(:mod:`orlbuild.store.evaluations`) only persists and reads saved evaluations;
+its readers (:func:`list_evaluations`, :func:`load_evaluation`) are re-exported
+here so that the front ends reach the store through this module only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from orlbuild.errors import ConfigError, InputError, StoreError
+from orlbuild.services.executor import Executor, ExecutorKind, map_ordered
+from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
+from orlbuild.store.engine import Bind
+from orlbuild.store.evaluations import (
+    SavedEvaluation,
+    list_evaluations,
+    load_evaluation,
+    save_evaluation,
+)
+from orlbuild.store.read import load_run, run_order_column
+
+if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
+    from scoring import ORL, EvaluationResult
+    from scoring.evaluate import Missing
+    from scoring.run import ScorePrecision
+    from scoring.statistics import PowerResult, ProgressCallback, SystemComparison
+
+__all__ = [
+    "NAMED_IDS",
+    "SavedEvaluation",
+    "SystemPanels",
+    "SystemScores",
+    "build_summary",
+    "check_measures_fit_build",
+    "check_query_overlap",
+    "compare_panels",
+    "list_evaluations",
+    "load_evaluation",
+    "missing_queries_note",
+    "panels_for_systems",
+    "panels_from_scores",
+    "power_budgets",
+    "power_for_panels",
+    "power_steps",
+    "score_and_save",
+    "score_run",
+    "score_systems",
+]
+
+#: How many ids a message names before it says "and N more".
+NAMED_IDS = 5
+
+
+# --- scoring against a build ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """A system's per-query scores against one build.
+
+    Attributes
+    ----------
+    build
+        The build scored against.
+    system
+        System name (for a run file: ``--system`` or the file's name).
+    evaluation
+        What :func:`scoring.evaluate_run` returned: per-query values,
+        conventions, overlap warnings, missing queries.
+    missing
+        ``zero`` or ``skip`` (README, "Conventions and caveats").
+    run_file
+        The file the run was read from, ``None`` for a stored run.
+    """
+
+    build: BuildRecord
+    system: str
+    evaluation: EvaluationResult
+    missing: str
+    run_file: str | None = None
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """One row per query (index ``query``), one float column per measure."""
+        return self.evaluation.per_query
+
+    @property
+    def conventions(self) -> dict[str, str]:
+        """How missing queries, run order, duplicates and undefined values were handled."""
+        return dict(self.evaluation.conventions)
+
+    @property
+    def missing_queries(self) -> tuple[str, ...]:
+        """ORL queries the run does not answer."""
+        return self.evaluation.missing_queries
+
+    @property
+    def queries_without_orl(self) -> int:
+        """Run queries that have no ORL in the build (ignored)."""
+        return self.evaluation.queries_without_orl
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Mean over queries per measure (undefined per-query values left out)."""
+        return {str(m): float(v) for m, v in self.per_query.mean(axis=0, skipna=True).items()}
+
+
+def build_summary(build: BuildRecord) -> dict[str, Any]:
+    """The ``build`` object of score and results documents."""
+    return {
+        "id": build.id,
+        "name": build.name,
+        "collection": build.collection,
+        "source": build.source,
+        "method": build.method,
+    }
+
+
+def check_measures_fit_build(build: BuildRecord, measures: Sequence[str]) -> None:
+    """Refuse ``nDCG(grade=native)`` on a build that did not come from graded labels.
+
+    Raises
+    ------
+    UnknownMeasureError
+        A measure name does not parse (all bad names at once).
+    ConfigError
+        A native-grade measure on a listwise or pairwise build.
+    """
+    from scoring import parse_measures
+
+    native = [
+        name
+        for name, measure in zip(measures, parse_measures(measures), strict=True)
+        if getattr(measure, "grade", None) == "native"
+    ]
+    if native and build.source != "graded":
+        raise ConfigError(
+            f"{', '.join(native)} needs native grades, but build {build.id} was built from "
+            f"{build.source} judgments; use a build from graded labels, or grade=bi|ic|lc "
+            "(grades derived from the ORL ranks)"
+        )
+
+
+def score_run(
+    bind: Bind,
+    build: str | int,
+    run: pd.DataFrame,
+    *,
+    system: str,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+    run_file: str | None = None,
+    score_precision: ScorePrecision = "float32",
+) -> SystemScores:
+    """Score one run (columns ``query, item, rank, score``) against a stored build.
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session of the store.
+    build
+        Build id or name.
+    run
+        The run as :func:`orlbuild.store.load_run` returns it; ordered by score
+        descending, ties by item id descending (README, "Score precision"), or
+        by rank when some entry has no score
+        (:func:`~orlbuild.store.read.run_order_column`). A run sharing no
+        query with the ORLs is an :class:`InputError`.
+    system
+        Name shown in outputs and saved evaluations.
+    measures
+        Measure names; every bad name is reported at once.
+    missing
+        ``zero`` (ORL queries absent from the run score 0) or ``skip``.
+    run_file
+        The file the run came from, if any (recorded by ``--save``).
+    score_precision
+        Compare run scores as ``float32`` (default, trec_eval <= 9.0.8) or
+        ``float64`` (trec_eval 10); README, "Score precision".
+
+    Returns
+    -------
+    SystemScores
+    """
+    record, orls = _build_and_orls(bind, build, measures)
+    return _scores(record, orls, run, system, measures, missing, run_file, score_precision)
+
+
+def score_systems(
+    bind: Bind,
+    build: str | int,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
+) -> dict[str, SystemScores]:
+    """Score the stored runs of ``systems`` (in the build's collection) against a build.
+
+    The build's ORLs are read once; each system's run is read from the
+    build's collection. Parameters as in :func:`score_run`.
+    """
+    if len(set(systems)) != len(systems):
+        raise ConfigError(f"a system is named twice: {list(systems)}")
+    record, orls = _build_and_orls(bind, build, measures)
+    return {
+        system: _scores(
+            record,
+            orls,
+            load_run(bind, record.collection, system),
+            system,
+            measures,
+            missing,
+            None,
+            score_precision,
+        )
+        for system in systems
+    }
+
+
+def score_and_save(engine: Engine, scores: SystemScores, *, created_by: str | None = None) -> int:
+    """Keep a scored system for ``orlbuild results``; return the new evaluation's id."""
+    return save_evaluation(
+        engine,
+        build_id=scores.build.id,
+        system=scores.system,
+        run_file=scores.run_file,
+        per_query=scores.per_query,
+        missing=scores.missing,
+        conventions=scores.conventions,
+        created_by=created_by,
+    )
+
+
+def _build_and_orls(
+    bind: Bind, build: str | int, measures: Sequence[str]
+) -> tuple[BuildRecord, dict[str, ORL]]:
+    """The build's record and ORLs, after checking that the measures fit it."""
+    record = get_build(bind, build)
+    check_measures_fit_build(record, measures)
+    orls = load_build_orls(bind, record.id)
+    if not orls:
+        raise StoreError(f"build {record.id} has no ORL to score against")
+    return record, orls
+
+
+def _some(names: Sequence[str]) -> str:
+    """Up to :data:`NAMED_IDS` quoted names, then how many more there are."""
+    shown = ", ".join(repr(str(n)) for n in names[:NAMED_IDS])
+    rest = len(names) - NAMED_IDS
+    return shown + (f" and {rest} more" if rest > 0 else "")
+
+
+def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> str:
+    """The warning for a run that answers only some ORL queries, naming the missing ones.
+
+    Parameters
+    ----------
+    system
+        The run's system.
+    queries
+        The ORL queries the run does not answer; the first :data:`NAMED_IDS` are named.
+    missing
+        ``zero`` or ``skip``: what those queries count as.
+
+    Returns
+    -------
+    str
+        E.g. ``bm25: 1 ORL queries are missing from the run (scored 0): 'q23'``.
+    """
+    treatment = "scored 0" if missing == "zero" else "left out"
+    return (
+        f"{system}: {len(queries)} ORL queries are missing from the run ({treatment}): "
+        f"{_some(list(queries))}"
+    )
+
+
+def check_query_overlap(
+    orls: Mapping[str, object],
+    run: pd.DataFrame,
+    system: str,
+    *,
+    build_id: int,
+    run_file: str | None = None,
+) -> None:
+    """Refuse a run none of whose queries has an ORL (README, "Input formats", runs).
+
+    Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
+    that is an error naming a few ids from each side, never a mean of 0.
+
+    Parameters
+    ----------
+    orls
+        The build's ORLs by query.
+    run
+        The run (a ``query`` column).
+    system
+        The run's system, for the message.
+    build_id
+        The build, for the message.
+    run_file
+        The file the run was read from, named in the message when given.
+
+    Raises
+    ------
+    InputError
+        No run query is an ORL query.
+    """
+    run_queries = [str(q) for q in pd.unique(run["query"])]
+    if set(run_queries) & {str(q) for q in orls}:
+        return
+    raise InputError(
+        f"the run of {system!r} shares no query with the ORLs of build {build_id} "
+        f"(run queries: {_some(sorted(run_queries)) or 'none'}; "
+        f"ORL queries: {_some(sorted(str(q) for q in orls))})",
+        file=run_file,
+        hint="query ids are compared exactly (no case folding); check that the run and the "
+        "judgments use the same ids",
+    )
+
+
+def _scores(
+    record: BuildRecord,
+    orls: dict[str, ORL],
+    run: pd.DataFrame,
+    system: str,
+    measures: Sequence[str],
+    missing: Missing,
+    run_file: str | None,
+    score_precision: ScorePrecision = "float32",
+) -> SystemScores:
+    """Evaluate one run with :func:`scoring.evaluate_run` and keep what it reported."""
+    from scoring import evaluate_run
+
+    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    result = evaluate_run(
+        orls,
+        run,
+        list(measures),
+        missing=missing,
+        order_by=run_order_column(run),
+        score_precision=score_precision,
+    )
+    return SystemScores(
+        build=record, system=system, evaluation=result, missing=missing, run_file=run_file
+    )
+
+
+# --- scores -> panels -> tests -> power -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemPanels:
+    """Per-query scores of several systems, one panel per measure (for paired tests).
+
+    Attributes
+    ----------
+    build
+        The build scored against.
+    panels
+        Measure -> DataFrame (rows: queries every system scored with a defined
+        value, in the first system's order; columns: systems).
+    notes
+        Warnings: ORL queries a run misses, queries left out of a panel.
+    scores
+        System -> its scores (per-query values, conventions, missing queries).
+    """
+
+    build: BuildRecord
+    panels: dict[str, pd.DataFrame]
+    notes: list[str]
+    scores: dict[str, SystemScores]
+
+
+def panels_from_scores(
+    per_query: Mapping[str, pd.DataFrame],
+    measures: Sequence[str],
+    *,
+    undefined: Literal["error", "drop"] = "error",
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Lay per-system scores out as one paired panel per measure.
+
+    Parameters
+    ----------
+    per_query
+        System -> per-query scores (rows: queries, columns: measures).
+    measures
+        The measures to lay out.
+    undefined
+        A measure without any query that every system scored with a defined
+        value (e.g. Kendall tau when no run retrieves the ORL's items):
+        ``error`` raises, ``drop`` leaves the measure out (the report).
+
+    Returns
+    -------
+    panels : dict of str to pandas.DataFrame
+        :func:`scoring.statistics.score_panels`: the queries every system
+        scored with a defined value, in the first system's order.
+    notes : list of str
+        One per measure whose panel lost queries, saying how many.
+
+    Raises
+    ------
+    ConfigError
+        ``undefined="error"`` and a measure has an empty panel.
+    """
+    from scoring.statistics import score_panels
+
+    panels = score_panels(per_query, measures)
+    longest = max((len(frame) for frame in per_query.values()), default=0)
+    notes: list[str] = []
+    kept: dict[str, pd.DataFrame] = {}
+    for measure, panel in panels.items():
+        if panel.empty:
+            if undefined == "drop":
+                continue
+            raise ConfigError(
+                f"no query has a defined {measure} for every system (with --missing skip, "
+                "only queries all runs answer count); leave it out or use --missing zero"
+            )
+        if len(panel) < longest:
+            notes.append(
+                f"{measure}: {longest - len(panel)} queries left out (not scored by every "
+                "system, or undefined); paired tests use the other "
+                f"{len(panel)}"
+            )
+        kept[measure] = panel
+    return kept, notes
+
+
+def panels_for_systems(
+    bind: Bind,
+    build: str | int,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    missing: Missing = "zero",
+    score_precision: ScorePrecision = "float32",
+    undefined: Literal["error", "drop"] = "error",
+) -> SystemPanels:
+    """Score the stored runs of ``systems`` and lay the scores out as paired panels.
+
+    ``undefined`` as in :func:`panels_from_scores`.
+
+    Raises
+    ------
+    ConfigError
+        Fewer than two systems, or (``undefined="error"``) a measure without
+        any query that every system scored with a defined value.
+    """
+    if len(systems) < 2:
+        raise ConfigError(f"comparing needs at least two --system options, got {list(systems)}")
+    scored = score_systems(
+        bind, build, systems, measures=measures, missing=missing, score_precision=score_precision
+    )
+    notes = [
+        missing_queries_note(name, result.missing_queries, missing)
+        for name, result in scored.items()
+        if result.missing_queries
+    ]
+    panels, dropped = panels_from_scores(
+        {name: result.per_query for name, result in scored.items()},
+        measures,
+        undefined=undefined,
+    )
+    return SystemPanels(next(iter(scored.values())).build, panels, notes + dropped, scored)
+
+
+def compare_panels(
+    panels: Mapping[str, pd.DataFrame],
+    *,
+    test: str | None = None,
+    permutations: int = 1000,
+    correction: str | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> SystemComparison:
+    """Every pair of systems tested per measure (README, "Comparing many systems").
+
+    Parameters are those of :func:`scoring.statistics.system_comparison`:
+    ``None`` test is Tukey HSD for more than two systems, else the paired
+    randomization test; ``None`` correction is Holm (none with Tukey HSD).
+    """
+    from scoring.statistics import system_comparison
+
+    return system_comparison(
+        dict(panels),
+        test=test,
+        permutations=permutations,
+        correction=correction,
+        alpha=alpha,
+        seed=seed,
+    )
+
+
+def power_budgets(
+    panels: Mapping[str, pd.DataFrame],
+    budgets: Sequence[int] | None,
+    *,
+    fit: bool = False,
+) -> dict[str, list[int]]:
+    """The query budgets of each measure's power analysis.
+
+    Parameters
+    ----------
+    panels
+        Measure -> paired panel.
+    budgets
+        The budgets asked for; ``None``: :func:`scoring.statistics.default_budgets`
+        of each panel's number of queries.
+    fit
+        Leave out the budgets larger than a panel's queries (a larger subset
+        cannot be drawn) instead of letting the power analysis refuse them;
+        :class:`ConfigError` when none is left.
+
+    Returns
+    -------
+    dict of str to list of int
+        Measure -> budgets.
+    """
+    from scoring.statistics import default_budgets
+
+    plan: dict[str, list[int]] = {}
+    for measure, panel in panels.items():
+        if budgets is None:
+            plan[measure] = default_budgets(len(panel))
+        elif fit:
+            fitting = [b for b in budgets if b <= len(panel)]
+            if not fitting:
+                raise ConfigError(
+                    f"power budgets {list(budgets)} are all larger than the {len(panel)} "
+                    f"queries of {measure}'s panel"
+                )
+            plan[measure] = fitting
+        else:
+            plan[measure] = list(budgets)
+    return plan
+
+
+def power_steps(plan: Mapping[str, Sequence[int]], subsamples: int) -> int:
+    """Progress steps of :func:`power_for_panels` over the budgets of :func:`power_budgets`."""
+    from scoring.statistics import power_analysis_steps
+
+    return sum(power_analysis_steps(len(budgets), subsamples) for budgets in plan.values())
+
+
+def power_for_panels(
+    panels: Mapping[str, pd.DataFrame],
+    plan: Mapping[str, Sequence[int]],
+    *,
+    subsamples: int = 300,
+    permutations: int = 1000,
+    alpha: float = 0.05,
+    test: str | Mapping[str, str] | None = None,
+    seed: int = 0,
+    executor: Executor | None = None,
+    advance: ProgressCallback | None = None,
+) -> dict[str, PowerResult]:
+    """Power@n, N80, discriminative power and stability of every measure in ``plan``.
+
+    Parameters
+    ----------
+    panels
+        Measure -> paired panel (:func:`panels_from_scores`).
+    plan
+        Measure -> budgets (:func:`power_budgets`); its order is the output's.
+    subsamples, permutations, alpha, seed
+        As in :func:`scoring.statistics.power_analysis`.
+    test
+        One test for every measure (``None``: by the number of systems), or
+        measure -> the test it was compared with.
+    executor
+        Where the budgets run (default: serially). Each budget draws from its
+        own random stream, so the figures are identical for any executor.
+    advance
+        Progress callback; the total is :func:`power_steps`.
+
+    Returns
+    -------
+    dict of str to scoring.statistics.PowerResult
+    """
+    from scoring.statistics import power_analysis
+
+    results: dict[str, PowerResult] = {}
+    for measure, budgets in plan.items():
+        chosen = test.get(measure) if isinstance(test, Mapping) else test
+        results[measure] = power_analysis(
+            panels[measure],
+            budgets=budgets,
+            subsamples=subsamples,
+            permutations=permutations,
+            alpha=alpha,
+            test=chosen,
+            seed=seed,
+            progress=advance,
+            mapper=_budget_mapper(executor, advance, subsamples),
+        )
+    return results
+
+
+def _budget_mapper(
+    executor: Executor | None, advance: ProgressCallback | None, subsamples: int
+) -> Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None:
+    """``map_ordered`` on ``executor``, one budget = ``subsamples`` steps; ``None``: serial."""
+    if executor is None or executor.kind is ExecutorKind.SERIAL:
+        return None
+    counted = None if advance is None else partial(_advance_budgets, advance, subsamples)
+    return partial(map_ordered, executor=executor, advance=counted, chunk_size=1)
+
+
+def _advance_budgets(advance: ProgressCallback, subsamples: int, budgets: int) -> None:
+    """Report ``budgets`` finished budgets as their subsamples."""
+    advance(budgets * subsamples)
