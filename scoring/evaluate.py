@@ -8,7 +8,7 @@ once, aligns the run with the ORLs, lays both out as matrices once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,10 +26,9 @@ from scoring.run import (
     flat_run_from_frame,
     flat_run_from_scores,
 )
+from scoring.vocabulary import Missing, MissingPolicy
 
-__all__ = ["Missing", "check_query_overlap", "conventions", "evaluate"]
-
-Missing = Literal["zero", "skip"]
+__all__ = ["Missing", "MissingPolicy", "check_query_overlap", "conventions", "evaluate"]
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
 
@@ -203,8 +202,9 @@ def evaluate(
     >>> evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"]
     1.0
     """
-    if missing not in ("zero", "skip"):
+    if missing not in {m.value for m in MissingPolicy}:
         raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    missing = MissingPolicy(missing).literal
     names = list(measures)
     parsed = parse_measures(names)
     labels = [n if isinstance(n, str) else str(n) for n in names]
