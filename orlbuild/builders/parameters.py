@@ -12,6 +12,17 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from orlbuild.builders.vocabulary import (
+    Cluster,
+    Disconnected,
+    GradeAggregate,
+    Resample,
+    Solver,
+    Source,
+    TieringProcedure,
+    Uncertainty,
+    values,
+)
 from orlbuild.errors import ConfigError
 
 __all__ = [
@@ -31,26 +42,27 @@ __all__ = [
 #: tests lose power at the boundary) and an item that never wins has no finite score.
 DEFAULT_REG = 0.5
 
-SOURCES = ("graded", "listwise", "pairwise")
+SOURCES = values(Source)
 METHODS: dict[str, tuple[str, ...]] = {
     "graded": ("graded",),
     "listwise": ("direct", "bt", "plackett-luce", "borda"),
     "pairwise": ("bt", "rank-centrality"),
 }
-GRADE_AGGREGATES = ("median", "mean", "max", "majority")
+GRADE_AGGREGATES = values(GradeAggregate)
 #: ``--tiering`` procedures, the default first (README, "How tiers are decided and audited").
-TIERINGS = ("simultaneous", "model", "leader")
+TIERINGS = values(TieringProcedure)
 #: What a stored build made before ``--tiering`` existed used: the leader test.
 LEGACY_TIERING = "leader"
-SOLVERS = ("ilsr", "opt", "mm")
-_UNCERTAINTY: dict[str, tuple[str, ...]] = {
-    # first entry is the default
-    "bt": ("fisher", "bootstrap", "ep"),
-    "plackett-luce": ("fisher", "bootstrap"),
-    "rank-centrality": ("bootstrap",),
-    "borda": ("bootstrap",),
-    "direct": ("none",),
-    "graded": ("none",),
+SOLVERS = values(Solver)
+_FISHER, _BOOTSTRAP, _EP, _NONE = (u.value for u in Uncertainty)
+#: Uncertainty kinds each method supports, the default first.
+UNCERTAINTY_BY_METHOD: dict[str, tuple[str, ...]] = {
+    "bt": (_FISHER, _BOOTSTRAP, _EP),
+    "plackett-luce": (_FISHER, _BOOTSTRAP),
+    "rank-centrality": (_BOOTSTRAP,),
+    "borda": (_BOOTSTRAP,),
+    "direct": (_NONE,),
+    "graded": (_NONE,),
 }
 
 
@@ -185,7 +197,7 @@ def resolve_parameters(
         raise ConfigError(f"--reg must be a finite number >= 0, got {params.reg!r}")
     if params.bootstrap < 2:
         raise ConfigError(f"--bootstrap must be at least 2, got {params.bootstrap!r}")
-    _choice("disconnected", params.disconnected, ("fail", "tiers"))
+    _choice("disconnected", params.disconnected, values(Disconnected))
 
     grade_agg = params.grade_agg
     if method == "graded":
@@ -196,12 +208,12 @@ def resolve_parameters(
     else:
         grade_agg = "none"
 
-    allowed = _UNCERTAINTY[method]
+    allowed = UNCERTAINTY_BY_METHOD[method]
     uncertainty = params.uncertainty or allowed[0]
     _choice("uncertainty", uncertainty, allowed, f"--method {method}")
 
     cluster = params.cluster or _default_cluster(params.source, method, uncertainty)
-    _choice("cluster", cluster, ("none", "annotators"))
+    _choice("cluster", cluster, values(Cluster))
     if cluster == "annotators" and not (method == "bt" and uncertainty == "fisher"):
         raise ConfigError(
             "--cluster annotators applies to --method bt with --uncertainty fisher; "
@@ -210,7 +222,7 @@ def resolve_parameters(
 
     if uncertainty == "bootstrap":
         resample = params.resample or "comparisons"
-        _choice("resample", resample, ("comparisons", "annotators"))
+        _choice("resample", resample, values(Resample))
     elif params.resample not in (None, "none"):
         raise ConfigError("--resample applies to --uncertainty bootstrap only")
     else:

@@ -36,12 +36,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, TypeVar, cast
 
-from orlbuild.builders.parameters import TIERINGS, BuildParameters, resolve_parameters
+from orlbuild.builders.parameters import METHODS, BuildParameters, resolve_parameters
+from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, values
 from orlbuild.errors import ConfigError
 from scoring import UnknownMeasureError, parse_measures
-from scoring.statistics.procedures import CorrectionName, SignificanceTest, default_test
+from scoring.statistics.procedures import default_test
+from scoring.vocabulary import (
+    CorrectionName,
+    Missing,
+    MissingPolicy,
+    ScorePrecisionName,
+    SignificanceTest,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,7 +72,6 @@ __all__ = [
 
 InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
-Missing = Literal["zero", "skip"]
 ScorePrecision = Literal["float32", "float64"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -77,27 +84,12 @@ INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 """Allowed ``format`` values per input kind (FORMATS.md); omitted = from the extension."""
 
-BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "graded": ("graded",),
-        "listwise": ("direct", "bt", "plackett-luce", "borda"),
-        "pairwise": ("bt", "rank-centrality"),
-    }
-)
-"""Allowed ``method`` values per build source (ORL.md, "Routes"); omitted: builder's default."""
+BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(METHODS)
+"""Allowed ``method`` values per build source (the builder's own table); omitted: its default."""
 
-_CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "uncertainty": ("fisher", "bootstrap"),
-        "grade_agg": ("median", "mean", "max", "majority"),
-        "disconnected": ("fail", "tiers"),
-        "on_error": ("stop", "skip"),
-        "cluster": ("none", "annotators"),
-        "resample": ("comparisons", "annotators"),
-        "solver": ("ilsr", "opt", "mm"),
-        "tiering": TIERINGS,
-    }
-)
+#: Word-valued build parameters and their words: the builder's vocabularies. Which word
+#: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
+_CHOICE_PARAMETERS = BUILD_OPTION_VALUES
 _NUMBER_PARAMETERS = ("sig", "reg")
 _INTEGER_PARAMETERS = ("bootstrap", "seed")
 _MIN_BOOTSTRAP = 2
@@ -609,8 +601,8 @@ def _scoring(
         table.problems.add(
             table.key("systems"), "no systems to score: add [[inputs]] with kind = 'run'"
         )
-    missing = table.get("missing", str, "zero", choices=get_args(Missing))
-    precision = table.get("score_precision", str, "float32", choices=get_args(ScorePrecision))
+    missing = table.get("missing", str, "zero", choices=values(MissingPolicy))
+    precision = table.get("score_precision", str, "float32", choices=values(ScorePrecisionName))
     table.finish(("build", "systems", "missing", "score_precision"))
     return ScoringSpec(
         build=build or "",

@@ -22,6 +22,7 @@ from sqlalchemy.exc import ArgumentError
 
 from orlbuild.builders import BuildParameters, QueryORL
 from orlbuild.builders.build import resolve_for_frame
+from orlbuild.builders.vocabulary import OnError
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
@@ -290,7 +291,7 @@ def build_orls_for(
     record = _reusable_build(engine, spec, params)
     reused = record is not None
     if record is None:
-        on_error = "skip" if spec.parameters.get("on_error") == "skip" else "raise"
+        on_error = spec.parameters.get("on_error", OnError.stop)
         build_id, _, _ = build_and_store(
             engine,
             params,

@@ -457,13 +457,13 @@ def build_and_store(
     *,
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
-    on_error: str = "raise",
+    on_error: str = "stop",
     progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
     created_by: str | None = None,
 ) -> tuple[int, BuildParameters, BuildOutcome]:
     """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
 
-    With ``on_error="raise"`` any failed query raises
+    With ``on_error="stop"`` any failed query raises
     :class:`~orlbuild.errors.BuildError` before anything is written.
 
     Parameters
@@ -477,7 +477,7 @@ def build_and_store(
     name
         Optional build name.
     on_error
-        ``"raise"`` or ``"skip"``.
+        ``"stop"`` or ``"skip"`` (:class:`~orlbuild.builders.vocabulary.OnError`).
     progress
         Called with the number of queries; returns a context manager yielding
         the ``advance(n)`` callable of a progress bar.
