@@ -9,26 +9,16 @@ from __future__ import annotations
 import json
 import math
 import sys
-from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import typer
 from rich.console import Console
 from rich.table import Table
 
+from orlbuild.cli.options import FormatOption, OutputFormat
 
-class OutputFormat(str, Enum):
-    """Output formats accepted by ``--format``."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-#: The ``--format`` option of every command that prints a table.
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
+__all__ = ["FormatOption", "OutputFormat", "emit", "jsonable", "print_json", "print_table"]
 
 
 def jsonable(value: Any) -> Any:

@@ -7,32 +7,23 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.compare import (
+from orlbuild.cli.options import (
     AlphaOption,
+    BudgetsOption,
+    BuildOption,
     CorrectionOption,
+    MissingOption,
     PermutationsOption,
+    ScorePrecisionOption,
     SeedOption,
     TestOption,
+    parse_budgets,
 )
-from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.score import BuildOption, MissingOption, MissingPolicy
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
-
-
-def _budgets(text: str | None) -> tuple[int, ...] | None:
-    """``"10,20,30"`` -> ``(10, 20, 30)``."""
-    if text is None:
-        return None
-    try:
-        values = tuple(sorted({int(v) for v in text.split(",") if v.strip()}))
-    except ValueError:
-        raise typer.BadParameter(f"use integers separated by commas, got {text!r}") from None
-    if not values or values[0] < 1:
-        raise typer.BadParameter(f"use positive integers, got {text!r}")
-    return values
 
 
 def report_command(
@@ -56,10 +47,7 @@ def report_command(
     correction: CorrectionOption = None,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
-    budgets: Annotated[
-        str | None,
-        typer.Option("--budgets", help="Draw power curves for these query budgets, e.g. 10,20,30."),
-    ] = None,
+    budgets: BudgetsOption = None,
     subsamples: Annotated[
         int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
     ] = 300,
@@ -81,10 +69,10 @@ def report_command(
         alpha=alpha,
         seed=seed,
     )
-    chosen = _budgets(budgets)
+    chosen = parse_budgets(budgets)
     power = None
     if chosen is not None:
-        power = PowerSpec(chosen, subsamples, permutations, alpha, seed, tuple(measures))
+        power = PowerSpec(tuple(chosen), subsamples, permutations, alpha, seed, tuple(measures))
     quiet = get_state(ctx).quiet
     with opened_store(ctx) as engine:
         evaluation = evaluate_stored_build(

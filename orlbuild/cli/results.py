@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable
+from orlbuild.cli.options import ExportFormat, FormatOption, OutputFormat
+from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.store.evaluations import (
@@ -67,15 +68,15 @@ def export_command(
     ctx: typer.Context,
     evaluation: EvaluationArgument,
     fmt: Annotated[
-        OutputFormat, typer.Option("--format", help="csv (one row per query) or json.")
-    ] = OutputFormat.csv,
+        ExportFormat, typer.Option("--format", help="csv (one row per query) or json.")
+    ] = ExportFormat.csv,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
 ) -> None:
     """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
     saved = _load(ctx, evaluation)
-    if fmt is OutputFormat.json:
+    if fmt is ExportFormat.json:
         _, payload = score_report(saved.per_query, per_query=True, extra=_extra(saved))
         text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
     else:

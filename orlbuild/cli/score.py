@@ -1,24 +1,31 @@
 """``orlbuild score``: a system's run scored against a stored build's ORLs.
 
-Also defines the options shared by ``score``, ``compare`` and ``power``
-(``--build``, ``--system``, ``--missing``).
+Its shared options (``--build``, ``--system``, ``--missing``) live in
+:mod:`orlbuild.cli.options`.
 """
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from sqlalchemy import Engine
 
-from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import (
+    BuildOption,
+    DuplicatesOption,
+    FormatOption,
+    MeasureOption,
+    MissingOption,
+    OutputFormat,
+    ScorePrecisionOption,
+    SystemsOption,
+)
+from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError, InputError
-from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
 from orlbuild.store.evaluations import (
@@ -29,33 +36,9 @@ from orlbuild.store.evaluations import (
     score_systems,
 )
 from scoring.errors import ScoringError
-from scoring.evaluate import Missing
+from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
 
-
-class MissingPolicy(str, Enum):
-    """``--missing``: what ORL queries absent from a run count as (RDQ.md section 8)."""
-
-    zero = "zero"
-    skip = "skip"
-
-    @property
-    def literal(self) -> Missing:
-        """The value :func:`scoring.evaluate` takes."""
-        return "skip" if self is MissingPolicy.skip else "zero"
-
-
-BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
-SystemsOption = Annotated[
-    list[str],
-    typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),
-]
-MissingOption = Annotated[
-    MissingPolicy,
-    typer.Option(
-        "--missing",
-        help="ORL queries absent from a run: zero (score 0, trec_eval -c) or skip.",
-    ),
-]
+__all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
 
 
 def score_command(
@@ -71,9 +54,7 @@ def score_command(
     ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
     missing: MissingOption = MissingPolicy.zero,
-    duplicates: Annotated[
-        DuplicatePolicy, typer.Option("--duplicates", help="Repeated run-file lines.")
-    ] = DuplicatePolicy.error,
+    duplicates: DuplicatesOption = DuplicatePolicy.error,
     save: Annotated[
         bool, typer.Option("--save", help="Store the evaluation for `orlbuild results`.")
     ] = False,
