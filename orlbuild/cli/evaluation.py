@@ -295,6 +295,23 @@ def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
             }
         )
         emit(fmt, frame=presets, title="Weight presets")
+        emit(fmt, frame=penalty_table(PENALTIES), title="Penalties")
+
+
+def penalty_table(penalties: dict[str, Any]) -> pd.DataFrame:
+    """One row per registered penalty: name, its ``alpha``/``lam`` parameters, first doc line."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "penalty": list(penalties),
+            "parameters": ["alpha, lam" if p.uses_alpha_lam else "" for p in penalties.values()],
+            "description": [
+                ((p.fn.__doc__ or "").replace("``", "").strip().splitlines() or [""])[0]
+                for p in penalties.values()
+            ],
+        }
+    )
 
 
 def register(app: typer.Typer) -> None:
