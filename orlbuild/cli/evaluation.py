@@ -16,6 +16,7 @@ from orlbuild.cli.options import (
     MeasureOption,
     MissingOption,
     OutputFormat,
+    PerQueryOption,
     ScorePrecisionOption,
 )
 from orlbuild.cli.render import emit
@@ -38,7 +39,7 @@ def eval_command(
         typer.Argument(help="One or more TREC runs (or query,item,rank[,score]); .gz/.bz2 ok."),
     ],
     measure: MeasureOption,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    per_query: PerQueryOption = False,
     missing: MissingOption = MissingPolicy.zero,
     duplicates: DuplicatesOption = DuplicatePolicy.error,
     grade_agg: Annotated[

@@ -28,6 +28,7 @@ __all__ = [
     "AlphaOption",
     "BudgetsOption",
     "BuildOption",
+    "CollectionFilterOption",
     "CollectionOption",
     "CorrectionOption",
     "DuplicatesOption",
@@ -36,6 +37,7 @@ __all__ = [
     "MeasureOption",
     "MissingOption",
     "OutputFormat",
+    "PerQueryOption",
     "PermutationsOption",
     "ScorePrecisionOption",
     "SeedOption",
@@ -75,6 +77,11 @@ SystemsOption = Annotated[
 CollectionOption = Annotated[
     str, typer.Option("--collection", "-c", help="Collection (namespace) to read.")
 ]
+#: ``--collection`` of the commands that list or count: all collections when omitted.
+CollectionFilterOption = Annotated[
+    str | None, typer.Option("--collection", "-c", help="Only this collection.")
+]
+PerQueryOption = Annotated[bool, typer.Option("--per-query", help="One row per query.")]
 MissingOption = Annotated[
     MissingPolicy,
     typer.Option(

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from orlbuild.cli.options import ExportFormat, FormatOption, OutputFormat
+from orlbuild.cli.options import ExportFormat, FormatOption, OutputFormat, PerQueryOption
 from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
@@ -54,7 +54,7 @@ def list_command(
 def show_command(
     ctx: typer.Context,
     evaluation: EvaluationArgument,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    per_query: PerQueryOption = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Show a saved evaluation as `orlbuild score` printed it."""

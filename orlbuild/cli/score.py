@@ -19,6 +19,7 @@ from orlbuild.cli.options import (
     MeasureOption,
     MissingOption,
     OutputFormat,
+    PerQueryOption,
     ScorePrecisionOption,
     SystemsOption,
 )
@@ -52,7 +53,7 @@ def score_command(
     run_format: Annotated[
         InputFormat | None, typer.Option("--run-format", help="Force the run file's format.")
     ] = None,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    per_query: PerQueryOption = False,
     missing: MissingOption = MissingPolicy.zero,
     duplicates: DuplicatesOption = DuplicatePolicy.error,
     save: Annotated[

@@ -76,7 +76,16 @@ def test_results_export_offers_only_what_it_writes() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["build", "ingest listwise", "ingest pairwise", "ingest run", "status", "batches list"]
+    "name",
+    [
+        "build",
+        "ingest listwise",
+        "ingest pairwise",
+        "ingest run",
+        "status",
+        "batches list",
+        "orl list",
+    ],
 )
 def test_collection_has_the_short_option_everywhere(name: str) -> None:
     line = _option_line(HELPS[name], "--collection")
