@@ -16,6 +16,7 @@ from orlbuild.builders.vocabulary import (
     Cluster,
     Disconnected,
     GradeAggregate,
+    Method,
     Resample,
     Solver,
     Source,
@@ -43,10 +44,13 @@ __all__ = [
 DEFAULT_REG = 0.5
 
 SOURCES = values(Source)
+#: Methods of each source, the default first (listwise: ``direct`` only with one list per query).
 METHODS: dict[str, tuple[str, ...]] = {
-    "graded": ("graded",),
-    "listwise": ("direct", "bt", "plackett-luce", "borda"),
-    "pairwise": ("bt", "rank-centrality"),
+    Source.graded.value: (Method.graded.value,),
+    Source.listwise.value: tuple(
+        m.value for m in (Method.direct, Method.bt, Method.plackett_luce, Method.borda)
+    ),
+    Source.pairwise.value: (Method.bt.value, Method.rank_centrality.value),
 }
 GRADE_AGGREGATES = values(GradeAggregate)
 #: ``--tiering`` procedures, the default first (README, "How tiers are decided and audited").

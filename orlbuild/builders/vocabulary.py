@@ -17,6 +17,7 @@ __all__ = [
     "Cluster",
     "Disconnected",
     "GradeAggregate",
+    "Method",
     "OnError",
     "Resample",
     "Solver",
@@ -33,6 +34,18 @@ class Source(str, Enum):
     graded = "graded"
     listwise = "listwise"
     pairwise = "pairwise"
+
+
+class Method(str, Enum):
+    """``--method``: how a build orders items; which apply to which source is ``METHODS`` in
+    :mod:`orlbuild.builders.parameters`."""
+
+    graded = "graded"
+    direct = "direct"
+    bt = "bt"
+    plackett_luce = "plackett-luce"
+    borda = "borda"
+    rank_centrality = "rank-centrality"
 
 
 class GradeAggregate(str, Enum):

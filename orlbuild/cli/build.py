@@ -13,6 +13,7 @@ from orlbuild.builders.vocabulary import (
     Cluster,
     Disconnected,
     GradeAggregate,
+    Method,
     OnError,
     Resample,
     Solver,
@@ -34,10 +35,11 @@ def build_command(
     ctx: typer.Context,
     source: Annotated[Source, typer.Option("--source", help="Which judgments to read.")],
     method: Annotated[
-        str | None,
+        Method | None,
         typer.Option(
             help="graded: graded; listwise: direct|bt|plackett-luce|borda "
-            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality."
+            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality.",
+            show_default=False,
         ),
     ] = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
@@ -102,7 +104,7 @@ def build_command(
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
     params = BuildParameters(
-        source=source.value, method=method, grade_agg=_word(grade_agg), sig=sig,
+        source=source.value, method=_word(method), grade_agg=_word(grade_agg), sig=sig,
         uncertainty=_word(uncertainty), cluster=_word(cluster), resample=_word(resample),
         bootstrap=bootstrap, reg=reg, solver=_word(solver), seed=seed,
         disconnected=disconnected.value, tiering=_word(tiering), mc_draws=mc_draws,

@@ -32,8 +32,18 @@ def test_every_missing_option_offers_the_scoring_words(command: str) -> None:
 
 
 def test_build_options_offer_the_builder_words() -> None:
+    from orlbuild.builders.parameters import METHODS, UNCERTAINTY_BY_METHOD
+    from orlbuild.builders.vocabulary import Method
+
     assert _choices("build", "uncertainty") == tuple(u.value for u in Uncertainty)
     assert _choices("build", "on_error") == ("stop", "skip")
+    assert _choices("build", "method") == tuple(m.value for m in Method)
+    # every word the builder's tables use is a word of the vocabulary
+    assert {m for methods in METHODS.values() for m in methods} == set(_choices("build", "method"))
+    assert set(UNCERTAINTY_BY_METHOD) == {m.value for m in Method}
+    assert {u for kinds in UNCERTAINTY_BY_METHOD.values() for u in kinds} == {
+        u.value for u in Uncertainty
+    }
 
 
 def test_on_error_speaks_one_word_to_users() -> None:
