@@ -185,6 +185,8 @@ def _ordered_run(
     depth: int | None,
 ) -> FlatRun:
     """Sort rows by (query, primary, item id descending), check repeats, truncate, flatten."""
+    if duplicates not in {d.value for d in DuplicatePolicy}:
+        raise ScoringError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
     item_codes, items = _codes(item_column)
     # Position of each unique item id in string order, so that "id descending"
     # becomes an integer key and the whole sort is one argsort on numbers.

@@ -93,3 +93,22 @@ def test_options_module_loads_no_numerics() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_scoring_checks_every_word_it_takes() -> None:
+    """A word outside the vocabulary is an error, never a silent default."""
+    from scoring import ORL, evaluate
+    from scoring.errors import ScoringError
+    from scoring.run import check_score_precision, flat_run_from_frame
+
+    run = pd.DataFrame({"query": ["q1", "q1"], "item": ["d1", "d1"], "score": [2.0, 1.0]})
+    with pytest.raises(ScoringError, match="duplicates must be 'error' or 'keep-first'"):
+        flat_run_from_frame(run, duplicates="keep-last")  # type: ignore[arg-type]
+    kept = flat_run_from_frame(run, duplicates="keep-first")
+    assert len(kept.items) == 1
+    with pytest.raises(ScoringError, match="missing must be 'zero' or 'skip'"):
+        evaluate({"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing="drop")  # type: ignore[arg-type]
+    assert check_score_precision(ScorePrecisionName.float64) == "float64"
+    assert evaluate(
+        {"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing=MissingPolicy.skip
+    ).shape
