@@ -9,6 +9,7 @@ filled in by :func:`resolve_parameters` before anything is built.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -29,8 +30,10 @@ from orlbuild.errors import ConfigError
 __all__ = [
     "DEFAULT_REG",
     "METHODS",
+    "NUMBER_RULES",
     "TIERINGS",
     "BuildParameters",
+    "check_number",
     "resolve_parameters",
 ]
 
@@ -152,6 +155,35 @@ class BuildParameters:
         return cls(**payload)
 
 
+#: Numeric build options: name -> (whether a value is valid, what a valid value is).
+NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "sig": (lambda v: 0.0 <= v < 1.0, "must be in [0, 1) (0 disables ties)"),
+    "reg": (lambda v: math.isfinite(v) and v >= 0.0, "must be a finite number >= 0"),
+    "bootstrap": (lambda v: v >= 2, "must be >= 2"),
+    "mc_draws": (lambda v: v >= 100, "must be >= 100"),
+}
+
+
+def check_number(name: str, value: float) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is valid for the numeric option ``name``.
+
+    Parameters
+    ----------
+    name
+        A key of :data:`NUMBER_RULES` (``sig``, ``reg``, ``bootstrap``, ``mc_draws``).
+    value
+        The value given.
+
+    Raises
+    ------
+    ConfigError
+        ``--name <rule>, got <value>``; NaN is never valid.
+    """
+    valid, rule = NUMBER_RULES[name]
+    if math.isnan(value) or not valid(value):
+        raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {value!r}")
+
+
 def _choice(name: str, value: str, allowed: tuple[str, ...], context: str = "") -> None:
     if value not in allowed:
         where = f" for {context}" if context else ""
@@ -195,12 +227,8 @@ def resolve_parameters(
             method = METHODS[params.source][0]
     _choice("method", method, METHODS[params.source], f"--source {params.source}")
 
-    if not (0.0 <= params.sig < 1.0) or math.isnan(params.sig):
-        raise ConfigError(f"--sig must be in [0, 1), got {params.sig!r}")
-    if not (params.reg >= 0.0) or math.isinf(params.reg):
-        raise ConfigError(f"--reg must be a finite number >= 0, got {params.reg!r}")
-    if params.bootstrap < 2:
-        raise ConfigError(f"--bootstrap must be at least 2, got {params.bootstrap!r}")
+    for name in ("sig", "reg", "bootstrap"):
+        check_number(name, getattr(params, name))
     _choice("disconnected", params.disconnected, values(Disconnected))
 
     grade_agg = params.grade_agg
@@ -242,8 +270,7 @@ def resolve_parameters(
 
     seed = 0 if params.seed is None else int(params.seed)
     tiering = _tiering(params, method, uncertainty)
-    if params.mc_draws < 100:
-        raise ConfigError(f"--mc-draws must be at least 100, got {params.mc_draws!r}")
+    check_number("mc_draws", params.mc_draws)
     return replace(
         params,
         method=method,

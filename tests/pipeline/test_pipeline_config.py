@@ -373,3 +373,30 @@ def test_missing_and_precision_choices_come_from_the_scoring_vocabulary(workdir:
     for precision in ScorePrecisionName:
         text = MINIMAL + f'score_precision = "{precision.value}"\n'
         assert load_config(write(workdir, text)).scoring.score_precision == precision.value
+
+
+def test_every_build_option_of_the_command_line_is_a_toml_parameter(workdir: Path) -> None:
+    """Regression: --mc-draws and --single-step had no TOML counterpart."""
+    text = MINIMAL.replace(
+        'source = "pairwise"\n',
+        'source = "pairwise"\n[builds.parameters]\nmc_draws = 500\nstep_down = false\n',
+    )
+    parameters = load_config(write(workdir, text)).builds[0].parameters
+    assert parameters["mc_draws"] == 500 and parameters["step_down"] is False
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("mc_draws = 50", "builds[0].parameters.mc_draws: must be >= 100 (got 50)"),
+        ("reg = inf", "builds[0].parameters.reg: must be a finite number >= 0 (got inf)"),
+        ("step_down = 1", "builds[0].parameters.step_down: must be true or false (got 1)"),
+    ],
+)
+def test_numeric_parameters_are_checked_by_the_builders_rules(
+    workdir: Path, line: str, expected: str
+) -> None:
+    text = MINIMAL.replace(
+        'source = "pairwise"\n', f'source = "pairwise"\n[builds.parameters]\n{line}\n'
+    )
+    assert expected in problems(workdir, text)
