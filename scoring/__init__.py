@@ -8,26 +8,65 @@ The pure scoring core of orlbuild; it imports nothing from :mod:`orlbuild`.
 0.8148
 """
 
-from scoring.baselines import (
-    average_precision,
-    compatibility,
-    kendall_tau,
-    ndcg,
-    precision,
-    rank_biased_precision,
-    rank_correlation,
-    rbp_residual,
-    reciprocal_rank,
-    spearman_rho,
-)
-from scoring.errors import ScoringError, UnknownMeasureError
-from scoring.evaluate import EvaluationResult, evaluate, evaluate_run
-from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
-from scoring.orl import ORL
-from scoring.penalties import register_penalty
-from scoring.rdq import rdq
-from scoring.run import rankings_from_frame
-from scoring.weights import WEIGHT_PRESETS, Weights
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoring.baselines import (
+        average_precision,
+        compatibility,
+        kendall_tau,
+        ndcg,
+        precision,
+        rank_biased_precision,
+        rank_correlation,
+        rbp_residual,
+        reciprocal_rank,
+        spearman_rho,
+    )
+    from scoring.errors import ScoringError, UnknownMeasureError
+    from scoring.evaluate import EvaluationResult, evaluate, evaluate_run
+    from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
+    from scoring.orl import ORL
+    from scoring.penalties import register_penalty
+    from scoring.rdq import rdq
+    from scoring.run import rankings_from_frame
+    from scoring.weights import WEIGHT_PRESETS, Weights
+
+#: Public name -> module that defines it, loaded on first use (PEP 562): the
+#: command line's option declarations import :mod:`scoring.vocabulary`, and
+#: must not pay for NumPy and pandas.
+_HOME = {
+    "EvaluationResult": "evaluate",
+    "evaluate_run": "evaluate",
+    "MEASURES": "measures",
+    "Measure": "measures",
+    "ORL": "orl",
+    "ScoringError": "errors",
+    "UnknownMeasureError": "errors",
+    "WEIGHT_PRESETS": "weights",
+    "Weights": "weights",
+    "average_precision": "baselines",
+    "compatibility": "baselines",
+    "evaluate": "evaluate",
+    "kendall_tau": "baselines",
+    "ndcg": "baselines",
+    "parse_measure": "measures",
+    "parse_measures": "measures",
+    "precision": "baselines",
+    "rank_biased_precision": "baselines",
+    "rank_correlation": "baselines",
+    "rankings_from_frame": "run",
+    "rbp_residual": "baselines",
+    "rdq": "rdq",
+    "reciprocal_rank": "baselines",
+    "register_penalty": "penalties",
+    "spearman_rho": "baselines",
+}
 
 __all__ = [
     "MEASURES",
@@ -56,3 +95,23 @@ __all__ = [
     "register_penalty",
     "spearman_rho",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
+
+class _ScoringPackage(ModuleType):
+    """Keeps ``scoring.evaluate`` and ``scoring.rdq`` the functions: importing the submodule
+    of the same name would otherwise rebind the package attribute to the module (the eager
+    imports this package had before won by running last)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _HOME.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ScoringPackage

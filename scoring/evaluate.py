@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,17 +27,17 @@ from scoring.run import (
     flat_run_from_frame,
     flat_run_from_scores,
 )
+from scoring.vocabulary import Missing, MissingPolicy
 
 __all__ = [
     "EvaluationResult",
     "Missing",
+    "MissingPolicy",
     "check_query_overlap",
     "conventions",
     "evaluate",
     "evaluate_run",
 ]
-
-Missing = Literal["zero", "skip"]
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
 
@@ -262,8 +262,9 @@ def evaluate_run(
     >>> result.per_query.loc["q1", "RDQm2-a1@5"], result.queries_without_orl
     (0.0, 1)
     """
-    if missing not in ("zero", "skip"):
+    if missing not in {m.value for m in MissingPolicy}:
         raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    missing = MissingPolicy(missing).literal
     names = list(measures)
     parsed = parse_measures(names)
     labels = [n if isinstance(n, str) else str(n) for n in names]

@@ -22,12 +22,15 @@ import pandas as pd
 
 from scoring.batch import FlatRun
 from scoring.errors import ScoringError
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
+    "DuplicatePolicy",
     "Duplicates",
     "OrderBy",
     "ScorePrecision",
+    "ScorePrecisionName",
     "check_score_precision",
     "comparable_scores",
     "flat_run_from_frame",
@@ -39,15 +42,16 @@ OrderBy = Literal["score", "rank"]
 Duplicates = Literal["error", "keep-first"]
 ScorePrecision = Literal["float32", "float64"]
 
+
 #: The default: trec_eval <= 9.0.8 / pytrec_eval compare scores as float32.
 DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
 
 
 def check_score_precision(precision: str) -> ScorePrecision:
     """``precision`` if it is ``"float32"`` or ``"float64"``, else :class:`ScoringError`."""
-    if precision not in ("float32", "float64"):
+    if precision not in {p.value for p in ScorePrecisionName}:
         raise ScoringError(f"score precision must be 'float32' or 'float64', got {precision!r}")
-    return precision  # type: ignore[return-value]
+    return ScorePrecisionName(precision).value
 
 
 def comparable_scores(scores: np.ndarray, precision: ScorePrecision) -> np.ndarray:
@@ -181,6 +185,8 @@ def _ordered_run(
     depth: int | None,
 ) -> FlatRun:
     """Sort rows by (query, primary, item id descending), check repeats, truncate, flatten."""
+    if duplicates not in {d.value for d in DuplicatePolicy}:
+        raise ScoringError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
     item_codes, items = _codes(item_column)
     # Position of each unique item id in string order, so that "id descending"
     # becomes an integer key and the whole sort is one argsort on numbers.

@@ -30,6 +30,7 @@ from orlbuild.builders.listwise import listwise_query_orl
 from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
 from orlbuild.builders.results import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
+from orlbuild.builders.vocabulary import OnError, values
 from orlbuild.errors import BuildError, ConfigError
 
 __all__ = ["REQUIRED_COLUMNS", "build_orls", "query_rng", "resolve_for_frame"]
@@ -168,7 +169,7 @@ def build_orls(
     frame: pd.DataFrame,
     params: BuildParameters,
     *,
-    on_error: str = "raise",
+    on_error: OnError | str = OnError.stop,
     advance: Callable[[int], None] | None = None,
     mapper: QueryMapper | None = None,
 ) -> tuple[BuildParameters, BuildOutcome]:
@@ -182,9 +183,10 @@ def build_orls(
     params
         Build options; defaults are resolved against the data first.
     on_error
-        ``"raise"`` (default): any failing query makes the whole build fail
-        with a :class:`~orlbuild.errors.BuildError` listing every failed query
-        and its cause; ``"skip"``: build the rest and list the failures.
+        An :class:`~orlbuild.builders.vocabulary.OnError` word. ``"stop"``
+        (default): any failing query makes the whole build fail with a
+        :class:`~orlbuild.errors.BuildError` listing every failed query and
+        its cause; ``"skip"``: build the rest and list the failures.
     advance
         Called with 1 after each query (progress bar). With a ``mapper`` the
         mapper reports progress instead.
@@ -204,13 +206,16 @@ def build_orls(
     Raises
     ------
     BuildError
-        With ``on_error="raise"`` when a query fails (a
+        With ``on_error="stop"`` when a query fails (a
         :class:`~orlbuild.builders.results.QueryBuildError` when only one did).
     ConfigError
         Invalid options.
     """
-    if on_error not in ("raise", "skip"):
-        raise ConfigError(f"--on-error must be 'raise' or 'skip', got {on_error!r}")
+    try:
+        policy = OnError(on_error)
+    except ValueError:
+        allowed = " or ".join(values(OnError))
+        raise ConfigError(f"--on-error must be {allowed}, got {on_error!r}") from None
     frame = _check_frame(frame, params.source)
     resolved = resolve_for_frame(frame, params)
     seed = int(resolved.seed or 0)
@@ -236,7 +241,7 @@ def build_orls(
                 outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
             if advance is not None:
                 advance(1)
-    if outcome.failures and on_error == "raise":
+    if outcome.failures and policy is OnError.stop:
         first = outcome.failures[0]
         if len(outcome.failures) == 1:
             raise QueryBuildError(first.query, first.cause)

@@ -9,16 +9,31 @@ filled in by :func:`resolve_parameters` before anything is built.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from orlbuild.builders.vocabulary import (
+    Cluster,
+    Disconnected,
+    GradeAggregate,
+    Method,
+    Resample,
+    Solver,
+    Source,
+    TieringProcedure,
+    Uncertainty,
+    values,
+)
 from orlbuild.errors import ConfigError
 
 __all__ = [
     "DEFAULT_REG",
     "METHODS",
+    "NUMBER_RULES",
     "TIERINGS",
     "BuildParameters",
+    "check_number",
     "resolve_parameters",
 ]
 
@@ -31,26 +46,30 @@ __all__ = [
 #: tests lose power at the boundary) and an item that never wins has no finite score.
 DEFAULT_REG = 0.5
 
-SOURCES = ("graded", "listwise", "pairwise")
+SOURCES = values(Source)
+#: Methods of each source, the default first (listwise: ``direct`` only with one list per query).
 METHODS: dict[str, tuple[str, ...]] = {
-    "graded": ("graded",),
-    "listwise": ("direct", "bt", "plackett-luce", "borda"),
-    "pairwise": ("bt", "rank-centrality"),
+    Source.graded.value: (Method.graded.value,),
+    Source.listwise.value: tuple(
+        m.value for m in (Method.direct, Method.bt, Method.plackett_luce, Method.borda)
+    ),
+    Source.pairwise.value: (Method.bt.value, Method.rank_centrality.value),
 }
-GRADE_AGGREGATES = ("median", "mean", "max", "majority")
+GRADE_AGGREGATES = values(GradeAggregate)
 #: ``--tiering`` procedures, the default first (README, "How tiers are decided and audited").
-TIERINGS = ("simultaneous", "model", "leader")
+TIERINGS = values(TieringProcedure)
 #: What a stored build made before ``--tiering`` existed used: the leader test.
 LEGACY_TIERING = "leader"
-SOLVERS = ("ilsr", "opt", "mm")
-_UNCERTAINTY: dict[str, tuple[str, ...]] = {
-    # first entry is the default
-    "bt": ("fisher", "bootstrap", "ep"),
-    "plackett-luce": ("fisher", "bootstrap"),
-    "rank-centrality": ("bootstrap",),
-    "borda": ("bootstrap",),
-    "direct": ("none",),
-    "graded": ("none",),
+SOLVERS = values(Solver)
+_FISHER, _BOOTSTRAP, _EP, _NONE = (u.value for u in Uncertainty)
+#: Uncertainty kinds each method supports, the default first.
+UNCERTAINTY_BY_METHOD: dict[str, tuple[str, ...]] = {
+    "bt": (_FISHER, _BOOTSTRAP, _EP),
+    "plackett-luce": (_FISHER, _BOOTSTRAP),
+    "rank-centrality": (_BOOTSTRAP,),
+    "borda": (_BOOTSTRAP,),
+    "direct": (_NONE,),
+    "graded": (_NONE,),
 }
 
 
@@ -136,6 +155,35 @@ class BuildParameters:
         return cls(**payload)
 
 
+#: Numeric build options: name -> (whether a value is valid, what a valid value is).
+NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
+    "sig": (lambda v: 0.0 <= v < 1.0, "must be in [0, 1) (0 disables ties)"),
+    "reg": (lambda v: math.isfinite(v) and v >= 0.0, "must be a finite number >= 0"),
+    "bootstrap": (lambda v: v >= 2, "must be >= 2"),
+    "mc_draws": (lambda v: v >= 100, "must be >= 100"),
+}
+
+
+def check_number(name: str, value: float) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is valid for the numeric option ``name``.
+
+    Parameters
+    ----------
+    name
+        A key of :data:`NUMBER_RULES` (``sig``, ``reg``, ``bootstrap``, ``mc_draws``).
+    value
+        The value given.
+
+    Raises
+    ------
+    ConfigError
+        ``--name <rule>, got <value>``; NaN is never valid.
+    """
+    valid, rule = NUMBER_RULES[name]
+    if math.isnan(value) or not valid(value):
+        raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {value!r}")
+
+
 def _choice(name: str, value: str, allowed: tuple[str, ...], context: str = "") -> None:
     if value not in allowed:
         where = f" for {context}" if context else ""
@@ -179,13 +227,9 @@ def resolve_parameters(
             method = METHODS[params.source][0]
     _choice("method", method, METHODS[params.source], f"--source {params.source}")
 
-    if not (0.0 <= params.sig < 1.0) or math.isnan(params.sig):
-        raise ConfigError(f"--sig must be in [0, 1), got {params.sig!r}")
-    if not (params.reg >= 0.0) or math.isinf(params.reg):
-        raise ConfigError(f"--reg must be a finite number >= 0, got {params.reg!r}")
-    if params.bootstrap < 2:
-        raise ConfigError(f"--bootstrap must be at least 2, got {params.bootstrap!r}")
-    _choice("disconnected", params.disconnected, ("fail", "tiers"))
+    for name in ("sig", "reg", "bootstrap"):
+        check_number(name, getattr(params, name))
+    _choice("disconnected", params.disconnected, values(Disconnected))
 
     grade_agg = params.grade_agg
     if method == "graded":
@@ -196,12 +240,12 @@ def resolve_parameters(
     else:
         grade_agg = "none"
 
-    allowed = _UNCERTAINTY[method]
+    allowed = UNCERTAINTY_BY_METHOD[method]
     uncertainty = params.uncertainty or allowed[0]
     _choice("uncertainty", uncertainty, allowed, f"--method {method}")
 
     cluster = params.cluster or _default_cluster(params.source, method, uncertainty)
-    _choice("cluster", cluster, ("none", "annotators"))
+    _choice("cluster", cluster, values(Cluster))
     if cluster == "annotators" and not (method == "bt" and uncertainty == "fisher"):
         raise ConfigError(
             "--cluster annotators applies to --method bt with --uncertainty fisher; "
@@ -210,7 +254,7 @@ def resolve_parameters(
 
     if uncertainty == "bootstrap":
         resample = params.resample or "comparisons"
-        _choice("resample", resample, ("comparisons", "annotators"))
+        _choice("resample", resample, values(Resample))
     elif params.resample not in (None, "none"):
         raise ConfigError("--resample applies to --uncertainty bootstrap only")
     else:
@@ -226,8 +270,7 @@ def resolve_parameters(
 
     seed = 0 if params.seed is None else int(params.seed)
     tiering = _tiering(params, method, uncertainty)
-    if params.mc_draws < 100:
-        raise ConfigError(f"--mc-draws must be at least 100, got {params.mc_draws!r}")
+    check_number("mc_draws", params.mc_draws)
     return replace(
         params,
         method=method,

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store import list_batches, list_systems
 from orlbuild.store.batches import delete_batch
@@ -17,9 +18,7 @@ batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_hel
 @batches_app.command("list")
 def list_command(
     ctx: typer.Context,
-    collection: Annotated[
-        str | None, typer.Option("--collection", "-c", help="Only this collection.")
-    ] = None,
+    collection: CollectionFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """List the ingested files: id, kind, file, sha256, rows, when and by whom."""

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated
 
 import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.builders.vocabulary import (
+    Cluster,
+    Disconnected,
+    GradeAggregate,
+    Method,
+    OnError,
+    Resample,
+    Solver,
+    Source,
+    TieringProcedure,
+    Uncertainty,
+)
+from orlbuild.cli.options import (
+    CollectionOption,
+    FormatOption,
+    JobsOption,
+    OutputFormat,
+    SchedulerOption,
+)
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
-from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store
 from orlbuild.services.executor import resolve_executor
@@ -21,15 +40,16 @@ __all__ = ["opened_store", "register"]
 
 def build_command(
     ctx: typer.Context,
-    source: Annotated[str, typer.Option("--source", help="graded, listwise or pairwise.")],
+    source: Annotated[Source, typer.Option("--source", help="Which judgments to read.")],
     method: Annotated[
-        str | None,
+        Method | None,
         typer.Option(
             help="graded: graded; listwise: direct|bt|plackett-luce|borda "
-            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality."
+            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality.",
+            show_default=False,
         ),
     ] = None,
-    collection: Annotated[str, typer.Option(help="Collection to read.")] = DEFAULT_COLLECTION,
+    collection: CollectionOption = DEFAULT_COLLECTION,
     name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
     sig: Annotated[
         float,
@@ -39,7 +59,7 @@ def build_command(
         ),
     ] = 0.05,
     tiering: Annotated[
-        str | None,
+        TieringProcedure | None,
         typer.Option(
             help="simultaneous (default: max-t, false splits per query <= sig), "
             "model (BIC partition) or leader (one test per item, no multiplicity control)."
@@ -56,52 +76,47 @@ def build_command(
         ),
     ] = True,
     uncertainty: Annotated[
-        str | None,
-        typer.Option(help="fisher (bt default), bootstrap (rank-centrality default) or ep (bt)."),
+        Uncertainty | None,
+        typer.Option(
+            help="fisher (bt default), bootstrap (rank-centrality default), ep (bt), "
+            "none (direct, graded).",
+            show_default=False,
+        ),
     ] = None,
     cluster: Annotated[
-        str | None, typer.Option(help="none or annotators (sandwich, bt + fisher).")
+        Cluster | None,
+        typer.Option(help="Sandwich by annotator (bt + fisher).", show_default=False),
     ] = None,
     resample: Annotated[
-        str | None, typer.Option(help="Bootstrap unit: comparisons or annotators.")
+        Resample | None, typer.Option(help="Bootstrap unit.", show_default=False)
     ] = None,
     reg: Annotated[
         float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
     ] = DEFAULT_REG,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
     seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
-    solver: Annotated[str | None, typer.Option(help="ilsr (default), opt or mm.")] = None,
+    solver: Annotated[
+        Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)
+    ] = None,
     grade_agg: Annotated[
-        str | None, typer.Option(help="median (default), mean, max or majority.")
+        GradeAggregate | None, typer.Option(help="Default median (graded).", show_default=False)
     ] = None,
     disconnected: Annotated[
-        str, typer.Option(help="fail, or tiers: order each component separately.")
-    ] = "fail",
+        Disconnected, typer.Option(help="fail, or tiers: order each component separately.")
+    ] = Disconnected.fail,
     on_error: Annotated[
-        str, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
-    ] = "stop",
+        OnError, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
+    ] = OnError.stop,
     fmt: FormatOption = OutputFormat.table,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            help="Worker processes for the per-query work: 1 runs serially, -1 uses every core."
-        ),
-    ] = 1,
-    scheduler: Annotated[
-        str | None,
-        typer.Option(
-            help="Dask scheduler address tcp://HOST:PORT (default $ORLBUILD_SCHEDULER); "
-            "wins over --jobs."
-        ),
-    ] = None,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
-    if on_error not in ("stop", "skip"):
-        raise ConfigError(f"--on-error must be stop or skip, got {on_error!r}")
     params = BuildParameters(
-        source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
-        cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
-        seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
+        source=source.value, method=_word(method), grade_agg=_word(grade_agg), sig=sig,
+        uncertainty=_word(uncertainty), cluster=_word(cluster), resample=_word(resample),
+        bootstrap=bootstrap, reg=reg, solver=_word(solver), seed=seed,
+        disconnected=disconnected.value, tiering=_word(tiering), mc_draws=mc_draws,
         step_down=step_down,
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
@@ -112,7 +127,7 @@ def build_command(
             params,
             collection=collection,
             name=name,
-            on_error="skip" if on_error == "skip" else "raise",
+            on_error=on_error.value,
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )
@@ -139,6 +154,11 @@ def build_command(
         payload=payload,
         title=f"build {build_id} ({resolved.method}, tiering {resolved.tiering})",
     )
+
+
+def _word(choice: Enum | None) -> str | None:
+    """The plain word of an optional vocabulary choice (builds store plain strings)."""
+    return None if choice is None else str(choice.value)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,19 +8,26 @@ raised (and said so) when it could not reach a rejection.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_table
-from orlbuild.cli.score import (
+from orlbuild.cli.options import (
+    AlphaOption,
     BuildOption,
+    CorrectionOption,
+    FormatOption,
+    MeasureOption,
     MissingOption,
-    MissingPolicy,
+    OutputFormat,
+    PermutationsOption,
+    ScorePrecisionOption,
+    SeedOption,
     SystemsOption,
-    warn,
+    TestOption,
 )
+from orlbuild.cli.render import emit, print_table
+from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
 from orlbuild.services.evaluations import (
     SystemPanels,
@@ -28,41 +35,13 @@ from orlbuild.services.evaluations import (
     compare_panels,
     panels_for_systems,
 )
-from scoring.statistics.procedures import CorrectionName, SignificanceTest
+from scoring.vocabulary import (
+    MissingPolicy,
+    ScorePrecisionName,
+)
 
 if TYPE_CHECKING:
     from scoring.statistics import TestPlan
-
-
-TestOption = Annotated[
-    SignificanceTest | None,
-    typer.Option(
-        "--test",
-        help="tukey-hsd (default for 3+ systems), randomization (sign flips; default for 2) or t.",
-        show_default=False,
-    ),
-]
-PermutationsOption = Annotated[
-    int,
-    typer.Option(
-        "--permutations",
-        min=1,
-        help="Draws of the randomization tests (a minimum: raised when too few to reject).",
-    ),
-]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
-CorrectionOption = Annotated[
-    CorrectionName | None,
-    typer.Option(
-        "--correction",
-        help="Adjust p-values over the pairs of each measure (default holm; "
-        "not with tukey-hsd, which is family-wise already).",
-        show_default=False,
-    ),
-]
-AlphaOption = Annotated[
-    float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
-]
 
 
 def compare_command(

@@ -3,44 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.builders.vocabulary import GradeAggregate, values
+from orlbuild.cli.options import (
+    AlphaOption,
+    DuplicatesOption,
+    FormatOption,
+    MeasureOption,
+    MissingOption,
+    OutputFormat,
+    PerQueryOption,
+    ScorePrecisionOption,
+)
+from orlbuild.cli.render import emit
 from orlbuild.errors import InputError
-from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import COMPRESSED_SUFFIXES, InputFormat, sniff_trec
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from scoring import EvaluationResult
 
-MeasureOption = Annotated[
-    list[str],
-    typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
-]
-
-
-class ScorePrecisionName(str, Enum):
-    """``--score-precision``: how run scores are compared (README, "Score precision")."""
-
-    float32 = "float32"
-    float64 = "float64"
-
-
-#: The ``--score-precision`` option of every command that orders runs by score.
-ScorePrecisionOption = Annotated[
-    ScorePrecisionName,
-    typer.Option(
-        "--score-precision",
-        help="Compare run scores as float32 (trec_eval <= 9.0.8, pytrec_eval, official TREC "
-        "results) or float64 (trec_eval 10).",
-    ),
-]
+GRADE_AGGREGATES = values(GradeAggregate)
 
 
 def eval_command(
@@ -52,17 +41,17 @@ def eval_command(
         typer.Argument(help="One or more TREC runs (or query,item,rank[,score]); .gz/.bz2 ok."),
     ],
     measure: MeasureOption,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
-    missing: Annotated[
-        str, typer.Option("--missing", help="ORL queries absent from the run: zero|skip.")
-    ] = "zero",
-    duplicates: Annotated[
-        DuplicatePolicy, typer.Option("--duplicates", help="Repeated run lines: error|keep-first.")
-    ] = DuplicatePolicy.error,
+    per_query: PerQueryOption = False,
+    missing: MissingOption = MissingPolicy.zero,
+    duplicates: DuplicatesOption = DuplicatePolicy.error,
     grade_agg: Annotated[
         str,
-        typer.Option("--grade-agg", help="Combine annotators' grades: median|mean|max|majority."),
-    ] = "median",
+        typer.Option(
+            "--grade-agg",
+            metavar=f"<{'|'.join(GRADE_AGGREGATES)}>",
+            help="Combine annotators' grades.",
+        ),
+    ] = GradeAggregate.median.value,
     orl_format: Annotated[
         InputFormat | None, typer.Option("--orl-format", help="Force the ORL file's format.")
     ] = None,
@@ -79,9 +68,7 @@ def eval_command(
     permutations: Annotated[
         int, typer.Option("--permutations", min=1, help="Sign flips of --compare's test.")
     ] = 1000,
-    alpha: Annotated[
-        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level of --compare.")
-    ] = 0.05,
+    alpha: AlphaOption = 0.05,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compare's sign flips.")] = 0,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
@@ -89,12 +76,9 @@ def eval_command(
     from orlbuild.orl_files import read_orl_file, read_run_file
     from scoring import parse_measures
 
-    if missing not in ("zero", "skip"):
-        raise typer.BadParameter("use zero or skip", param_hint="--missing")
-    from orlbuild.builders.parameters import GRADE_AGGREGATES
-
-    if grade_agg not in GRADE_AGGREGATES:
+    if grade_agg not in GRADE_AGGREGATES:  # checked here: the message lists every word
         raise typer.BadParameter(f"use {', '.join(GRADE_AGGREGATES)}", param_hint="--grade-agg")
+
     if compare and len(run_files) < 2:
         raise typer.BadParameter("--compare needs at least two runs", param_hint="--compare")
     parse_measures(measure)  # report every bad name at once, before reading any file
@@ -104,7 +88,7 @@ def eval_command(
     for name, run_file in zip(names, run_files, strict=True):
         run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
         evaluations[name] = _evaluate_file(
-            orls, run, measure, missing, score_precision.value, str(run_file)
+            orls, run, measure, missing.literal, score_precision.value, str(run_file)
         )
     if len(evaluations) == 1:
         _emit_one(next(iter(evaluations.values())), notes, per_query, fmt, run_files[0], orl_file)
@@ -315,6 +299,23 @@ def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
             }
         )
         emit(fmt, frame=presets, title="Weight presets")
+        emit(fmt, frame=penalty_table(PENALTIES), title="Penalties")
+
+
+def penalty_table(penalties: dict[str, Any]) -> pd.DataFrame:
+    """One row per registered penalty: name, its ``alpha``/``lam`` parameters, first doc line."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "penalty": list(penalties),
+            "parameters": ["alpha, lam" if p.uses_alpha_lam else "" for p in penalties.values()],
+            "description": [
+                ((p.fn.__doc__ or "").replace("``", "").strip().splitlines() or [""])[0]
+                for p in penalties.values()
+            ],
+        }
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from orlbuild.cli.help_format import tidy_help
 from orlbuild.cli.state import AppState, get_state
 from orlbuild.errors import OrlbuildError
 
@@ -84,7 +85,8 @@ def load_command(name: str) -> Any:
         return None
     holder = typer.Typer()
     importlib.import_module(f"orlbuild.cli.{entry[0]}").register(holder)
-    return typer.main.get_group(holder).get_command(None, name)  # type: ignore[arg-type]
+    group = typer.main.get_group(tidy_help(holder))
+    return group.get_command(None, name)  # type: ignore[arg-type]
 
 
 class _LazyErrorHandlingGroup(TyperGroup):

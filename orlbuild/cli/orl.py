@@ -11,7 +11,8 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.orl_export import diff_orl_entries, export_orls
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store.builds import get_build, list_builds, load_build_entries
 
@@ -32,7 +33,7 @@ class ExportFormat(str, Enum):
 @orl_app.command("list")
 def list_command(
     ctx: typer.Context,
-    collection: Annotated[str | None, typer.Option(help="Only builds of this collection.")] = None,
+    collection: CollectionFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """List the stored builds, newest first."""

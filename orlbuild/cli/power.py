@@ -8,26 +8,27 @@ from typing import TYPE_CHECKING, Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.compare import (
+from orlbuild.cli.compare import load_panels
+from orlbuild.cli.options import (
     AlphaOption,
-    PermutationsOption,
-    SeedOption,
-    TestOption,
-    load_panels,
-)
-from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
-from orlbuild.cli.score import (
+    BudgetsOption,
     BuildOption,
+    FormatOption,
     JobsOption,
+    MeasureOption,
     MissingOption,
-    MissingPolicy,
+    OutputFormat,
+    PermutationsOption,
     SchedulerOption,
+    ScorePrecisionOption,
+    SeedOption,
     SystemsOption,
-    warn,
+    TestOption,
+    parse_budgets,
 )
+from orlbuild.cli.render import emit
+from orlbuild.cli.score import warn
 from orlbuild.cli.state import get_state
-from orlbuild.errors import ConfigError
 from orlbuild.progress import progress_bar
 from orlbuild.services.evaluations import (
     build_summary,
@@ -35,6 +36,7 @@ from orlbuild.services.evaluations import (
     power_for_panels,
     power_steps,
 )
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs
     from scoring.statistics import PowerResult
@@ -45,13 +47,7 @@ def power_command(
     build: BuildOption,
     system: SystemsOption,
     measure: MeasureOption,
-    budgets: Annotated[
-        str | None,
-        typer.Option(
-            "--budgets",
-            help="Query budgets, e.g. 25,50,100 (default 25..500 step 25, up to the queries).",
-        ),
-    ] = None,
+    budgets: BudgetsOption = None,
     subsamples: Annotated[
         int, typer.Option("--subsamples", min=1, help="Random query subsets per budget.")
     ] = 300,
@@ -115,29 +111,6 @@ def power_command(
     }
     title = f"Power and stability ({first.test}, alpha = {alpha:g})"
     emit(fmt, frame=power_table(results), payload=payload, title=title)
-
-
-def parse_budgets(text: str | None) -> list[int] | None:
-    """``"25,50,100"`` -> ``[25, 50, 100]``; ``None`` stays ``None`` (the default budgets).
-
-    The one parser of ``--budgets`` (``power`` and ``report``).
-
-    Raises
-    ------
-    ConfigError
-        A part is not a positive whole number (exit code 1, naming the part).
-    """
-    if text is None:
-        return None
-    budgets = []
-    for part in text.split(","):
-        value = part.strip()
-        if not value.isdigit() or int(value) < 1:
-            raise ConfigError(
-                f"--budgets: {value!r} is not a positive whole number; write e.g. 25,50,100"
-            )
-        budgets.append(int(value))
-    return budgets
 
 
 def power_table(results: dict[str, PowerResult]) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """One renderer for every command's output: ``table``, ``csv`` or ``json``.
 
 JSON goes to standard output as a single document and nothing else; tables
-are drawn with rich; CSV is written by pandas. NaN becomes ``null`` in JSON.
+are drawn with rich (fitted to a terminal, at full width when piped, so names
+are never cut); CSV is written by pandas. NaN becomes ``null`` in JSON.
 """
 
 from __future__ import annotations
@@ -9,26 +10,19 @@ from __future__ import annotations
 import json
 import math
 import sys
-from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import typer
 from rich.console import Console
 from rich.table import Table
 
+from orlbuild.cli.options import FormatOption, OutputFormat
 
-class OutputFormat(str, Enum):
-    """Output formats accepted by ``--format``."""
+__all__ = ["FormatOption", "OutputFormat", "emit", "jsonable", "print_json", "print_table"]
 
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-#: The ``--format`` option of every command that prints a table.
-FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
+#: Width a table may take when standard output is not a terminal (no truncation in practice).
+PIPED_WIDTH = 100_000
 
 
 def jsonable(value: Any) -> Any:
@@ -54,6 +48,10 @@ def print_json(payload: Any) -> None:
 def print_table(frame: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> None:
     """Draw ``frame`` as a rich table on standard output (index shown if named)."""
     console = Console(file=sys.stdout, soft_wrap=True)
+    if not console.is_terminal:
+        # Piped or redirected: no screen to fit, so every table is drawn at its natural
+        # width; fitting 80 columns cut names to "sample-pairw…".
+        console.width = PIPED_WIDTH
     table = Table(title=title, show_lines=False)
     shown = frame.reset_index() if frame.index.name is not None else frame
     for column in shown.columns:

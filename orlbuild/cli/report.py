@@ -7,24 +7,23 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.compare import (
+from orlbuild.cli.options import (
     AlphaOption,
-    CorrectionOption,
-    PermutationsOption,
-    SeedOption,
-    TestOption,
-)
-from orlbuild.cli.evaluation import ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.power import parse_budgets
-from orlbuild.cli.score import (
+    BudgetsOption,
     BuildOption,
+    CorrectionOption,
     JobsOption,
     MissingOption,
-    MissingPolicy,
+    PermutationsOption,
     SchedulerOption,
+    ScorePrecisionOption,
+    SeedOption,
+    TestOption,
+    parse_budgets,
 )
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
 
@@ -50,10 +49,7 @@ def report_command(
     correction: CorrectionOption = None,
     alpha: AlphaOption = 0.05,
     seed: SeedOption = 0,
-    budgets: Annotated[
-        str | None,
-        typer.Option("--budgets", help="Draw power curves for these query budgets, e.g. 10,20,30."),
-    ] = None,
+    budgets: BudgetsOption = None,
     subsamples: Annotated[
         int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
     ] = 300,

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable
+from orlbuild.cli.options import ExportFormat, FormatOption, OutputFormat, PerQueryOption
+from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.services.evaluations import (
@@ -56,7 +57,7 @@ def list_command(
 def show_command(
     ctx: typer.Context,
     evaluation: EvaluationArgument,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    per_query: PerQueryOption = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Show a saved evaluation as `orlbuild score` printed it."""
@@ -70,15 +71,15 @@ def export_command(
     ctx: typer.Context,
     evaluation: EvaluationArgument,
     fmt: Annotated[
-        OutputFormat, typer.Option("--format", help="csv (one row per query) or json.")
-    ] = OutputFormat.csv,
+        ExportFormat, typer.Option("--format", help="csv (one row per query) or json.")
+    ] = ExportFormat.csv,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
 ) -> None:
     """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
     saved = _load(ctx, evaluation)
-    if fmt is OutputFormat.json:
+    if fmt is ExportFormat.json:
         _, payload = score_report(_evaluation(saved), per_query=True, extra=_extra(saved))
         text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
     else:

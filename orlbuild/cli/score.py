@@ -1,23 +1,31 @@
 """``orlbuild score``: a system's run scored against a stored build's ORLs.
 
-Also defines the options shared by ``score``, ``compare`` and ``power``
-(``--build``, ``--system``, ``--missing``).
+Its shared options (``--build``, ``--system``, ``--missing``) live in
+:mod:`orlbuild.cli.options`.
 """
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orlbuild.cli.evaluation import MeasureOption, ScorePrecisionName, ScorePrecisionOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import (
+    BuildOption,
+    DuplicatesOption,
+    FormatOption,
+    MeasureOption,
+    MissingOption,
+    OutputFormat,
+    PerQueryOption,
+    ScorePrecisionOption,
+    SystemsOption,
+)
+from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError, InputError
-from orlbuild.ingest.kinds import DuplicatePolicy
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import read_run_file
 from orlbuild.services.evaluations import (
@@ -28,51 +36,12 @@ from orlbuild.services.evaluations import (
     score_systems,
 )
 from scoring.errors import ScoringError
-from scoring.evaluate import Missing
+from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-
-class MissingPolicy(str, Enum):
-    """``--missing``: ORL queries absent from a run (README, "Conventions and caveats")."""
-
-    zero = "zero"
-    skip = "skip"
-
-    @property
-    def literal(self) -> Missing:
-        """The value :func:`scoring.evaluate` takes."""
-        return "skip" if self is MissingPolicy.skip else "zero"
-
-
-BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
-SystemsOption = Annotated[
-    list[str],
-    typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),
-]
-JobsOption = Annotated[
-    int,
-    typer.Option(
-        "--jobs",
-        help="Worker processes on this machine (-1: every core). Results do not depend on it.",
-    ),
-]
-SchedulerOption = Annotated[
-    str | None,
-    typer.Option(
-        "--scheduler",
-        help="Run on a Dask cluster at tcp://HOST:PORT (default $ORLBUILD_SCHEDULER).",
-        show_default=False,
-    ),
-]
-MissingOption = Annotated[
-    MissingPolicy,
-    typer.Option(
-        "--missing",
-        help="ORL queries absent from a run: zero (score 0, trec_eval -c) or skip.",
-    ),
-]
+__all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
 
 
 def score_command(
@@ -86,11 +55,9 @@ def score_command(
     run_format: Annotated[
         InputFormat | None, typer.Option("--run-format", help="Force the run file's format.")
     ] = None,
-    per_query: Annotated[bool, typer.Option("--per-query", help="One row per query.")] = False,
+    per_query: PerQueryOption = False,
     missing: MissingOption = MissingPolicy.zero,
-    duplicates: Annotated[
-        DuplicatePolicy, typer.Option("--duplicates", help="Repeated run-file lines.")
-    ] = DuplicatePolicy.error,
+    duplicates: DuplicatesOption = DuplicatePolicy.error,
     save: Annotated[
         bool, typer.Option("--save", help="Store the evaluation for `orlbuild results`.")
     ] = False,

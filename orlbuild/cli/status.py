@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.store.status import status_frame, store_status
 
 
 def status_command(
     ctx: typer.Context,
-    collection: Annotated[
-        str | None, typer.Option("--collection", "-c", help="Only this collection.")
-    ] = None,
+    collection: CollectionFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Count queries, items, annotators, judgments, run entries and batches."""

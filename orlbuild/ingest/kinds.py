@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -27,6 +26,7 @@ from orlbuild.ingest.fields import (
 from orlbuild.ingest.records import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
 from orlbuild.ingest.vocabulary import Vocabularies
+from scoring.vocabulary import DuplicatePolicy  # the run vocabulary is the scoring core's
 
 __all__ = [
     "DEFAULT_ANNOTATOR",
@@ -41,13 +41,6 @@ DEFAULT_ANNOTATOR = "_"
 
 #: Column name -> aligned array (names as vocabulary codes).
 Facts = dict[str, np.ndarray]
-
-
-class DuplicatePolicy(str, Enum):
-    """What to do with a repeated (query, item) in a run (``--duplicates``)."""
-
-    error = "error"
-    keep_first = "keep-first"
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,28 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, TypeVar, cast
 
-from orlbuild.builders.parameters import TIERINGS, BuildParameters, resolve_parameters
+from orlbuild.builders.parameters import (
+    METHODS,
+    NUMBER_RULES,
+    BuildParameters,
+    check_number,
+    resolve_parameters,
+)
+from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, values
 from orlbuild.errors import ConfigError
 from orlbuild.services.executor import resolve_executor
 from scoring import UnknownMeasureError, parse_measures
-from scoring.statistics.procedures import CorrectionName, SignificanceTest, default_test
+from scoring.run import ScorePrecision
+from scoring.statistics.procedures import default_test
+from scoring.vocabulary import (
+    CorrectionName,
+    Missing,
+    MissingPolicy,
+    ScorePrecisionName,
+    SignificanceTest,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,8 +81,6 @@ __all__ = [
 
 InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
-Missing = Literal["zero", "skip"]
-ScorePrecision = Literal["float32", "float64"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -79,37 +92,22 @@ INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 """Allowed ``format`` values per input kind (README, "Input formats"); omitted: by extension."""
 
-BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "graded": ("graded",),
-        "listwise": ("direct", "bt", "plackett-luce", "borda"),
-        "pairwise": ("bt", "rank-centrality"),
-    }
-)
-"""Allowed ``method`` values per build source (README, "Build routes"); omitted: the default."""
+BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(METHODS)
+"""Allowed ``method`` values per build source (README, "Build routes"); omitted: its default."""
 
-_CHOICE_PARAMETERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "uncertainty": ("fisher", "bootstrap"),
-        "grade_agg": ("median", "mean", "max", "majority"),
-        "disconnected": ("fail", "tiers"),
-        "on_error": ("stop", "skip"),
-        "cluster": ("none", "annotators"),
-        "resample": ("comparisons", "annotators"),
-        "solver": ("ilsr", "opt", "mm"),
-        "tiering": TIERINGS,
-    }
-)
+#: Word-valued build parameters and their words: the builder's vocabularies. Which word
+#: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
+_CHOICE_PARAMETERS = BUILD_OPTION_VALUES
 _NUMBER_PARAMETERS = ("sig", "reg")
-_INTEGER_PARAMETERS = ("bootstrap", "seed")
-_MIN_BOOTSTRAP = 2
+_INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
+_FLAG_PARAMETERS = ("step_down",)
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         "graded": frozenset({"grade_agg", "on_error"}),
         "listwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
-        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS},
+        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS, *_FLAG_PARAMETERS},
         "pairwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
-        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS},
+        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS, *_FLAG_PARAMETERS},
     }
 )
 
@@ -563,12 +561,11 @@ def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
             continue
         if name in _CHOICE_PARAMETERS:
             values[name] = table.get(name, str, None, choices=_CHOICE_PARAMETERS[name])
-        elif name == "sig":
-            values[name] = table.get(name, float, None, check=_significance)
-        elif name == "reg":
-            values[name] = table.get(name, float, None, check=_non_negative)
-        elif name == "bootstrap":
-            values[name] = table.get(name, int, None, check=_bootstrap)
+        elif name in _FLAG_PARAMETERS:
+            values[name] = table.get(name, bool, None)
+        elif name in NUMBER_RULES:
+            kind = float if name in _NUMBER_PARAMETERS else int
+            values[name] = table.get(name, kind, None, check=_builder_rule(name))
         else:
             values[name] = table.get(name, int, None)
     table.finish(allowed)
@@ -590,16 +587,17 @@ def _check_with_builder(
         table.problems.add(table.key("parameters"), str(exc))
 
 
-def _significance(value: float) -> str | None:
-    return None if 0.0 <= value < 1.0 else "must be in [0, 1) (0 disables ties)"
+def _builder_rule(name: str) -> Callable[[float], str | None]:
+    """The builder's own check of a numeric option, as a TOML key check."""
 
+    def check(value: float) -> str | None:
+        try:
+            check_number(name, value)
+        except ConfigError:
+            return NUMBER_RULES[name][1]
+        return None
 
-def _bootstrap(value: int) -> str | None:
-    return None if value >= _MIN_BOOTSTRAP else f"must be >= {_MIN_BOOTSTRAP}"
-
-
-def _non_negative(value: float) -> str | None:
-    return None if value >= 0.0 else "must be >= 0"
+    return check
 
 
 def _scoring(
@@ -629,8 +627,8 @@ def _scoring(
         table.problems.add(
             table.key("systems"), "no systems to score: add [[inputs]] with kind = 'run'"
         )
-    missing = table.get("missing", str, "zero", choices=get_args(Missing))
-    precision = table.get("score_precision", str, "float32", choices=get_args(ScorePrecision))
+    missing = table.get("missing", str, "zero", choices=values(MissingPolicy))
+    precision = table.get("score_precision", str, "float32", choices=values(ScorePrecisionName))
     table.finish(("build", "systems", "missing", "score_precision"))
     return ScoringSpec(
         build=build or "",

@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.builders import BuildParameters, QueryORL
+from orlbuild.builders.vocabulary import OnError
 from orlbuild.errors import ConfigError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
@@ -270,7 +271,7 @@ def build_orls_for(
     )
     reused = record is not None
     if record is None:
-        on_error = "skip" if spec.parameters.get("on_error") == "skip" else "raise"
+        on_error = spec.parameters.get("on_error", OnError.stop)
         build_id, _, _ = build_and_store(
             engine,
             params,

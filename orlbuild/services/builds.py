@@ -66,14 +66,14 @@ def build_and_store(
     *,
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
-    on_error: str = "raise",
+    on_error: str = "stop",
     progress: Progress | None = None,
     created_by: str | None = None,
     executor: Executor | None = None,
 ) -> tuple[int, BuildParameters, BuildOutcome]:
     """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
 
-    With ``on_error="raise"`` any failed query raises
+    With ``on_error="stop"`` any failed query raises
     :class:`~orlbuild.errors.BuildError` before anything is written. The
     per-query work runs on ``executor``; workers get each query's judgments
     as plain data, and this process writes the whole build in one
@@ -91,7 +91,7 @@ def build_and_store(
     name
         Optional build name.
     on_error
-        ``"raise"`` or ``"skip"``.
+        ``"stop"`` or ``"skip"`` (:class:`~orlbuild.builders.vocabulary.OnError`).
     progress
         Called with the number of queries; returns a context manager yielding
         the ``advance(n)`` callable of a progress bar, which is called as
@@ -112,7 +112,7 @@ def build_and_store(
     Raises
     ------
     BuildError
-        No judgments of that source, or a failed query with ``on_error="raise"``.
+        No judgments of that source, or a failed query with ``on_error="stop"``.
     ConfigError
         An unknown source or invalid options.
     """

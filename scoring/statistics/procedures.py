@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum
 from typing import Final
 
 from scoring.errors import ScoringError
+from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
     "MAX_PERMUTATIONS",
@@ -47,22 +47,6 @@ MAX_PERMUTATIONS: Final = 1_000_000
 EXACT_MAX_QUERIES: Final = 20
 #: The smallest attainable adjusted p-value must be below ``alpha / RESOLUTION``.
 RESOLUTION: Final = 10
-
-
-class SignificanceTest(str, Enum):
-    """``--test``: how a pair of systems is tested (README "Comparing many systems")."""
-
-    randomization = "randomization"
-    t = "t"
-    tukey_hsd = "tukey-hsd"
-
-
-class CorrectionName(str, Enum):
-    """``--correction``: adjustment over the pairs of a measure (not with ``tukey-hsd``)."""
-
-    holm = "holm"
-    bonferroni = "bonferroni"
-    none = "none"
 
 
 def default_test(n_systems: int) -> SignificanceTest:

@@ -314,3 +314,89 @@ def test_compare_defaults_follow_the_number_of_systems(workdir: Path) -> None:
     assert (explicit.compare.test, explicit.compare.correction) == ("randomization", "holm")
     message = problems(workdir, three + "\n[compare]\ncorrection = 'bonferroni'\n")
     assert "(the default test for more than two systems)" in message
+
+
+# --- one vocabulary: the TOML accepts exactly what `orlbuild build` and the library accept ---
+
+
+def test_uncertainty_ep_is_accepted_as_by_orlbuild_build(workdir: Path) -> None:
+    """Regression: `orlbuild build --uncertainty ep` worked, the pipeline TOML rejected it."""
+    text = MINIMAL.replace(
+        'source = "pairwise"\n', 'source = "pairwise"\n[builds.parameters]\nuncertainty = "ep"\n'
+    )
+    config = load_config(write(workdir, text))
+    assert config.builds[0].parameters["uncertainty"] == "ep"
+
+
+def test_uncertainty_the_method_does_not_support_is_reported_by_the_builder(
+    workdir: Path,
+) -> None:
+    text = MINIMAL.replace(
+        'source = "pairwise"\n',
+        'source = "pairwise"\nmethod = "rank-centrality"\n'
+        '[builds.parameters]\nuncertainty = "ep"\n',
+    )
+    message = problems(workdir, text)
+    assert "builds[0].parameters: --uncertainty 'ep' is not valid for --method rank-centrality" in (
+        message
+    )
+
+
+@pytest.mark.parametrize("name", ["uncertainty", "tiering", "solver", "cluster", "on_error"])
+def test_every_word_the_builder_knows_is_a_toml_choice(name: str) -> None:
+    from orlbuild.builders import vocabulary
+    from orlbuild.pipeline import config
+
+    enum = {
+        "uncertainty": vocabulary.Uncertainty,
+        "tiering": vocabulary.TieringProcedure,
+        "solver": vocabulary.Solver,
+        "cluster": vocabulary.Cluster,
+        "on_error": vocabulary.OnError,
+    }[name]
+    assert config._CHOICE_PARAMETERS[name] == tuple(member.value for member in enum)
+
+
+def test_on_error_words_are_the_command_line_words(workdir: Path) -> None:
+    text = MINIMAL.replace(
+        'source = "pairwise"\n', 'source = "pairwise"\n[builds.parameters]\non_error = "raise"\n'
+    )
+    assert "parameters.on_error: must be one of stop, skip (got 'raise')" in problems(workdir, text)
+
+
+def test_missing_and_precision_choices_come_from_the_scoring_vocabulary(workdir: Path) -> None:
+    from scoring.vocabulary import MissingPolicy, ScorePrecisionName
+
+    for word in MissingPolicy:
+        text = MINIMAL + f'missing = "{word.value}"\n'
+        assert load_config(write(workdir, text)).scoring.missing == word.value
+    for precision in ScorePrecisionName:
+        text = MINIMAL + f'score_precision = "{precision.value}"\n'
+        assert load_config(write(workdir, text)).scoring.score_precision == precision.value
+
+
+def test_every_build_option_of_the_command_line_is_a_toml_parameter(workdir: Path) -> None:
+    """Regression: --mc-draws and --single-step had no TOML counterpart."""
+    text = MINIMAL.replace(
+        'source = "pairwise"\n',
+        'source = "pairwise"\n[builds.parameters]\nmc_draws = 500\nstep_down = false\n',
+    )
+    parameters = load_config(write(workdir, text)).builds[0].parameters
+    assert parameters["mc_draws"] == 500 and parameters["step_down"] is False
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("mc_draws = 50", "builds[0].parameters.mc_draws: must be >= 100 (got 50)"),
+        ("reg = inf", "builds[0].parameters.reg: must be a finite number >= 0 (got inf)"),
+        ("step_down = 1", "builds[0].parameters.step_down: must be true or false (got 1)"),
+    ],
+)
+def test_numeric_parameters_are_checked_by_the_builders_rules(
+    workdir: Path, line: str, expected: str
+) -> None:
+    text = MINIMAL.replace(
+        'source = "pairwise"\n', f'source = "pairwise"\n[builds.parameters]\n{line}\n'
+    )
+    assert expected in problems(workdir, text)

@@ -1,0 +1,190 @@
+"""The command-line options several commands share, declared once.
+
+Each option is an ``Annotated`` type whose choices come from the vocabulary
+that owns them (:mod:`scoring.vocabulary` for the scoring core's words,
+:mod:`orlbuild.builders.vocabulary` for the builders'), so a Typer option, the
+pipeline TOML validator and the library accept the same words (README,
+"Development"). This module loads no NumPy, pandas, SciPy or SQLAlchemy: a
+command's options are declared before its work is imported.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from orlbuild.errors import ConfigError
+from scoring.vocabulary import (
+    CorrectionName,
+    DuplicatePolicy,
+    MissingPolicy,
+    ScorePrecisionName,
+    SignificanceTest,
+)
+
+__all__ = [
+    "AlphaOption",
+    "BudgetsOption",
+    "BuildOption",
+    "CollectionFilterOption",
+    "CollectionOption",
+    "CorrectionOption",
+    "DuplicatesOption",
+    "ExportFormat",
+    "FormatOption",
+    "MeasureOption",
+    "MissingOption",
+    "OutputFormat",
+    "PerQueryOption",
+    "PermutationsOption",
+    "ScorePrecisionOption",
+    "SeedOption",
+    "SystemsOption",
+    "TestOption",
+    "parse_budgets",
+]
+
+
+class OutputFormat(str, Enum):
+    """``--format`` of every command that prints a table."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ExportFormat(str, Enum):
+    """``--format`` of commands that write a file: no ``table``."""
+
+    csv = "csv"
+    json = "json"
+
+
+#: The ``--format`` option of every command that prints a table.
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
+
+MeasureOption = Annotated[
+    list[str],
+    typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
+]
+BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
+SystemsOption = Annotated[
+    list[str],
+    typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),
+]
+CollectionOption = Annotated[
+    str, typer.Option("--collection", "-c", help="Collection (namespace) to read.")
+]
+#: ``--collection`` of the commands that list or count: all collections when omitted.
+CollectionFilterOption = Annotated[
+    str | None, typer.Option("--collection", "-c", help="Only this collection.")
+]
+PerQueryOption = Annotated[bool, typer.Option("--per-query", help="One row per query.")]
+MissingOption = Annotated[
+    MissingPolicy,
+    typer.Option(
+        "--missing",
+        help="ORL queries absent from a run: zero (score 0, trec_eval -c) or skip.",
+    ),
+]
+DuplicatesOption = Annotated[
+    DuplicatePolicy,
+    typer.Option("--duplicates", help="Repeated (query, item) lines of a run file."),
+]
+#: The ``--score-precision`` option of every command that orders runs by score.
+ScorePrecisionOption = Annotated[
+    ScorePrecisionName,
+    typer.Option(
+        "--score-precision",
+        help="Compare run scores as float32 (trec_eval <= 9.0.8, pytrec_eval, official TREC "
+        "results) or float64 (trec_eval 10).",
+    ),
+]
+TestOption = Annotated[
+    SignificanceTest | None,
+    typer.Option(
+        "--test",
+        help="tukey-hsd (default for 3+ systems), randomization (sign flips; default for 2) or t.",
+        show_default=False,
+    ),
+]
+PermutationsOption = Annotated[
+    int,
+    typer.Option(
+        "--permutations",
+        min=1,
+        help="Draws of the randomization tests (a minimum: raised when too few to reject).",
+    ),
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
+CorrectionOption = Annotated[
+    CorrectionName | None,
+    typer.Option(
+        "--correction",
+        help="Adjust p-values over the pairs of each measure (default holm; "
+        "not with tukey-hsd, which is family-wise already).",
+        show_default=False,
+    ),
+]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+]
+JobsOption = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        help="Worker processes for the per-query work: 1 runs serially, -1 uses every core. "
+        "Results do not depend on it.",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Dask scheduler address tcp://HOST:PORT (default $ORLBUILD_SCHEDULER); "
+        "wins over --jobs.",
+        show_default=False,
+    ),
+]
+BudgetsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--budgets",
+        metavar="<int,...>",
+        help="Query budgets, e.g. 25,50,100 (default 25..500 step 25, up to the queries).",
+        show_default=False,
+    ),
+]
+
+
+def parse_budgets(text: str | None) -> list[int] | None:
+    """``"50,25,50"`` -> ``[25, 50]``; ``None`` stays ``None`` (the default budgets).
+
+    Parameters
+    ----------
+    text
+        The ``--budgets`` value: positive whole numbers separated by commas.
+
+    Returns
+    -------
+    list of int or None
+        The distinct budgets in increasing order.
+
+    Raises
+    ------
+    ConfigError
+        For a part that is not a positive whole number, or no budget at all.
+    """
+    if text is None:
+        return None
+    budgets = set()
+    for part in text.split(","):
+        value = part.strip()
+        if not value.isdigit() or int(value) < 1:
+            raise ConfigError(
+                f"--budgets: {value!r} is not a positive whole number; write e.g. 25,50,100"
+            )
+        budgets.add(int(value))
+    return sorted(budgets)
