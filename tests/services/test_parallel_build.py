@@ -11,31 +11,19 @@ import pytest
 from orlbuild.builders.build import build_orls
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.results import QueryBuildError
+from orlbuild.builders.simulation import simulate_pairwise
 from orlbuild.errors import BuildError
 from orlbuild.services.executor import Executor, map_ordered, resolve_executor
 
 
 def pairwise_judgments(seed: int, n_queries: int, n_items: int, per_query: int) -> pd.DataFrame:
-    """Bradley-Terry comparisons with strengths spread over two units per query."""
+    """Bradley-Terry comparisons (the package's simulator), strengths spread over two units."""
     rng = np.random.default_rng(seed)
-    frames = []
-    for q in range(n_queries):
-        strengths = np.linspace(0.0, -2.0, n_items)
-        first = rng.integers(0, n_items, per_query)
-        second = (first + rng.integers(1, n_items, per_query)) % n_items
-        p_first = 1.0 / (1.0 + np.exp(strengths[second] - strengths[first]))
-        first_wins = rng.random(per_query) < p_first
-        frames.append(
-            pd.DataFrame(
-                {
-                    "query": f"q{q:03d}",
-                    "annotator": [f"a{k}" for k in rng.integers(0, 4, per_query)],
-                    "winner": [f"d{i}" for i in np.where(first_wins, first, second)],
-                    "loser": [f"d{i}" for i in np.where(first_wins, second, first)],
-                    "tie": 0,
-                }
-            )
-        )
+    strengths = np.linspace(0.0, -2.0, n_items)
+    frames = [
+        simulate_pairwise(rng, strengths, per_query, query=f"q{q:03d}", n_annotators=4)
+        for q in range(n_queries)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
