@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.ingest.pipeline import ingest_file
+from orlbuild.ingest.file_ingest import ingest_file
 from orlbuild.services.builds import build_and_store
 from orlbuild.store import open_store
 

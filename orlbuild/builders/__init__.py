@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
     from orlbuild.builders.parameters import BuildParameters, resolve_parameters
     from orlbuild.builders.quality import QualityReport, build_quality, raw_preferences
-    from orlbuild.builders.results import (
+    from orlbuild.builders.records import (
         BuildOutcome,
         QueryBuildError,
         QueryFailure,
@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     from orlbuild.builders.tiering import tiers_from_scores
 
 _HOME = {
-    "BuildOutcome": "results",
+    "BuildOutcome": "records",
     "BuildParameters": "parameters",
     "QualityReport": "quality",
-    "QueryBuildError": "results",
-    "QueryFailure": "results",
-    "QueryORL": "results",
-    "TieDecision": "results",
+    "QueryBuildError": "records",
+    "QueryFailure": "records",
+    "QueryORL": "records",
+    "TieDecision": "records",
     "build_orls": "build",
     "build_quality": "quality",
     "merge_adjacent_tiers": "overrides",

@@ -18,7 +18,7 @@ from scipy.special import expit
 
 from orlbuild.builders.comparisons import FloatArray
 from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.results import EstimationError
+from orlbuild.builders.records import EstimationError
 
 __all__ = [
     "bradley_terry_information",

@@ -29,7 +29,7 @@ from orlbuild.builders.graded import aggregate_grades, graded_orl
 from orlbuild.builders.listwise import listwise_query_orl
 from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
-from orlbuild.builders.results import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
+from orlbuild.builders.records import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
 from orlbuild.builders.vocabulary import OnError, values
 from orlbuild.errors import BuildError, ConfigError
 
@@ -207,7 +207,7 @@ def build_orls(
     ------
     BuildError
         With ``on_error="stop"`` when a query fails (a
-        :class:`~orlbuild.builders.results.QueryBuildError` when only one did).
+        :class:`~orlbuild.builders.records.QueryBuildError` when only one did).
     ConfigError
         Invalid options.
     """

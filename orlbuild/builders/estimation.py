@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.results import EstimationError
+from orlbuild.builders.records import EstimationError
 
 __all__ = ["NEEDS_REG", "fitted_scores"]
 

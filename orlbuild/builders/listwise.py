@@ -16,15 +16,15 @@ import pandas as pd
 
 from orlbuild.builders.comparisons import comparisons_from_lists, factorize_ids, group_positions
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import QueryBuildError, QueryORL, TieDecision
-from orlbuild.builders.score_models import (
+from orlbuild.builders.records import QueryBuildError, QueryORL, TieDecision
+from orlbuild.builders.strength_models import (
     BordaModel,
     BradleyTerryModel,
     PlackettLuceModel,
     RankedLists,
-    ScoreModel,
+    StrengthModel,
 )
-from orlbuild.builders.scored_orl import orl_from_model
+from orlbuild.builders.tiered_orl import orl_from_model
 
 __all__ = ["direct_orl", "listwise_query_orl", "ranked_lists"]
 
@@ -111,7 +111,7 @@ def _strict(query: str, frame: pd.DataFrame) -> None:
         )
 
 
-def _model(query: str, frame: pd.DataFrame, params: BuildParameters) -> ScoreModel:
+def _model(query: str, frame: pd.DataFrame, params: BuildParameters) -> StrengthModel:
     if params.method == "bt":
         return BradleyTerryModel(comparisons_from_lists(frame), params.reg, str(params.solver))
     if params.method == "plackett-luce":

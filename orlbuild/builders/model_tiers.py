@@ -42,7 +42,7 @@ from scipy.optimize import minimize
 
 from orlbuild.builders.comparisons import FloatArray, IntArray
 from orlbuild.builders.likelihoods import ItemLikelihood
-from orlbuild.builders.results import EstimationError, TieDecision
+from orlbuild.builders.records import EstimationError, TieDecision
 from orlbuild.builders.tiering import EXACT_TIE, score_order, tiers_from_separations
 from orlbuild.builders.uncertainty import ScoreUncertainty
 

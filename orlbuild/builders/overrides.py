@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from orlbuild.builders.results import QueryORL, TieDecision
+from orlbuild.builders.records import QueryORL, TieDecision
 from orlbuild.errors import ConfigError
 
 __all__ = ["merge_adjacent_tiers", "split_tier_at"]

@@ -8,14 +8,14 @@ import numpy as np
 
 from orlbuild.builders.comparisons import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import QueryORL
-from orlbuild.builders.score_models import BradleyTerryModel, RankCentralityModel, ScoreModel
-from orlbuild.builders.scored_orl import orl_from_model
+from orlbuild.builders.records import QueryORL
+from orlbuild.builders.strength_models import BradleyTerryModel, RankCentralityModel, StrengthModel
+from orlbuild.builders.tiered_orl import orl_from_model
 
 __all__ = ["PAIRWISE_MODELS", "pairwise_query_orl"]
 
 #: Method name -> score model of a query's comparisons.
-PAIRWISE_MODELS: dict[str, Callable[[PairwiseComparisons, BuildParameters], ScoreModel]] = {
+PAIRWISE_MODELS: dict[str, Callable[[PairwiseComparisons, BuildParameters], StrengthModel]] = {
     "bt": lambda comps, p: BradleyTerryModel(comps, p.reg, str(p.solver)),
     "rank-centrality": lambda comps, p: RankCentralityModel(comps, p.reg),
 }

@@ -32,8 +32,8 @@ from orlbuild.builders.max_t import (
 )
 from orlbuild.builders.model_tiers import model_tiers
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import TieDecision
-from orlbuild.builders.score_models import ScoreModel
+from orlbuild.builders.records import TieDecision
+from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tiering import tiers_from_scores
 from orlbuild.builders.uncertainty import ScoreUncertainty
 
@@ -80,7 +80,7 @@ def _leader(
     query: str,
     items: npt.NDArray[np.object_],
     uncertainty: ScoreUncertainty,
-    model: ScoreModel,
+    model: StrengthModel,
     params: BuildParameters,
     rng: np.random.Generator,
 ) -> Tiering:
@@ -91,7 +91,7 @@ def _simultaneous(
     query: str,
     items: npt.NDArray[np.object_],
     uncertainty: ScoreUncertainty,
-    model: ScoreModel,
+    model: StrengthModel,
     params: BuildParameters,
     rng: np.random.Generator,
 ) -> Tiering:
@@ -113,7 +113,7 @@ def _model(
     query: str,
     items: npt.NDArray[np.object_],
     uncertainty: ScoreUncertainty,
-    model: ScoreModel,
+    model: StrengthModel,
     params: BuildParameters,
     rng: np.random.Generator,
 ) -> Tiering:
@@ -131,7 +131,7 @@ TIERING_PROCEDURES: dict[
             str,
             npt.NDArray[np.object_],
             ScoreUncertainty,
-            ScoreModel,
+            StrengthModel,
             BuildParameters,
             np.random.Generator,
         ],

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from scipy.special import ndtri
 
 from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.results import TieDecision
+from orlbuild.builders.records import TieDecision
 from orlbuild.builders.uncertainty import ScoreUncertainty
 
 __all__ = ["EXACT_TIE", "score_order", "tiers_from_scores", "tiers_from_separations"]

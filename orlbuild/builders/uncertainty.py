@@ -29,7 +29,7 @@ from scipy.special import erfc, expit
 
 from orlbuild.builders.bradley_terry import pairs_from_counts
 from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
-from orlbuild.builders.results import EstimationError
+from orlbuild.builders.records import EstimationError
 
 __all__ = [
     "Z_95",

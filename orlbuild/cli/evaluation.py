@@ -73,7 +73,7 @@ def eval_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Score one or more run files against an ORL file (no database needed)."""
-    from orlbuild.orl_files import read_orl_file, read_run_file
+    from orlbuild.orl_io.reading import read_orl_file, read_run_file
     from scoring import parse_measures
 
     if grade_agg not in GRADE_AGGREGATES:  # checked here: the message lists every word
@@ -137,7 +137,7 @@ def system_names(run_files: list[Path]) -> list[str]:
         replaced by their file stems, and any name still repeated gets ``#2``,
         ``#3``, ...
     """
-    from orlbuild.orl_files import first_line
+    from orlbuild.orl_io.reading import first_line
 
     stems = [_stem(p) for p in run_files]
     names = []

@@ -10,10 +10,10 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
-from orlbuild.builders.orl_export import diff_orl_entries, export_orls
 from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
+from orlbuild.orl_io.writing import diff_orl_entries, export_orls
 from orlbuild.store.builds import get_build, list_builds, load_build_entries
 
 __all__ = ["register"]

@@ -90,7 +90,7 @@ def power_command(
             advance=advance,
         )
     if plot is not None:
-        from orlbuild.plots import save_power_stability
+        from orlbuild.report.figures import save_power_stability
 
         save_power_stability(results, plot)
         typer.echo(f"wrote {plot}", err=True)

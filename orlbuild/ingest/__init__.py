@@ -10,8 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orlbuild.ingest.kinds import DuplicatePolicy
-    from orlbuild.ingest.pipeline import (
+    from orlbuild.ingest.file_ingest import (
         IngestResult,
         ParsedInput,
         ingest_file,
@@ -21,19 +20,20 @@ if TYPE_CHECKING:
         ingest_run_file,
         read_input,
     )
+    from orlbuild.ingest.kinds import DuplicatePolicy
     from orlbuild.ingest.source import InputFormat
 
 _HOME = {
     "DuplicatePolicy": "kinds",
-    "IngestResult": "pipeline",
+    "IngestResult": "file_ingest",
     "InputFormat": "source",
-    "ParsedInput": "pipeline",
-    "ingest_file": "pipeline",
-    "ingest_graded_file": "pipeline",
-    "ingest_listwise_file": "pipeline",
-    "ingest_pairwise_file": "pipeline",
-    "ingest_run_file": "pipeline",
-    "read_input": "pipeline",
+    "ParsedInput": "file_ingest",
+    "ingest_file": "file_ingest",
+    "ingest_graded_file": "file_ingest",
+    "ingest_listwise_file": "file_ingest",
+    "ingest_pairwise_file": "file_ingest",
+    "ingest_run_file": "file_ingest",
+    "read_input": "file_ingest",
 }
 
 __all__ = [

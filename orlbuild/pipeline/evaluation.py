@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.builders.results import QueryORL
+from orlbuild.builders.records import QueryORL
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData

@@ -9,15 +9,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orlbuild.plots import plot_power_stability
-from orlbuild.report.charts import (
+from orlbuild.report.data import OrlView, ReportData, TieDecisionView
+from orlbuild.report.figures import (
     cell_colours,
     colour_scale,
     figure_to_svg,
     interval_figure,
+    plot_power_stability,
     tier_figure,
 )
-from orlbuild.report.data import OrlView, ReportData, TieDecisionView
 from orlbuild.report.markup import esc, fmt_number, fmt_p, table, tag
 from scoring.statistics import system_tiers
 

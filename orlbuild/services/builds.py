@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.builders.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.services.executor import Executor, map_ordered
 from orlbuild.store.builds import (

@@ -10,8 +10,8 @@ from scipy.stats import kendalltau
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.comparisons import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
-from orlbuild.builders.score_models import BradleyTerryModel
-from orlbuild.builders.scored_orl import score_uncertainty
+from orlbuild.builders.strength_models import BradleyTerryModel
+from orlbuild.builders.tiered_orl import score_uncertainty
 from orlbuild.builders.uncertainty import Z_95
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
@@ -78,7 +78,7 @@ def test_fisher_intervals_of_differences_are_calibrated() -> None:
 
 def test_plackett_luce_fisher_intervals_are_calibrated() -> None:
     from orlbuild.builders.listwise import ranked_lists
-    from orlbuild.builders.score_models import PlackettLuceModel
+    from orlbuild.builders.strength_models import PlackettLuceModel
 
     rng = np.random.default_rng(3)
     params = resolve_parameters(BuildParameters(source="listwise", method="plackett-luce"))

@@ -16,8 +16,8 @@ from orlbuild.builders.bradley_terry import bradley_terry_pairwise, pairs_from_c
 from orlbuild.builders.comparisons import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
 from orlbuild.builders.rank_centrality import rank_centrality_pairwise
-from orlbuild.builders.score_models import BradleyTerryModel
-from orlbuild.builders.scored_orl import score_uncertainty
+from orlbuild.builders.strength_models import BradleyTerryModel
+from orlbuild.builders.tiered_orl import score_uncertainty
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.errors import ConfigError
 from tests.builders.simulation import simulate_pairwise, tiered_strengths

@@ -10,7 +10,7 @@ import pytest
 
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import InputFormat
-from orlbuild.orl_files import parse_file
+from orlbuild.orl_io.reading import parse_file
 from orlbuild.trec_reader import fast_trec_frame
 
 RUNS = {

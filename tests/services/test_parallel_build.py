@@ -10,7 +10,7 @@ import pytest
 
 from orlbuild.builders.build import build_orls
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import QueryBuildError
+from orlbuild.builders.records import QueryBuildError
 from orlbuild.builders.simulation import simulate_pairwise
 from orlbuild.errors import BuildError
 from orlbuild.services.executor import Executor, map_ordered, resolve_executor

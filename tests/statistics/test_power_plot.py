@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orlbuild.plots import plot_power_stability, save_power_stability
+from orlbuild.report.figures import plot_power_stability, save_power_stability
 from scoring.statistics import PowerResult, power_analysis
 
 

@@ -76,7 +76,7 @@ def parse_file(
     InputError
         Naming the file, line and value of the first problem.
     """
-    from orlbuild.ingest.pipeline import read_input  # the store's modules: only when needed
+    from orlbuild.ingest.file_ingest import read_input  # the store's modules: only when needed
 
     parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates, format_option=format_option)
     return ParsedFile(

@@ -1,9 +1,9 @@
-"""Score models of one query: the data a method fits, and how to refit and subset it.
+"""Strength models of one query: the data a method fits for item strengths, and how to refit it.
 
 Every scored method (Bradley-Terry, Rank Centrality, Plackett-Luce, Borda)
 is a small class with the same surface, so that the comparison-graph checks,
 the uncertainty estimators and the tiering are written once
-(:mod:`orlbuild.builders.scored_orl`):
+(:mod:`orlbuild.builders.tiered_orl`):
 
 * ``comparisons``: the implied pairwise comparisons (graph checks, quality);
 * ``fit(unit_weights)``: scores for a (re)weighted data set;
@@ -38,12 +38,12 @@ __all__ = [
     "BradleyTerryModel",
     "PlackettLuceModel",
     "RankCentralityModel",
-    "ScoreModel",
+    "StrengthModel",
 ]
 
 
-class ScoreModel(Protocol):
-    """What :func:`~orlbuild.builders.scored_orl.orl_from_model` needs from a method."""
+class StrengthModel(Protocol):
+    """What :func:`~orlbuild.builders.tiered_orl.orl_from_model` needs from a method."""
 
     @property
     def comparisons(self) -> PairwiseComparisons: ...
@@ -57,7 +57,7 @@ class ScoreModel(Protocol):
 
     def likelihood(self) -> ItemLikelihood: ...
 
-    def subset(self, members: IntArray) -> ScoreModel: ...
+    def subset(self, members: IntArray) -> StrengthModel: ...
 
 
 def _alpha(reg: float, n_items: int) -> float:

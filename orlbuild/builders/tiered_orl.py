@@ -23,8 +23,8 @@ import numpy as np
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
 from orlbuild.builders.comparisons import IntArray
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.results import EstimationError, QueryBuildError, QueryORL, TieDecision
-from orlbuild.builders.score_models import ScoreModel
+from orlbuild.builders.records import EstimationError, QueryBuildError, QueryORL, TieDecision
+from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tier_procedures import TIERING_PROCEDURES
 from orlbuild.builders.uncertainty import (
     ScoreUncertainty,
@@ -39,7 +39,7 @@ __all__ = ["UNCERTAINTY_ESTIMATORS", "orl_from_model", "score_uncertainty"]
 
 
 def score_uncertainty(
-    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> ScoreUncertainty:
     """Fit ``model`` and estimate the uncertainty ``params`` ask for.
 
@@ -52,7 +52,7 @@ def score_uncertainty(
 
 
 def _bootstrap(
-    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> ScoreUncertainty:
     if params.resample == "annotators":
         clusters = model.unit_annotators
@@ -64,7 +64,7 @@ def _bootstrap(
 
 
 def _fisher(
-    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> ScoreUncertainty:
     scores = model.fit()
     information = model.information(scores)
@@ -81,7 +81,7 @@ def _fisher(
 
 
 def _expectation_propagation(
-    model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> ScoreUncertainty:
     alpha = params.reg / model.comparisons.n_items
     return ep_uncertainty(model.comparisons.count_matrix(), alpha=alpha)
@@ -90,7 +90,7 @@ def _expectation_propagation(
 #: ``--uncertainty`` name -> estimator (which methods allow which is decided by
 #: :func:`~orlbuild.builders.parameters.resolve_parameters`).
 UNCERTAINTY_ESTIMATORS: dict[
-    str, Callable[[ScoreModel, BuildParameters, np.random.Generator], ScoreUncertainty]
+    str, Callable[[StrengthModel, BuildParameters, np.random.Generator], ScoreUncertainty]
 ] = {
     "fisher": _fisher,
     "bootstrap": _bootstrap,
@@ -103,7 +103,7 @@ def _single_item(query: str, item: str) -> QueryORL:
 
 
 def _component_orl(
-    query: str, model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    query: str, model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> QueryORL:
     items = model.comparisons.items
     if len(items) == 1:
@@ -155,7 +155,7 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
 
 
 def orl_from_model(
-    query: str, model: ScoreModel, params: BuildParameters, rng: np.random.Generator
+    query: str, model: StrengthModel, params: BuildParameters, rng: np.random.Generator
 ) -> QueryORL:
     """Build the ORL of one query from a score model.
 
@@ -164,7 +164,7 @@ def orl_from_model(
     query
         Query id (named in every error and decision).
     model
-        The method's model of the query's data (:mod:`orlbuild.builders.score_models`).
+        The method's model of the query's data (:mod:`orlbuild.builders.strength_models`).
     params
         Resolved build parameters (sig, uncertainty, reg, disconnected, ...).
     rng
