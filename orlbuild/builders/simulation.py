@@ -31,6 +31,7 @@ from scipy.stats import kendalltau
 from orlbuild.builders.build import build_orls
 from orlbuild.builders.comparisons import FloatArray, IntArray
 from orlbuild.builders.parameters import TIERINGS, BuildParameters
+from orlbuild.builders.vocabulary import SimulatedMethod, values
 from orlbuild.errors import ConfigError
 
 __all__ = [
@@ -158,8 +159,9 @@ class CalibrationDesign:
     bootstrap: int = 200
 
     def __post_init__(self) -> None:
-        if self.method not in ("bt", "rank-centrality"):
-            raise ConfigError(f"--method must be bt or rank-centrality, got {self.method!r}")
+        allowed = values(SimulatedMethod)
+        if str(getattr(self.method, "value", self.method)) not in allowed:
+            raise ConfigError(f"--method must be {' or '.join(allowed)}, got {self.method!r}")
         for name, (low, high), least in (("items", self.items, 2), ("tiers", self.tiers, 1)):
             if not least <= low <= high:
                 raise ConfigError(f"--{name} must be a range LOW-HIGH with {least} <= LOW <= HIGH")

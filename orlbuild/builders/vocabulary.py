@@ -20,6 +20,7 @@ __all__ = [
     "Method",
     "OnError",
     "Resample",
+    "SimulatedMethod",
     "Solver",
     "Source",
     "TieringProcedure",
@@ -45,6 +46,13 @@ class Method(str, Enum):
     bt = "bt"
     plackett_luce = "plackett-luce"
     borda = "borda"
+    rank_centrality = "rank-centrality"
+
+
+class SimulatedMethod(str, Enum):
+    """``orlbuild calibrate --method``: the pairwise methods the tiering simulation builds with."""
+
+    bt = "bt"
     rank_centrality = "rank-centrality"
 
 

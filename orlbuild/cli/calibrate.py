@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from orlbuild.builders.vocabulary import SimulatedMethod
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.errors import ConfigError
 
@@ -22,7 +23,9 @@ def _range(option: str, text: str) -> tuple[int, int]:
 
 
 def calibrate_command(
-    method: Annotated[str, typer.Option(help="bt or rank-centrality.")] = "bt",
+    method: Annotated[
+        SimulatedMethod, typer.Option(help="The pairwise method the simulated builds use.")
+    ] = SimulatedMethod.bt,
     tiering: Annotated[
         list[str] | None,
         typer.Option(
@@ -52,7 +55,7 @@ def calibrate_command(
     from orlbuild.builders.simulation import CalibrationDesign, calibrate_tierings
 
     design = CalibrationDesign(
-        method=method,
+        method=method.value,
         items=_range("--items", items),
         comparisons_per_pair=comparisons_per_pair,
         queries=queries,
@@ -65,7 +68,7 @@ def calibrate_command(
     frame = calibrate_tierings(design, *([tiering] if tiering else []))
     payload = {"design": {**design.__dict__}, "tierings": frame.to_dict("records")}
     title = (
-        f"{method}: {queries} all-equal + {queries} mixed queries, {items} items, "
+        f"{method.value}: {queries} all-equal + {queries} mixed queries, {items} items, "
         f"{comparisons_per_pair} comparisons per pair, sig {sig:g}"
     )
     shown = frame.round(4)
