@@ -259,7 +259,7 @@ def evaluate_run(
     >>> from scoring import ORL, evaluate_run
     >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
     >>> result = evaluate_run(orls, {"q1": ["d3"], "q2": ["d1"]}, ["RDQm2-a1@5"])
-    >>> result.per_query.loc["q1", "RDQm2-a1@5"], result.queries_without_orl
+    >>> float(result.per_query.loc["q1", "RDQm2-a1@5"]), result.queries_without_orl
     (0.0, 1)
     """
     if missing not in {m.value for m in MissingPolicy}:
@@ -338,7 +338,7 @@ def evaluate(
     --------
     >>> from scoring import ORL, evaluate
     >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
-    >>> evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"]
+    >>> float(evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"])
     1.0
     """
     return evaluate_run(

@@ -262,7 +262,7 @@ _INTEGER_FIELD = re.compile(r"[+-]?\d+")
 
 
 def sniff_trec(first_line: str | None) -> InputFormat | None:
-    """A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
+    r"""A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
 
     ``query iteration item grade`` (four whitespace-separated fields, an
     integer grade) is qrels; ``query Q0 item rank score tag`` (six fields, an
