@@ -1,7 +1,8 @@
 """A self-contained HTML report of an evaluation: scores, significance, ORLs, power.
 
 >>> from orlbuild.report import ReportData, write_report  # doctest: +SKIP
->>> write_report(ReportData(title="My eval", per_query=..., comparisons=...), "report.html")  # doctest: +SKIP
+>>> data = ReportData(title="My eval", per_query=..., comparisons=...)  # doctest: +SKIP
+>>> write_report(data, "report.html")  # doctest: +SKIP
 
 :mod:`orlbuild.report.screenshot` renders a report with headless Chromium
 (``python -m orlbuild.report.screenshot report.html -o report.png``).
