@@ -550,8 +550,9 @@ def power_section(data: ReportData) -> str:
     caption = (
         "Power@n: share of random query subsets of size n on which a pair of systems differs "
         f"significantly under the {', '.join(tests)} test (median and 90th percentile over "
-        "pairs; Tukey HSD is family-wise over all the systems). Stability: mean Kendall tau "
-        "between the system ordering on a subset and on all queries. '–': threshold not reached."
+        "pairs; max-t and tukey-hsd are family-wise over all the systems). Stability: mean "
+        "Kendall tau between the system ordering on a subset and on all queries. '–': "
+        "threshold not reached."
     )
     figure = figure_to_svg(plot_power_stability(dict(data.power)))
     summary = table(header, rows, id="power-table", class_="data")
