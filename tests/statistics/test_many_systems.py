@@ -75,9 +75,11 @@ def system_args() -> list[str]:
     return [arg for name in SYSTEMS for arg in ("-s", name)]
 
 
-def test_compare_finds_the_best_worst_pair_with_tukey_hsd(many_store: str) -> None:
-    doc = cli_json(many_store, "compare", "-b", "graded", *system_args(), "-m", MEASURE)
-    assert doc["settings"]["test"] == "tukey-hsd" and doc["settings"]["correction"] is None
+@pytest.mark.parametrize("test", [None, "tukey-hsd"])
+def test_compare_finds_the_best_worst_pair_family_wise(many_store: str, test: str | None) -> None:
+    chosen = [] if test is None else ["--test", test]
+    doc = cli_json(many_store, "compare", "-b", "graded", *system_args(), "-m", MEASURE, *chosen)
+    assert doc["settings"]["test"] == (test or "max-t") and doc["settings"]["correction"] is None
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
     assert len(pairs) == N_SYSTEMS * (N_SYSTEMS - 1) // 2
     extreme = pairs[("best", "worst")]
