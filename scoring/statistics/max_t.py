@@ -91,9 +91,11 @@ def _squared_pair_t(
     Returns
     -------
     numpy.ndarray
-        ``t**2 = n * mean(d)**2 / var(d)`` (up to the constant ``n - 1``,
-        the same for every pair), shape ``(n_pairs, B)``; 0 where every
-        difference is 0, ``inf`` where the differences are constant but not 0.
+        ``D**2 / (S - D**2 / n)`` with ``D`` the sum and ``S`` the sum of
+        squares of the pair's per-query differences: the paired ``t**2``
+        times ``n / (n - 1)``, the same factor for every pair. Shape
+        ``(n_pairs, B)``; 0 where every difference is 0, ``inf`` where the
+        differences are constant but not 0.
     """
     diff = sums[pairs.first] - sums[pairs.second]
     squared = diff * diff
