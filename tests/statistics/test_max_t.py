@@ -163,14 +163,15 @@ def test_calibration_twenty_equal_systems() -> None:
     assert 0.01 <= rate <= 0.07
 
 
-@pytest.mark.parametrize("n_systems", [8, 20])
-def test_equal_means_with_unequal_spreads_are_not_rejected(n_systems: int) -> None:
+def test_equal_means_with_unequal_spreads_are_not_rejected() -> None:
     """Studentizing fixes Tukey HSD's documented weakness (``test_tukey.py``).
 
-    Equal means, per-query noise sd 0.05 to 0.25, 50 queries, 200 experiments:
-    Tukey HSD rejects some pair in 10.5% (8 systems) and 17% (20 systems) of
-    the experiments; max-T stays within the 0.07 target.
+    8 systems with equal means, per-query noise sd 0.05 to 0.25, 50 queries,
+    200 experiments: Tukey HSD rejects some pair in 10.5% of the experiments;
+    max-T (measured 6.0%) stays within the 0.07 target. 20 such systems (Tukey
+    HSD 17%, max-T 4.5%) are in ``tests/benchmarks/bench_max_t_power.py``.
     """
+    n_systems = 8
     rng = np.random.default_rng(5)
     hits = 0
     for experiment in range(200):
