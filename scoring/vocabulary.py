@@ -56,10 +56,16 @@ class SignificanceTest(str, Enum):
     randomization = "randomization"
     t = "t"
     tukey_hsd = "tukey-hsd"
+    max_t = "max-t"
+
+    @property
+    def family_wise(self) -> bool:
+        """The p-values are adjusted over all pairs already (no ``--correction``)."""
+        return self in (SignificanceTest.tukey_hsd, SignificanceTest.max_t)
 
 
 class CorrectionName(str, Enum):
-    """``--correction``: adjustment over the pairs of a measure (not with ``tukey-hsd``)."""
+    """``--correction``: adjustment over the pairs of a measure (not with the family-wise tests)."""
 
     holm = "holm"
     bonferroni = "bonferroni"

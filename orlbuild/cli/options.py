@@ -106,7 +106,8 @@ TestOption = Annotated[
     SignificanceTest | None,
     typer.Option(
         "--test",
-        help="tukey-hsd (default for 3+ systems), randomization (sign flips; default for 2) or t.",
+        help="max-t (studentized step-down Tukey HSD; default for 3+ systems), tukey-hsd, "
+        "randomization (sign flips; default for 2) or t.",
         show_default=False,
     ),
 ]
@@ -124,7 +125,7 @@ CorrectionOption = Annotated[
     typer.Option(
         "--correction",
         help="Adjust p-values over the pairs of each measure (default holm; "
-        "not with tukey-hsd, which is family-wise already).",
+        "not with max-t or tukey-hsd, which are family-wise already).",
         show_default=False,
     ),
 ]

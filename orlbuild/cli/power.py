@@ -66,7 +66,8 @@ def power_command(
 ) -> None:
     """How many queries each measure needs to separate the systems, and how stably it ranks them.
 
-    With more than two systems the default test is randomized Tukey HSD: power@n
+    With more than two systems the default test is the studentized step-down
+    randomized Tukey HSD (``max-t``): power@n
     is then the share of query subsets on which a pair separates in a
     comparison of all the systems (family-wise).
     """

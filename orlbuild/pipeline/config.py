@@ -162,8 +162,9 @@ class ScoringSpec:
 class CompareSpec:
     """Pairwise significance tests between the scored systems (``[compare]``).
 
-    ``None`` test: ``tukey-hsd`` for more than two systems, else
-    ``randomization``; ``None`` correction: ``holm`` (none with ``tukey-hsd``).
+    ``None`` test: ``max-t`` for more than two systems, else
+    ``randomization``; ``None`` correction: ``holm`` (none with ``max-t`` or
+    ``tukey-hsd``).
     A parsed config resolves both for its systems.
     """
 
@@ -641,14 +642,14 @@ def _scoring(
 def _compare(table: _Table, n_systems: int) -> CompareSpec:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
-    family_wise = test is SignificanceTest.tukey_hsd
+    family_wise = test.family_wise
     corrections = [c.value for c in CorrectionName]
     correction = table.get("correction", str, None if family_wise else "holm", choices=corrections)
     if family_wise and correction not in (None, CorrectionName.none.value):
         because = "" if "test" in table.data else " (the default test for more than two systems)"
         table.problems.add(
             table.key("correction"),
-            f"does not apply to test 'tukey-hsd'{because}, whose p-values are adjusted over all "
+            f"does not apply to test '{test.value}'{because}, whose p-values are adjusted over all "
             f"pairs already; drop it, or set test = 'randomization' (got {correction!r})",
         )
     spec = CompareSpec(

@@ -36,6 +36,7 @@ from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
+    SignificanceTest,
     SystemComparison,
     TestPlan,
 )
@@ -221,7 +222,11 @@ def _correction_label(plans: Mapping[str, TestPlan]) -> str:
     first = next(iter(plans.values()), None)
     if first is None:
         return "holm"
-    return first.correction or "family-wise (Tukey HSD)"
+    if first.correction is not None:
+        return first.correction
+    return (
+        "family-wise (max-T)" if first.test is SignificanceTest.max_t else "family-wise (Tukey HSD)"
+    )
 
 
 def compare_scores(

@@ -45,6 +45,7 @@ table.data tbody tr:nth-child(even) { background: #fbfcfd; }
 .mean { font-weight: 600; }
 .ci { color: var(--muted); font-size: 0.85rem; }
 .cld { color: var(--accent); font-size: 0.8rem; font-family: ui-monospace, monospace; }
+#systems-table .measure { border-left: 1px solid var(--line); }
 figure.chart { margin: 8px 0 0; }
 figure.chart svg { max-width: 100%; height: auto; }
 table.matrix td, table.matrix th { text-align: center; min-width: 84px; }

@@ -112,49 +112,86 @@ def _plain(value: object) -> str:
 
 
 def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[str]) -> str:
-    """Per-system means with confidence intervals: a table and a forest plot."""
+    """Per-system means with confidence intervals: a table and a forest plot.
+
+    Each compared measure's mean column is followed by the system's ``tier``
+    and ``letters`` on that measure (README "Comparing many systems"), columns
+    of their own so that a reader can scan them down 60+ systems.
+    """
     indexed = intervals.set_index(["system", "measure"])
     tiers = _tier_lookup(data)
+    tiered = {measure for measure, _ in tiers}
     level = f"{data.level:.0%}"
     method = "t-interval" if data.interval_method == "t" else "BCa bootstrap"
     rows = []
     for rank, system in enumerate(order, start=1):
         cells = [tag("td", str(rank), class_="num"), tag("th", esc(system), scope="row")]
         for measure in data.measures:
-            entry = indexed.loc[(system, measure)]
-            interval = f"[{fmt_number(entry['low'])}, {fmt_number(entry['high'])}]"
-            title = (
-                f"{system} {measure}: mean {fmt_number(entry['mean'], 4)}, "
-                f"{level} CI {interval}, n = {entry['n']}"
-            )
-            if np.isnan(entry["mean"]):
-                cells.append(tag("td", "–", class_="num na", title=f"{measure}: undefined"))
-                continue
-            cells.append(
-                tag(
-                    "td",
-                    tag("span", fmt_number(entry["mean"]), class_="mean"),
-                    " ",
-                    tag("span", esc(interval), class_="ci"),
-                    _tier_mark(tiers.get((measure, system))),
-                    class_="num",
-                    title=title,
-                )
-            )
+            cells.append(_mean_cell(indexed.loc[(system, measure)], system, measure, level))
+            if measure in tiered:
+                cells.extend(_tier_cells(tiers.get((measure, system)), system, measure))
         rows.append(tag("tr", *cells))
-    header = ["#", "system", *data.measures]
     figure = figure_to_svg(interval_figure(intervals, order, data.measures))
     caption = (
         f"Mean over queries with its {level} confidence interval ({method} over per-query scores)."
     )
     if tiers:
         caption += (
-            " T: the system's tier (leader walk over the systems sorted by mean: a system joins "
-            "the tier of the leader it does not differ from significantly); letters: systems "
-            "sharing a letter do not differ significantly."
+            " tier: the system's tier on the measure to its left (leader walk over the systems "
+            "sorted by mean: a system joins the tier of the leader it does not differ from "
+            "significantly); letters: systems sharing a letter do not differ significantly."
         )
-    summary = table(header, rows, id="systems-table", class_="data")
+    summary = tag(
+        "table",
+        tag("thead", _systems_header(data.measures, tiered)),
+        tag("tbody", *rows),
+        id="systems-table",
+        class_="data",
+    )
     return _figure_section("systems", "Systems", caption, summary, figure)
+
+
+def _systems_header(measures: Sequence[str], tiered: set[str]) -> str:
+    """``#``, ``system``, then per measure its name and, when compared, ``tier`` and ``letters``."""
+    cells = [tag("th", "#", scope="col"), tag("th", "system", scope="col")]
+    for measure in measures:
+        cells.append(tag("th", esc(measure), scope="col", class_="measure"))
+        if measure in tiered:
+            cells.append(tag("th", "tier", scope="col", title=f"{measure}: tier (1 = best)"))
+            cells.append(
+                tag("th", "letters", scope="col", title=f"{measure}: compact letter display")
+            )
+    return tag("tr", *cells)
+
+
+def _mean_cell(entry: pd.Series, system: str, measure: str, level: str) -> str:
+    """The mean and its confidence interval (``–`` when undefined)."""
+    if np.isnan(entry["mean"]):
+        return tag("td", "–", class_="num na measure", title=f"{measure}: undefined")
+    interval = f"[{fmt_number(entry['low'])}, {fmt_number(entry['high'])}]"
+    title = (
+        f"{system} {measure}: mean {fmt_number(entry['mean'], 4)}, "
+        f"{level} CI {interval}, n = {entry['n']}"
+    )
+    return tag(
+        "td",
+        tag("span", fmt_number(entry["mean"]), class_="mean"),
+        " ",
+        tag("span", esc(interval), class_="ci"),
+        class_="num measure",
+        title=title,
+    )
+
+
+def _tier_cells(entry: tuple[int, str] | None, system: str, measure: str) -> list[str]:
+    """The ``tier`` and ``letters`` cells of one system on one measure (``–`` when untested)."""
+    if entry is None:
+        return [tag("td", "–", class_="num na"), tag("td", "–", class_="na")]
+    tier, letters = entry
+    return [
+        tag("td", str(tier), class_="num tier", title=f"{system}: tier {tier} on {measure}"),
+        tag("td", esc(letters), class_="cld", title=f"{system}: letters {letters} on {measure}"),
+    ]
 
 
 def _tier_lookup(data: ReportData) -> dict[tuple[str, str], tuple[int, str]]:
@@ -168,14 +205,6 @@ def _tier_lookup(data: ReportData) -> dict[tuple[str, str], tuple[int, str]]:
             tiers["measure"], tiers["system"], tiers["tier"], tiers["letters"], strict=True
         )
     }
-
-
-def _tier_mark(entry: tuple[int, str] | None) -> str:
-    """`` T2 ab`` after a mean (nothing when the measure was not compared)."""
-    if entry is None:
-        return ""
-    tier, letters = entry
-    return " " + tag("span", esc(f"T{tier} {letters}"), class_="cld", title=f"tier {tier}")
 
 
 def significance_section(data: ReportData, order: Sequence[str]) -> str:
@@ -550,8 +579,9 @@ def power_section(data: ReportData) -> str:
     caption = (
         "Power@n: share of random query subsets of size n on which a pair of systems differs "
         f"significantly under the {', '.join(tests)} test (median and 90th percentile over "
-        "pairs; Tukey HSD is family-wise over all the systems). Stability: mean Kendall tau "
-        "between the system ordering on a subset and on all queries. '–': threshold not reached."
+        "pairs; max-t and tukey-hsd are family-wise over all the systems). Stability: mean "
+        "Kendall tau between the system ordering on a subset and on all queries. '–': "
+        "threshold not reached."
     )
     figure = figure_to_svg(plot_power_stability(dict(data.power)))
     summary = table(header, rows, id="power-table", class_="data")

@@ -502,8 +502,9 @@ def compare_panels(
     """Every pair of systems tested per measure (README, "Comparing many systems").
 
     Parameters are those of :func:`scoring.statistics.system_comparison`:
-    ``None`` test is Tukey HSD for more than two systems, else the paired
-    randomization test; ``None`` correction is Holm (none with Tukey HSD).
+    ``None`` test is the studentized step-down Tukey HSD (``max-t``) for more
+    than two systems, else the paired randomization test; ``None`` correction
+    is Holm (none with ``max-t`` and ``tukey-hsd``).
     """
     from scoring.statistics import system_comparison
 

@@ -18,6 +18,7 @@ from scoring.statistics.correction import (
     bonferroni_adjust,
     holm_adjust,
 )
+from scoring.statistics.max_t import max_t_pvalues
 from scoring.statistics.paired_tests import PAIRED_TESTS, get_paired_test, paired_t_pvalues
 from scoring.statistics.panel import ScorePanel, as_panel, score_panels
 from scoring.statistics.power import (
@@ -69,6 +70,7 @@ __all__ = [
     "holm_adjust",
     "kendall_tau_rows",
     "leader_tiers",
+    "max_t_pvalues",
     "normalised_auc",
     "paired_t_pvalues",
     "pairwise_randomization_pvalues",

@@ -150,7 +150,8 @@ def system_comparison(
         Name used in the ``measure`` column when ``scores`` is a single panel.
     test
         ``randomization`` (paired two-sided sign-flip test, the default),
-        ``t``, ``tukey-hsd`` (randomized Tukey HSD), or ``None``: ``tukey-hsd``
+        ``t``, ``tukey-hsd`` (randomized Tukey HSD), ``max-t`` (its studentized
+        step-down form), or ``None``: ``max-t``
         for more than two systems, else ``randomization``.
     permutations
         Requested draws of the randomization tests: a minimum, raised (or
@@ -158,7 +159,8 @@ def system_comparison(
         attainable adjusted p-value would not be below ``alpha / 10``.
     correction
         ``holm`` (default), ``bonferroni`` or ``none``; the family is all pairs
-        of one measure. Not used by ``tukey-hsd`` (family-wise by construction).
+        of one measure. Not used by ``max-t`` and ``tukey-hsd`` (family-wise by
+        construction).
     alpha
         A pair is ``significant`` when its adjusted p-value is below ``alpha``.
     seed
@@ -168,7 +170,7 @@ def system_comparison(
     Returns
     -------
     SystemComparison
-        The pairs (``diff = mean_a - mean_b``; for ``tukey-hsd`` ``p_value``
+        The pairs (``diff = mean_a - mean_b``; for ``max-t`` and ``tukey-hsd`` ``p_value``
         and ``p_adjusted`` are both the family-wise p-value) and the plans.
     """
     if not 0.0 < alpha < 1.0:

@@ -2,9 +2,10 @@
 
 Each test maps per-query system scores ``(n_queries, n_systems)`` and the pair
 index ``(a, b)`` to one two-sided p-value per pair. ``randomization`` (the
-paired sign-flip test), ``t`` (Student's paired t-test) and ``tukey-hsd``
-(randomized Tukey HSD, whose p-values are family-wise adjusted over all pairs)
-are available; README "Comparing many systems" says which to choose.
+paired sign-flip test), ``t`` (Student's paired t-test), ``tukey-hsd``
+(randomized Tukey HSD) and ``max-t`` (its studentized step-down form), whose
+p-values are family-wise adjusted over all pairs, are available; README
+"Comparing many systems" says which to choose.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from scoring.errors import ScoringError
+from scoring.statistics.max_t import max_t_pvalues
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.procedures import SignificanceTest
 from scoring.statistics.randomization import PairIndex, pairwise_randomization_pvalues
@@ -84,10 +86,18 @@ def _tukey_hsd(
     return tukey_hsd_pvalues(scores, pairs, permutations=permutations, rng=rng)
 
 
+def _max_t(
+    scores: FloatMatrix, pairs: PairIndex, *, permutations: int, rng: np.random.Generator
+) -> FloatVector:
+    """Registry adapter for :func:`max_t_pvalues`."""
+    return max_t_pvalues(scores, pairs, permutations=permutations, rng=rng)
+
+
 PAIRED_TESTS: dict[str, PairedTest] = {
     SignificanceTest.randomization.value: _randomization,
     SignificanceTest.t.value: paired_t_pvalues,
     SignificanceTest.tukey_hsd.value: _tukey_hsd,
+    SignificanceTest.max_t.value: _max_t,
 }
 
 

@@ -132,7 +132,7 @@ class PowerResult:
     alpha
         Significance level of every test.
     test
-        The test used (``tukey-hsd`` p-values are family-wise adjusted).
+        The test used (``max-t`` and ``tukey-hsd`` p-values are family-wise adjusted).
     permutations
         Draws per test (``None`` for the t-test).
     """
@@ -249,16 +249,16 @@ def power_analysis(
     subsamples
         Number ``S`` of random query subsets per budget.
     permutations
-        Number ``B`` of draws per randomization or Tukey HSD test.
+        Number ``B`` of draws per randomization, Tukey HSD or max-T test.
     alpha
         Significance level of the tests. ``randomization`` and ``t`` are not
         corrected for multiple comparisons (as in the paper's power analysis);
-        ``tukey-hsd`` is family-wise over all pairs of the subset, so its
+        ``max-t`` and ``tukey-hsd`` are family-wise over all pairs of the subset, so their
         power@n answers "how many queries until this pair separates in a
         comparison of all these systems".
     test
-        ``randomization`` (default), ``t``, ``tukey-hsd``, or ``None``:
-        ``tukey-hsd`` for more than two systems, else ``randomization``.
+        ``randomization`` (default), ``t``, ``tukey-hsd``, ``max-t``, or ``None``:
+        ``max-t`` for more than two systems, else ``randomization``.
     seed
         Seed of the subsets and sign flips (see the module notes).
     progress

@@ -198,7 +198,7 @@ def test_each_problem_names_the_key_and_what_is_allowed(
     [
         (
             "[compare]\ntest = 'wilcoxon'",
-            "compare.test: must be one of randomization, t, tukey-hsd (got 'wilcoxon')",
+            "compare.test: must be one of randomization, t, tukey-hsd, max-t (got 'wilcoxon')",
         ),
         ("[compare]\npermutations = 0", "compare.permutations: must be >= 1 (got 0)"),
         ("[compare]\npermutations = 1.5", "compare.permutations: must be an integer (got 1.5)"),
@@ -210,6 +210,10 @@ def test_each_problem_names_the_key_and_what_is_allowed(
         (
             "[compare]\ntest = 'tukey-hsd'\ncorrection = 'holm'",
             "compare.correction: does not apply to test 'tukey-hsd', whose p-values",
+        ),
+        (
+            "[compare]\ntest = 'max-t'\ncorrection = 'bonferroni'",
+            "compare.correction: does not apply to test 'max-t', whose p-values",
         ),
         ("[compare]\nalpha = 1.5", "compare.alpha: must be between 0 and 1"),
         ("[compare]\nseed = 'x'", "compare.seed: must be an integer"),
@@ -302,14 +306,14 @@ def test_sample_config_moves_with_its_data(tmp_path: Path) -> None:
 
 
 def test_compare_defaults_follow_the_number_of_systems(workdir: Path) -> None:
-    """More than two scored systems: randomized Tukey HSD, no correction (issue 15)."""
+    """More than two scored systems: max-t (step-down Tukey HSD), no correction (issue 15)."""
     (workdir / "c.trec").write_text("x\n", encoding="utf-8")
     runs = "".join(
         f'\n[[inputs]]\nkind = "run"\npath = "{s}.trec"\nsystem = "{s}"\n' for s in ("b", "c")
     )
     three = MINIMAL.replace("[[builds]]", runs + "\n[[builds]]", 1)
     config = load_config(write(workdir, three))
-    assert (config.compare.test, config.compare.correction) == ("tukey-hsd", None)
+    assert (config.compare.test, config.compare.correction) == ("max-t", None)
     explicit = load_config(write(workdir, three + "\n[compare]\ntest = 'randomization'\n"))
     assert (explicit.compare.test, explicit.compare.correction) == ("randomization", "holm")
     message = problems(workdir, three + "\n[compare]\ncorrection = 'bonferroni'\n")

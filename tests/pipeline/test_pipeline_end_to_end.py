@@ -221,7 +221,7 @@ def test_report_command_on_the_stored_build(
     assert "<title>orlbuild report: build sample-pairwise</title>" in html
     page = Page(html)
     assert [r[1] for r in page.table(id="systems-table")[1:]] == ["hybrid", "bm25"]
-    assert page.table(id="systems-table")[0][2:] == ["RDQm1@10"]
+    assert page.table(id="systems-table")[0][2:] == ["RDQm1@10", "tier", "letters"]
     assert [r[0] for r in page.table(id="power-table")[1:]] == ["RDQm1@10"]
     code, _, err = invoke("--db", url, "report", "--build", "nope", "-o", str(target))
     assert code == 1 and "no build 'nope'" in err

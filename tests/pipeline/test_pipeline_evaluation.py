@@ -60,9 +60,9 @@ def test_the_evaluation_carries_the_test_plan_to_the_report_and_the_summary() ->
         budgets=(10,), subsamples=10, permutations=100, seed=1, measures=("RDQm2-a1@10",)
     )
     hsd = compare_panels(per_query, MEASURES, compare=CompareSpec(permutations=100, seed=1))
-    assert hsd is not None and hsd.plans["RDQm2-a1@10"].test is SignificanceTest.tukey_hsd
+    assert hsd is not None and hsd.plans["RDQm2-a1@10"].test is SignificanceTest.max_t
     results = power_panels(per_query, hsd, power=power)
-    assert results is not None and results["RDQm2-a1@10"].test == "tukey-hsd"  # same test
+    assert results is not None and results["RDQm2-a1@10"].test == "max-t"  # same test
     evaluation = BuildEvaluation(
         build={},
         orls={},
@@ -71,11 +71,11 @@ def test_the_evaluation_carries_the_test_plan_to_the_report_and_the_summary() ->
         compare=CompareSpec(permutations=100),
         plans=hsd.plans,
     )
-    note = "Note: tukey-hsd: 100 permutations raised to 200"
+    note = "Note: max-t: 100 permutations raised to 200"
     assert evaluation.plan_messages()[0].startswith(note)
     data = evaluation.report_data("t")
     assert any(line.startswith(note) for line in data.notes)
-    assert "Tukey HSD" in data.test and data.correction == "family-wise (Tukey HSD)"
+    assert "Tukey HSD" in data.test and data.correction == "family-wise (max-T)"
     summary = evaluation.comparison_summary()
-    assert summary["test"] == "tukey-hsd" and summary["correction"] is None
+    assert summary["test"] == "max-t" and summary["correction"] is None
     assert [t["system"] for t in summary["tiers"]] == ["good", "fair", "poor"]

@@ -13,6 +13,7 @@ from scipy import stats
 
 from orlbuild.errors import OrlbuildError
 from orlbuild.report import ReportData, mean_interval, mean_intervals, render_report, write_report
+from scoring.statistics import system_tiers
 from tests.report.html_page import Page
 
 
@@ -48,14 +49,40 @@ def test_systems_table_orders_by_the_first_measure_with_intervals(
     page: Page, report_data: ReportData
 ) -> None:
     rows = page.table(id="systems-table")
-    assert rows[0] == ["#", "system", "RDQm2-a1@10", "nDCG@10"]
+    header = ["#", "system", "RDQm2-a1@10", "tier", "letters", "nDCG@10", "tier", "letters"]
+    assert rows[0] == header
     assert [r[1] for r in rows[1:]] == ["alpha", "beta", "gamma", "delta"]
     for row in rows[1:]:
-        for system_cell, measure in zip(row[2:], ["RDQm2-a1@10", "nDCG@10"], strict=True):
+        for system_cell, measure in zip(row[2::3], ["RDQm2-a1@10", "nDCG@10"], strict=True):
             mean, low, high = (float(v) for v in re.findall(r"-?\d+\.\d+", system_cell))
             expected = report_data.per_query[row[1]][measure].mean()
             assert mean == pytest.approx(expected, abs=5e-4)
             assert low < mean < high
+
+
+def test_systems_table_gives_tier_and_letters_their_own_columns_per_measure(
+    page: Page, report_data: ReportData
+) -> None:
+    """Issue 15: the tiers and letters are columns next to each compared measure's mean."""
+    rows = page.table(id="systems-table")
+    tiers = system_tiers(report_data.comparisons).set_index(["measure", "system"])
+    pairs = report_data.comparisons.set_index(["measure", "a", "b"])["significant"]
+    for offset, measure in ((3, "RDQm2-a1@10"), (6, "nDCG@10")):
+        assert rows[0][offset - 1 : offset + 2] == [measure, "tier", "letters"]
+        shown = {r[1]: (int(r[offset]), r[offset + 1]) for r in rows[1:]}
+        for system, (tier, letters) in shown.items():
+            assert (tier, letters) == tuple(tiers.loc[(measure, system), ["tier", "letters"]])
+        for (a, b), significant in pairs.loc[measure].items():
+            shared = set(shown[a][1]) & set(shown[b][1])
+            assert bool(shared) == (not significant), (measure, a, b)
+    assert [int(r[3]) for r in rows[1:]] == [1, 1, 2, 3]  # not all in one tier: a real check
+    # one measure compared: only it gets the columns; none compared: no tier columns at all
+    one = report_data.comparisons[report_data.comparisons["measure"] == "nDCG@10"]
+    narrow = Page(render_report(replace(report_data, comparisons=one, power=None)))
+    header = narrow.table(id="systems-table")[0]
+    assert header == ["#", "system", "RDQm2-a1@10", "nDCG@10", "tier", "letters"]
+    bare = Page(render_report(replace(report_data, comparisons=pd.DataFrame(), power=None)))
+    assert bare.table(id="systems-table")[0] == ["#", "system", "RDQm2-a1@10", "nDCG@10"]
 
 
 def test_significance_matrix_matches_the_comparisons(page: Page, report_data: ReportData) -> None:
@@ -193,6 +220,6 @@ def test_large_reports_draw_the_first_queries_only(report_data: ReportData) -> N
     assert len(notes) == 2
     rows = page.table(id="systems-table")  # means still over every query
     expected = report_data.per_query["alpha"]["nDCG@10"].mean()
-    assert float(rows[1][3].split()[0]) == pytest.approx(expected, abs=5e-4)
+    assert float(rows[1][5].split()[0]) == pytest.approx(expected, abs=5e-4)
     with pytest.raises(OrlbuildError, match="max_queries"):
         replace(report_data, max_queries=0)

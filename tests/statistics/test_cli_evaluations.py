@@ -151,10 +151,10 @@ def test_compare_matches_the_library_and_finds_real_differences(store: str) -> N
         assert reverse["diff"] > 0 and reverse["wins"] > 25
 
     frames = {s: expected_scores(store, s, names, "zero") for s in systems}
-    # three systems: the default test is randomized Tukey HSD (family-wise, no correction)
+    # three systems: the default test is max-t (step-down Tukey HSD: family-wise, no correction)
     expected = compare_systems(score_panels(frames, names), test=None, permutations=500, seed=3)
     pd.testing.assert_frame_equal(pairs, expected, check_dtype=False)
-    assert doc["settings"]["test"] == "tukey-hsd" and doc["settings"]["correction"] is None
+    assert doc["settings"]["test"] == "max-t" and doc["settings"]["correction"] is None
     assert doc["settings"]["queries"]["AP@5"] == 30
 
     t_doc = cli_json(store, *args, "-m", "AP@5", "--test", "t", "--correction", "none")

@@ -75,9 +75,11 @@ def system_args() -> list[str]:
     return [arg for name in SYSTEMS for arg in ("-s", name)]
 
 
-def test_compare_finds_the_best_worst_pair_with_tukey_hsd(many_store: str) -> None:
-    doc = cli_json(many_store, "compare", "-b", "graded", *system_args(), "-m", MEASURE)
-    assert doc["settings"]["test"] == "tukey-hsd" and doc["settings"]["correction"] is None
+@pytest.mark.parametrize("test", [None, "tukey-hsd"])
+def test_compare_finds_the_best_worst_pair_family_wise(many_store: str, test: str | None) -> None:
+    chosen = [] if test is None else ["--test", test]
+    doc = cli_json(many_store, "compare", "-b", "graded", *system_args(), "-m", MEASURE, *chosen)
+    assert doc["settings"]["test"] == (test or "max-t") and doc["settings"]["correction"] is None
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
     assert len(pairs) == N_SYSTEMS * (N_SYSTEMS - 1) // 2
     extreme = pairs[("best", "worst")]
@@ -112,9 +114,11 @@ def test_report_finds_the_pair_and_shows_tiers_and_a_top_k_view(
     page = Page(target.read_text())
     glance = re.search(r"(\d+) of (\d+)", target.read_text())
     assert glance is not None and int(glance.group(2)) == 1953 and int(glance.group(1)) > 0
-    rows = {r[1]: r for r in page.table(id="systems-table")[1:]}
-    best_tier, best_letters = re.findall(r"T(\d+) (\S+)", rows["best"][2])[0]
-    worst_tier, worst_letters = re.findall(r"T(\d+) (\S+)", rows["worst"][2])[0]
+    table = page.table(id="systems-table")
+    assert table[0] == ["#", "system", MEASURE, "tier", "letters"]
+    rows = {r[1]: r for r in table[1:]}
+    best_tier, best_letters = rows["best"][3:5]
+    worst_tier, worst_letters = rows["worst"][3:5]
     assert best_tier == "1" and int(worst_tier) > 1
     assert not set(best_letters) & set(worst_letters)  # no shared letter: significant
     matrix = page.table(**{"class": "matrix", "data-measure": MEASURE})
