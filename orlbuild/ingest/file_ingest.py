@@ -291,7 +291,7 @@ def read_input(
             parts.append(spec.parse(chunk, source.label, vocab))
             line_parts.append(chunk.lines)
         facts = _concatenate(parts)
-        vocab.finish(facts)
+        vocab.finish(facts, NAME_COLUMNS)
         facts, dropped = spec.check(
             facts, np.concatenate(line_parts), source.label, vocab, duplicates
         )

@@ -36,8 +36,8 @@ from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
 
 if TYPE_CHECKING:
-    from orlbuild.store.builds import BuildRecord
-    from orlbuild.store.engine import Engine
+    from orlbuild.services.databases import Engine
+    from orlbuild.services.orls import BuildRecord
 
 __all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
 

@@ -8,17 +8,14 @@ SQLite file, and a URL is shown without its password.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.store import open_store, upgrade
+from orlbuild.store.engine import Engine
 
-if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-__all__ = ["displayed_url", "open_database"]
+__all__ = ["Engine", "displayed_url", "open_database"]
 
 _SQLITE_PREFIX = "sqlite:///"
 

@@ -23,6 +23,7 @@ __all__ = [
     "BuildDiff",
     "BuildEntries",
     "BuildExport",
+    "BuildRecord",
     "diff_builds",
     "export_build",
     "list_stored_builds",
