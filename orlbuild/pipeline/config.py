@@ -47,6 +47,8 @@ from orlbuild.builders.parameters import (
 )
 from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from orlbuild.errors import ConfigError
+from orlbuild.ingest.file_ingest import kind_formats
+from orlbuild.ingest.kinds import KINDS
 from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
 from orlbuild.services.executor import resolve_executor
 from scoring import UnknownMeasureError, parse_measures
@@ -84,12 +86,7 @@ InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "listwise": ("tsv", "csv", "jsonl"),
-        "pairwise": ("tsv", "csv", "jsonl", "arena", "prefs-release", "trec-prefs"),
-        "graded": ("qrels", "tsv", "csv", "jsonl"),
-        "run": ("trec", "tsv", "csv", "jsonl"),
-    }
+    {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
 )
 """Allowed ``format`` values per input kind (README, "Input formats"); omitted: by extension."""
 
