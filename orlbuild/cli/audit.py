@@ -10,13 +10,7 @@ from typer.core import TyperGroup
 
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
-from orlbuild.services.builds import override_build, tiering_by_query
-from orlbuild.store.builds import (
-    get_build,
-    list_builds,
-    load_build_entries,
-    load_tie_decisions,
-)
+from orlbuild.services.audits import audit_builds, derive_override
 
 __all__ = ["register"]
 
@@ -34,24 +28,6 @@ audit_app = typer.Typer(
     cls=_DecisionsByDefault,
     help="Tie decisions of builds, and auditor overrides (which derive new builds).",
 )
-
-
-def _with_intervals(decisions: pd.DataFrame, engine: Any) -> pd.DataFrame:
-    """Add the leader's and the item's 95% intervals to each decision."""
-    parts = []
-    for build_id in decisions["build"].unique().tolist():
-        part = decisions[decisions["build"] == build_id]
-        entries = load_build_entries(engine, int(build_id))[["query", "item", "low", "high"]]
-        leader = entries.rename(
-            columns={"item": "leader", "low": "leader_low", "high": "leader_high"}
-        )
-        item = entries.rename(columns={"low": "item_low", "high": "item_high"})
-        parts.append(
-            part.merge(leader, on=["query", "leader"], how="left").merge(
-                item, on=["query", "item"], how="left"
-            )
-        )
-    return pd.concat(parts, ignore_index=True) if parts else decisions
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -79,17 +55,8 @@ def decisions_command(
     behind derived builds (who, why).
     """
     with opened_store(ctx) as engine:
-        ids = [get_build(engine, build).id] if build else list_builds(engine)["id"].tolist()
-        parameters = {i: get_build(engine, i).parameters for i in ids}
-        summary, decisions = tiering_by_query(load_tie_decisions(engine, ids, query), parameters)
-        decisions = _with_intervals(decisions, engine)
-        overrides = pd.DataFrame(
-            [{"build": i, **o} for i in ids for o in get_build(engine, i).overrides],
-            columns=["build", "query", "action", "argument", "reason", "created_by", "created_at"],
-        )
-    if query is not None:
-        overrides = overrides[overrides["query"] == query]
-    overrides["created_at"] = overrides["created_at"].astype(str)
+        audit = audit_builds(engine, build, query)
+    summary, decisions, overrides = audit.summary, audit.decisions, audit.overrides
     payload = {
         "decisions": _records(decisions),
         "queries": _records(summary),
@@ -124,20 +91,10 @@ def override_command(
 ) -> None:
     """Create a new build derived from BUILD with one override; BUILD stays untouched."""
     with opened_store(ctx) as engine:
-        new_id = override_build(
+        _, payload = derive_override(
             engine, build, query=query, reason=reason, merge_tier=merge_tiers,
             split_at=split_at, by=by,
         )  # fmt: skip
-        record = get_build(engine, new_id)
-    payload = {
-        "build": new_id,
-        "parent": record.parent_id,
-        "query": query,
-        "action": "merge-tiers" if merge_tiers is not None else "split-at",
-        "argument": merge_tiers if merge_tiers is not None else split_at,
-        "reason": reason,
-        "by": record.created_by,
-    }
     emit(fmt, frame=pd.DataFrame([payload]), payload=payload, title="override")
 
 

@@ -9,8 +9,7 @@ import typer
 from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
-from orlbuild.store import list_batches, list_systems
-from orlbuild.store.batches import delete_batch
+from orlbuild.services.batches import delete_ingest_batch, list_ingest_batches
 
 batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
 
@@ -23,8 +22,7 @@ def list_command(
 ) -> None:
     """List the ingested files: id, kind, file, sha256, rows, when and by whom."""
     with opened_store(ctx) as engine:
-        frame = list_batches(engine, collection)
-    frame["created_at"] = frame["created_at"].astype(str)
+        frame = list_ingest_batches(engine, collection)
     emit(fmt, frame=frame, title="Ingest batches")
 
 
@@ -41,14 +39,10 @@ def delete_command(
     Deleting a system's last run batch removes the system.
     """
     with opened_store(ctx) as engine:
-        batches = list_batches(engine)
-        owner = batches.loc[batches["id"] == batch_id, ["collection", "system"]]
-        rows = delete_batch(engine, batch_id, force=force)
-        collection, system = owner.iloc[0] if len(owner) else ("", "")
-        gone = bool(system) and system not in list_systems(engine, collection)
-    typer.echo(f"deleted batch {batch_id} ({rows} rows)")
-    if gone:
-        typer.echo(f"system {system!r} has no run left and was removed", err=True)
+        deleted = delete_ingest_batch(engine, batch_id, force=force)
+    typer.echo(f"deleted batch {batch_id} ({deleted.rows} rows)")
+    if deleted.removed_system is not None:
+        typer.echo(f"system {deleted.removed_system!r} has no run left and was removed", err=True)
 
 
 def register(app: typer.Typer) -> None:

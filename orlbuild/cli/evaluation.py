@@ -211,8 +211,14 @@ def _emit_many(
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparisons = None
     if compare is not None:
+        from orlbuild.services.comparisons import compare_scores
+
         frames = {name: evaluation.per_query for name, evaluation in evaluations.items()}
-        comparisons, dropped = _comparisons(frames, **compare)
+        measures = list(next(iter(frames.values())).columns)
+        comparison, dropped = compare_scores(
+            frames, measures, test="randomization", correction="holm", **compare
+        )
+        comparisons = comparison.pairs if comparison is not None else pd.DataFrame()
         out["comparisons"] = comparisons.to_dict(orient="records")
         warnings.extend(dropped)
     out["warnings"] = warnings
@@ -223,42 +229,6 @@ def _emit_many(
     if comparisons is not None and fmt is OutputFormat.table:
         shown_columns = ["measure", "a", "b", "diff", "p_value", "p_adjusted", "significant"]
         emit(fmt, frame=comparisons[shown_columns], title="Paired randomization tests (Holm)")
-
-
-def _comparisons(
-    frames: dict[str, pd.DataFrame], *, permutations: int, alpha: float, seed: int
-) -> tuple[pd.DataFrame, list[str]]:
-    """Every pair of runs per measure: paired randomization test, Holm-adjusted.
-
-    Each measure's panel keeps the queries every run scored with a defined
-    value; the others are left out and counted in a warning.
-    """
-    import pandas as pd
-
-    from scoring.statistics import compare_systems
-
-    measures = list(next(iter(frames.values())).columns)
-    panels, dropped = {}, []
-    for measure in measures:
-        panel = pd.DataFrame({name: frame[measure] for name, frame in frames.items()})
-        complete = panel.dropna()
-        if len(complete) < len(panel):
-            dropped.append(
-                f"{measure}: {len(panel) - len(complete)} queries without a value for every run "
-                "are left out of the comparison"
-            )
-        if complete.empty:
-            raise InputError(f"no query has a {measure} value for every run: nothing to compare")
-        panels[measure] = complete
-    pairs = compare_systems(
-        panels,
-        test="randomization",
-        permutations=permutations,
-        correction="holm",
-        alpha=alpha,
-        seed=seed,
-    )
-    return pairs, dropped
 
 
 def measures_command(fmt: FormatOption = OutputFormat.table) -> None:

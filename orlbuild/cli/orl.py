@@ -5,16 +5,14 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import pandas as pd
 import typer
 
 from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
-from orlbuild.orl_io.writing import diff_orl_entries, export_orls
-from orlbuild.store.builds import get_build, list_builds, load_build_entries
+from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
 
 __all__ = ["register"]
 
@@ -38,18 +36,8 @@ def list_command(
 ) -> None:
     """List the stored builds, newest first."""
     with opened_store(ctx) as engine:
-        frame = list_builds(engine, collection)
-    frame["created_at"] = frame["created_at"].astype(str)
+        frame = list_stored_builds(engine, collection)
     emit(fmt, frame=frame, title="builds")
-
-
-def _tiers_payload(entries: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
-    """query -> tiers, each with its items' scores and intervals."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for (query, _rank), part in entries.groupby(["query", "rank"], sort=True):
-        items = part.drop(columns=["query", "rank"]).to_dict("records")
-        out.setdefault(str(query), []).append({"rank": int(part["rank"].iloc[0]), "items": items})
-    return out
 
 
 @orl_app.command("show")
@@ -61,10 +49,10 @@ def show_command(
 ) -> None:
     """Show a build's tiers with scores and 95% intervals."""
     with opened_store(ctx) as engine:
-        record = get_build(engine, build)
-        entries = load_build_entries(engine, record.id, None if query is None else [query])
-    payload = {"build": record.to_json(), "queries": _tiers_payload(entries)}
-    emit(fmt, frame=entries, payload=payload, title=f"build {record.id} ({record.method})")
+        shown = show_build(engine, build, query)
+    record = shown.record
+    payload = {"build": record.to_json(), "queries": shown.tiers_by_query()}
+    emit(fmt, frame=shown.entries, payload=payload, title=f"build {record.id} ({record.method})")
 
 
 @orl_app.command("export")
@@ -80,14 +68,13 @@ def export_command(
 ) -> None:
     """Export a build's ORLs as JSON, TSV or TREC qrels (grade = T - rank + 1)."""
     with opened_store(ctx) as engine:
-        record = get_build(engine, build)
-        entries = load_build_entries(engine, record.id)
-    text = export_orls(entries, fmt.value, build=record.to_json())
+        exported = export_build(engine, build, fmt.value)
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(exported.text)
     else:
-        output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {len(entries)} entries of build {record.id} to {output}", err=True)
+        output.write_text(exported.text, encoding="utf-8")
+        what = f"{exported.entries} entries of build {exported.record.id}"
+        typer.echo(f"wrote {what} to {output}", err=True)
 
 
 @orl_app.command("diff")
@@ -99,10 +86,10 @@ def diff_command(
 ) -> None:
     """Per query, the items that moved tier between two builds."""
     with opened_store(ctx) as engine:
-        a, b = get_build(engine, build_a), get_build(engine, build_b)
-        diff = diff_orl_entries(load_build_entries(engine, a.id), load_build_entries(engine, b.id))
-    payload = {"a": a.id, "b": b.id, "moved": diff.to_dict("records")}
-    emit(fmt, frame=diff, payload=payload, title=f"build {a.id} -> build {b.id}")
+        diff = diff_builds(engine, build_a, build_b)
+    a, b = diff.a.id, diff.b.id
+    payload = {"a": a, "b": b, "moved": diff.moved.to_dict("records")}
+    emit(fmt, frame=diff.moved, payload=payload, title=f"build {a} -> build {b}")
 
 
 def register(app: typer.Typer) -> None:

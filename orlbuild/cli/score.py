@@ -39,7 +39,7 @@ from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from orlbuild.store.engine import Engine
 
 __all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads only in commands that open it
-    from sqlalchemy import Engine
+    from orlbuild.store.engine import Engine
 
 DEFAULT_DB_URL = "sqlite:///orlbuild.db"
 DB_ENV_VAR = "ORLBUILD_DB"

@@ -37,6 +37,7 @@ __all__ = [
     "ingest_listwise_file",
     "ingest_pairwise_file",
     "ingest_run_file",
+    "kind_formats",
     "read_input",
 ]
 
@@ -122,6 +123,28 @@ def _with_first_line(lines: Iterator[str]) -> tuple[str | None, Iterator[str]]:
 #: Formats that name a shape of a kind rather than a file syntax (the syntax comes
 #: from the extension): ``--format arena``.
 SHAPE_FORMATS = {InputFormat.arena: "arena"}
+
+
+#: File syntaxes every kind can be written in (a header names the columns).
+TABULAR_FORMATS = (InputFormat.tsv, InputFormat.csv, InputFormat.jsonl)
+
+
+def kind_formats(kind: str) -> tuple[InputFormat, ...]:
+    """The ``--format`` values that apply to ``kind`` (README, "Input formats").
+
+    The kind's own headerless format (``qrels``, ``trec``), the tabular
+    syntaxes, then its other shapes: named ones (``arena``) and headerless
+    ones (``prefs-release``, ``trec-prefs``).
+    """
+    spec = KINDS[kind]
+    shape_format = {shape: fmt for fmt, shape in SHAPE_FORMATS.items()}
+    native = () if spec.layout.headerless is None else (spec.layout.headerless,)
+    others = [
+        layout.headerless if layout.headerless is not None else shape_format[layout.shape]
+        for layout in spec.alternatives
+        if layout.headerless is not None or layout.shape in shape_format
+    ]
+    return (*native, *TABULAR_FORMATS, *others)
 
 
 def _header_words(kind: IngestKind) -> set[str]:
@@ -291,7 +314,7 @@ def read_input(
             parts.append(spec.parse(chunk, source.label, vocab))
             line_parts.append(chunk.lines)
         facts = _concatenate(parts)
-        vocab.finish(facts)
+        vocab.finish(facts, NAME_COLUMNS)
         facts, dropped = spec.check(
             facts, np.concatenate(line_parts), source.label, vocab, duplicates
         )

@@ -35,6 +35,7 @@ __all__ = [
     "InputFormat",
     "Source",
     "detect_format",
+    "file_sha256",
     "input_size",
     "open_input",
     "sniff_trec",
@@ -290,6 +291,19 @@ def sniff_trec(first_line: str | None) -> InputFormat | None:
             return None
         return InputFormat.trec
     return None
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's (decompressed) content: :attr:`Source.sha256` once it is read.
+
+    The store keys ingested batches by this digest, so a file can be found
+    stored without being parsed.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as raw, open_input(raw) as stream:
+        for block in iter(lambda: stream.read(BLOCK_BYTES), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def input_size(name: str) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,12 +68,16 @@ class Vocabularies:
     items: Vocabulary = field(default_factory=Vocabulary)
     annotators: Vocabulary = field(default_factory=Vocabulary)
 
-    def finish(self, facts: dict[str, np.ndarray]) -> None:
-        """Replace the provisional codes in ``facts`` by final ones (see :data:`NAME_COLUMNS`)."""
-        from orlbuild.store.batches import NAME_COLUMNS  # the store loads only when a file is read
+    def finish(self, facts: dict[str, np.ndarray], name_columns: Mapping[str, str]) -> None:
+        """Replace the provisional codes in ``facts`` by final ones.
 
+        ``name_columns`` maps each fact column holding codes to the vocabulary it
+        indexes (``queries``, ``items`` or ``annotators``): the batch layout of
+        :data:`orlbuild.store.batches.NAME_COLUMNS`, which the caller passes so
+        that this module needs no store.
+        """
         maps = {name: getattr(self, name).finish() for name in ("queries", "items", "annotators")}
-        for column, vocabulary in NAME_COLUMNS.items():
+        for column, vocabulary in name_columns.items():
             if column in facts:
                 facts[column] = maps[vocabulary][facts[column]]
 

@@ -10,8 +10,8 @@ The schema is documented in :mod:`orlbuild.pipeline.config`;
 """
 
 from orlbuild.pipeline.config import PipelineConfig, load_config, parse_config
-from orlbuild.pipeline.evaluation import BuildEvaluation, evaluate_stored_build
 from orlbuild.pipeline.runner import PipelineResult, run_pipeline
+from orlbuild.services.build_evaluation import BuildEvaluation, evaluate_stored_build
 
 __all__ = [
     "BuildEvaluation",

@@ -45,8 +45,11 @@ from orlbuild.builders.parameters import (
     check_number,
     resolve_parameters,
 )
-from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, values
+from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from orlbuild.errors import ConfigError
+from orlbuild.ingest.file_ingest import kind_formats
+from orlbuild.ingest.kinds import KINDS
+from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
 from orlbuild.services.executor import resolve_executor
 from scoring import UnknownMeasureError, parse_measures
 from scoring.run import ScorePrecision
@@ -83,12 +86,7 @@ InputKind = Literal["listwise", "pairwise", "graded", "run"]
 Source = Literal["listwise", "pairwise", "graded"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "listwise": ("tsv", "csv", "jsonl"),
-        "pairwise": ("tsv", "csv", "jsonl", "arena", "prefs-release", "trec-prefs"),
-        "graded": ("qrels", "tsv", "csv", "jsonl"),
-        "run": ("trec", "tsv", "csv", "jsonl"),
-    }
+    {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
 )
 """Allowed ``format`` values per input kind (README, "Input formats"); omitted: by extension."""
 
@@ -147,6 +145,23 @@ class BuildSpec:
     collection: str
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
+    @property
+    def on_error(self) -> str:
+        """``stop`` (default) or ``skip``: what a failed query does."""
+        return str(self.parameters.get("on_error", OnError.stop.value))
+
+    def builder_parameters(self) -> BuildParameters:
+        """The builder's options (every parameter but ``on_error``, which is not stored)."""
+        return builder_parameters(self.source, self.method, self.parameters)
+
+
+def builder_parameters(
+    source: str, method: str | None, parameters: Mapping[str, Any]
+) -> BuildParameters:
+    """:class:`BuildParameters` of a ``[[builds]]`` entry's source, method and parameters."""
+    options = {k: v for k, v in parameters.items() if k != "on_error"}
+    return BuildParameters(source=source, method=method, **options)
+
 
 @dataclass(frozen=True)
 class ScoringSpec:
@@ -156,45 +171,6 @@ class ScoringSpec:
     systems: tuple[str, ...]
     missing: Missing = "zero"
     score_precision: ScorePrecision = "float32"
-
-
-@dataclass(frozen=True)
-class CompareSpec:
-    """Pairwise significance tests between the scored systems (``[compare]``).
-
-    ``None`` test: ``max-t`` for more than two systems, else
-    ``randomization``; ``None`` correction: ``holm`` (none with ``max-t`` or
-    ``tukey-hsd``).
-    A parsed config resolves both for its systems.
-    """
-
-    test: SignificanceTest | None = None
-    permutations: int = 1000
-    correction: CorrectionName | None = None
-    alpha: float = 0.05
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        # plain strings (the Literal type of earlier versions) become the enums
-        try:
-            if self.test is not None:
-                object.__setattr__(self, "test", SignificanceTest(self.test))
-            if self.correction is not None:
-                object.__setattr__(self, "correction", CorrectionName(self.correction))
-        except ValueError as exc:
-            raise ConfigError(f"[compare]: {exc}") from None
-
-
-@dataclass(frozen=True)
-class PowerSpec:
-    """Optional power and stability analysis (``[power]``)."""
-
-    budgets: tuple[int, ...]
-    subsamples: int = 300
-    permutations: int = 1000
-    alpha: float = 0.05
-    seed: int = 0
-    measures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -577,12 +553,10 @@ def _check_with_builder(
     table: _Table, source: str, method: str | None, parameters: Mapping[str, Any]
 ) -> None:
     """Let the builder resolve the options: catches combinations that do not apply."""
-    options = {k: v for k, v in parameters.items() if k != "on_error"}
     try:
         # an unspecified listwise method may resolve to bt on the data: validate permissively
         resolve_parameters(
-            BuildParameters(source=source, method=method, **options),
-            single_list_per_query=False,
+            builder_parameters(source, method, parameters), single_list_per_query=False
         )
     except ConfigError as exc:
         table.problems.add(table.key("parameters"), str(exc))

@@ -1,65 +1,45 @@
 """Run a pipeline config end to end: ingest -> build -> score -> compare (-> power) -> report.
 
-Inputs already in the store (same content, by SHA-256) are skipped without
-being read again, and a build whose newest stored namesake has the same
-resolved parameters and read exactly the same batches is reused, so running
-the same config twice stores nothing new and gives the same result.
+Each step is one service call, the one the matching command makes:
+:func:`orlbuild.services.ingests.ingest_unless_stored` (``ingest``),
+:func:`orlbuild.services.builds.build_or_reuse` (``build``),
+:func:`orlbuild.services.build_evaluation.evaluate_stored_build` (``report``:
+score, compare, power) and :func:`orlbuild.report.write_report`. Inputs
+already in the store (same content, by SHA-256) are skipped without being read
+again, and a build whose newest stored namesake has the same resolved
+parameters and read exactly the same batches is reused, so running the same
+config twice stores nothing new and gives the same result.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from sqlalchemy import Engine
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
-from orlbuild.builders import BuildParameters, QueryORL
-from orlbuild.builders.vocabulary import OnError
-from orlbuild.errors import ConfigError
-from orlbuild.ingest import InputFormat, ingest_file
+from orlbuild.builders import QueryORL
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
-from orlbuild.pipeline.evaluation import BuildEvaluation, build_failures, evaluate_stored_build
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
-from orlbuild.services.builds import build_and_store, load_query_orls, reusable_build
+from orlbuild.services.build_evaluation import (
+    BuildEvaluation,
+    build_failures,
+    evaluate_stored_build,
+)
+from orlbuild.services.builds import build_or_reuse, load_query_orls
+from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
-from orlbuild.store import open_store, upgrade
-from orlbuild.store.batches import find_batch
-from orlbuild.store.builds import BuildRecord, get_build
+from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
+
+if TYPE_CHECKING:
+    from orlbuild.services.databases import Engine
+    from orlbuild.services.orls import BuildRecord
 
 __all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
-
-_SQLITE_PREFIX = "sqlite:///"
-
-
-@dataclass(frozen=True)
-class IngestedInput:
-    """What happened to one ``[[inputs]]`` entry."""
-
-    kind: str
-    path: Path
-    collection: str
-    system: str | None
-    batch_id: int
-    created: bool
-    rows: int
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def message(self) -> str:
-        """The lines for the log (the outcome, then any warning about the file)."""
-        what = f"{self.kind} {self.path.name}" + (f" ({self.system})" if self.system else "")
-        if self.created:
-            text = f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
-            return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
-        return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
 @dataclass(frozen=True)
@@ -131,7 +111,7 @@ class PipelineResult:
         """The machine-readable summary (``orlbuild pipeline --format json``)."""
         means = self.evaluation.means()
         return {
-            "database": _hide_password(self.database_url),
+            "database": displayed_url(self.database_url),
             "inputs": [
                 {
                     "kind": i.kind,
@@ -176,13 +156,6 @@ class PipelineResult:
 Log = Callable[[str], None]
 
 
-def _hide_password(url: str) -> str:
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:  # a URL we cannot parse is shown as given
-        return url
-
-
 def open_pipeline_store(config: PipelineConfig, db_url: str | None = None) -> Engine:
     """Open the pipeline's store.
 
@@ -193,65 +166,21 @@ def open_pipeline_store(config: PipelineConfig, db_url: str | None = None) -> En
     run ``orlbuild db upgrade``.
     """
     if db_url is None and config.database_is_sqlite_file:
-        Path(config.database_url[len(_SQLITE_PREFIX) :]).parent.mkdir(parents=True, exist_ok=True)
-        upgrade(config.database_url)
-        return open_store(config.database_url)
-    return open_store(db_url or config.database_url, upgrade_if_empty=True)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return open_database(config.database_url, create_sqlite_file=True)
+    return open_database(db_url or config.database_url)
 
 
 def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> IngestedInput:
-    """Ingest one input unless identical content is already stored (checked by SHA-256 first)."""
-    existing = find_batch(engine, spec.collection, spec.kind, _sha256(spec.path))
-    if existing is not None:
-        if spec.kind == "run" and existing.system != spec.system:
-            raise ConfigError(
-                f"{spec.path}: this run is already stored as system {existing.system!r} "
-                f"(batch {existing.id}), not {spec.system!r}; fix the config or delete the batch"
-            )
-        return IngestedInput(
-            spec.kind,
-            spec.path,
-            spec.collection,
-            spec.system,
-            existing.id,
-            False,
-            existing.row_count,
-        )
-    size = spec.path.stat().st_size
-    with ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet) as bars:
-        result = ingest_file(
-            engine,
-            spec.kind,
-            spec.path,
-            collection=spec.collection,
-            fmt=None if spec.format is None else InputFormat(spec.format),
-            system=spec.system,
-            on_progress=bars.read,
-            on_write=bars.write,
-        )
-    return IngestedInput(
+    """Ingest one ``[[inputs]]`` entry unless identical content is already stored."""
+    return ingest_unless_stored(
+        engine,
         spec.kind,
         spec.path,
-        spec.collection,
-        spec.system,
-        result.batch_id,
-        result.created,
-        result.rows,
-        tuple(result.warnings),
+        collection=spec.collection,
+        system=spec.system,
+        fmt=spec.format,
+        progress=lambda size: ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet),
     )
-
-
-def _parameters(spec: BuildSpec) -> BuildParameters:
-    options = {k: v for k, v in spec.parameters.items() if k != "on_error"}
-    return BuildParameters(source=spec.source, method=spec.method, **options)
 
 
 def build_orls_for(
@@ -261,27 +190,15 @@ def build_orls_for(
 
     The per-query work runs on ``executor`` (default serial; ``[execution]``).
     """
-    params = _parameters(spec)
-    record = reusable_build(
+    record, reused = build_or_reuse(
         engine,
-        spec.name,
-        params,
+        spec.builder_parameters(),
+        name=spec.name,
         collection=spec.collection,
-        failures_allowed=spec.parameters.get("on_error") == "skip",
+        on_error=spec.on_error,
+        progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
+        executor=executor,
     )
-    reused = record is not None
-    if record is None:
-        on_error = spec.parameters.get("on_error", OnError.stop)
-        build_id, _, _ = build_and_store(
-            engine,
-            params,
-            collection=spec.collection,
-            name=spec.name,
-            on_error=on_error,
-            progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
-            executor=executor,
-        )
-        record = get_build(engine, build_id)
     orls = load_query_orls(engine, record.id)
     failed = tuple(build_failures(engine, record.id))
     return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
@@ -332,7 +249,7 @@ def run_pipeline(
         executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
     # Follow-up commands (`orlbuild --db URL status`, ...) need the same database.
-    say(f"database: {_hide_password(url)}")
+    say(f"database: {displayed_url(url)}")
     if executor.kind is not ExecutorKind.SERIAL:
         say(f"builds run on {executor.describe()}")
     try:

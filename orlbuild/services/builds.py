@@ -49,6 +49,7 @@ __all__ = [
     "BuildQuality",
     "assess_build",
     "build_and_store",
+    "build_or_reuse",
     "load_query_orls",
     "override_build",
     "reusable_build",
@@ -490,3 +491,43 @@ def _int_or_none(value: Any) -> int | None:
 
 def _none(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
+
+
+def build_or_reuse(
+    engine: Engine,
+    params: BuildParameters,
+    *,
+    name: str,
+    collection: str = DEFAULT_COLLECTION,
+    on_error: str = "stop",
+    progress: Progress | None = None,
+    executor: Executor | None = None,
+) -> tuple[BuildRecord, bool]:
+    """The newest build named ``name`` when :func:`reusable_build` allows, else a new one.
+
+    A new build is made by :func:`build_and_store` (what ``orlbuild build``
+    runs); parameters as there. A build with failed queries is reused only
+    with ``on_error="skip"``.
+
+    Returns
+    -------
+    record : BuildRecord
+        The build reused or made.
+    reused : bool
+        Whether it was reused.
+    """
+    record = reusable_build(
+        engine, name, params, collection=collection, failures_allowed=on_error == "skip"
+    )
+    if record is not None:
+        return record, True
+    build_id, _, _ = build_and_store(
+        engine,
+        params,
+        collection=collection,
+        name=name,
+        on_error=on_error,
+        progress=progress,
+        executor=executor,
+    )
+    return get_build(engine, build_id), False

@@ -8,11 +8,16 @@ and the pipeline's scoring step (README, "Comparing many systems"):
    :func:`scoring.evaluate_run` (README, "Conventions and caveats");
    :func:`score_and_save` also keeps the result for ``orlbuild results``;
 2. **panels** - the per-query scores of several systems laid out as one
-   paired panel per measure (:func:`panels_from_scores`);
-3. **tests** - every pair per measure (:func:`compare_panels`);
-4. **power** - power and stability per measure (:func:`power_for_panels`),
-   its budgets on a local process pool or a Dask cluster when an
-   :class:`~orlbuild.services.executor.Executor` is given.
+   paired panel per measure (:func:`panels_for_systems` scores stored runs
+   and lays them out with :func:`orlbuild.services.comparisons.panels_from_scores`);
+3. **tests** - every pair per measure
+   (:func:`orlbuild.services.comparisons.compare_panels`);
+4. **power** - power and stability per measure
+   (:func:`orlbuild.services.comparisons.power_for_panels`).
+
+Steps 2-4 live in :mod:`orlbuild.services.comparisons` (no store, so
+``orlbuild eval --compare`` takes the same path on files); their names are
+re-exported here.
 
 Every front end goes through these functions, so a panel, a test and a power
 curve are computed the same way whichever command asked for them. The store
@@ -23,16 +28,22 @@ here so that the front ends reach the store through this module only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError, StoreError
-from orlbuild.services.executor import Executor, ExecutorKind, map_ordered
+from orlbuild.services.comparisons import (
+    compare_panels,
+    compare_scores,
+    panels_from_scores,
+    power_budgets,
+    power_for_panels,
+    power_steps,
+)
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import (
@@ -47,7 +58,6 @@ if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command sco
     from scoring import ORL, EvaluationResult
     from scoring.evaluate import Missing
     from scoring.run import ScorePrecision
-    from scoring.statistics import PowerResult, ProgressCallback, SystemComparison
 
 __all__ = [
     "NAMED_IDS",
@@ -58,6 +68,7 @@ __all__ = [
     "check_measures_fit_build",
     "check_query_overlap",
     "compare_panels",
+    "compare_scores",
     "list_evaluations",
     "load_evaluation",
     "missing_queries_note",
@@ -396,62 +407,6 @@ class SystemPanels:
     scores: dict[str, SystemScores]
 
 
-def panels_from_scores(
-    per_query: Mapping[str, pd.DataFrame],
-    measures: Sequence[str],
-    *,
-    undefined: Literal["error", "drop"] = "error",
-) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """Lay per-system scores out as one paired panel per measure.
-
-    Parameters
-    ----------
-    per_query
-        System -> per-query scores (rows: queries, columns: measures).
-    measures
-        The measures to lay out.
-    undefined
-        A measure without any query that every system scored with a defined
-        value (e.g. Kendall tau when no run retrieves the ORL's items):
-        ``error`` raises, ``drop`` leaves the measure out (the report).
-
-    Returns
-    -------
-    panels : dict of str to pandas.DataFrame
-        :func:`scoring.statistics.score_panels`: the queries every system
-        scored with a defined value, in the first system's order.
-    notes : list of str
-        One per measure whose panel lost queries, saying how many.
-
-    Raises
-    ------
-    ConfigError
-        ``undefined="error"`` and a measure has an empty panel.
-    """
-    from scoring.statistics import score_panels
-
-    panels = score_panels(per_query, measures)
-    longest = max((len(frame) for frame in per_query.values()), default=0)
-    notes: list[str] = []
-    kept: dict[str, pd.DataFrame] = {}
-    for measure, panel in panels.items():
-        if panel.empty:
-            if undefined == "drop":
-                continue
-            raise ConfigError(
-                f"no query has a defined {measure} for every system (with --missing skip, "
-                "only queries all runs answer count); leave it out or use --missing zero"
-            )
-        if len(panel) < longest:
-            notes.append(
-                f"{measure}: {longest - len(panel)} queries left out (not scored by every "
-                "system, or undefined); paired tests use the other "
-                f"{len(panel)}"
-            )
-        kept[measure] = panel
-    return kept, notes
-
-
 def panels_for_systems(
     bind: Bind,
     build: str | int,
@@ -488,151 +443,3 @@ def panels_for_systems(
         undefined=undefined,
     )
     return SystemPanels(next(iter(scored.values())).build, panels, notes + dropped, scored)
-
-
-def compare_panels(
-    panels: Mapping[str, pd.DataFrame],
-    *,
-    test: str | None = None,
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int = 0,
-) -> SystemComparison:
-    """Every pair of systems tested per measure (README, "Comparing many systems").
-
-    Parameters are those of :func:`scoring.statistics.system_comparison`:
-    ``None`` test is the studentized step-down Tukey HSD (``max-t``) for more
-    than two systems, else the paired randomization test; ``None`` correction
-    is Holm (none with ``max-t`` and ``tukey-hsd``).
-    """
-    from scoring.statistics import system_comparison
-
-    return system_comparison(
-        dict(panels),
-        test=test,
-        permutations=permutations,
-        correction=correction,
-        alpha=alpha,
-        seed=seed,
-    )
-
-
-def power_budgets(
-    panels: Mapping[str, pd.DataFrame],
-    budgets: Sequence[int] | None,
-    *,
-    fit: bool = False,
-) -> dict[str, list[int]]:
-    """The query budgets of each measure's power analysis.
-
-    Parameters
-    ----------
-    panels
-        Measure -> paired panel.
-    budgets
-        The budgets asked for; ``None``: :func:`scoring.statistics.default_budgets`
-        of each panel's number of queries.
-    fit
-        Leave out the budgets larger than a panel's queries (a larger subset
-        cannot be drawn) instead of letting the power analysis refuse them;
-        :class:`ConfigError` when none is left.
-
-    Returns
-    -------
-    dict of str to list of int
-        Measure -> budgets.
-    """
-    from scoring.statistics import default_budgets
-
-    plan: dict[str, list[int]] = {}
-    for measure, panel in panels.items():
-        if budgets is None:
-            plan[measure] = default_budgets(len(panel))
-        elif fit:
-            fitting = [b for b in budgets if b <= len(panel)]
-            if not fitting:
-                raise ConfigError(
-                    f"power budgets {list(budgets)} are all larger than the {len(panel)} "
-                    f"queries of {measure}'s panel"
-                )
-            plan[measure] = fitting
-        else:
-            plan[measure] = list(budgets)
-    return plan
-
-
-def power_steps(plan: Mapping[str, Sequence[int]], subsamples: int) -> int:
-    """Progress steps of :func:`power_for_panels` over the budgets of :func:`power_budgets`."""
-    from scoring.statistics import power_analysis_steps
-
-    return sum(power_analysis_steps(len(budgets), subsamples) for budgets in plan.values())
-
-
-def power_for_panels(
-    panels: Mapping[str, pd.DataFrame],
-    plan: Mapping[str, Sequence[int]],
-    *,
-    subsamples: int = 300,
-    permutations: int = 1000,
-    alpha: float = 0.05,
-    test: str | Mapping[str, str] | None = None,
-    seed: int = 0,
-    executor: Executor | None = None,
-    advance: ProgressCallback | None = None,
-) -> dict[str, PowerResult]:
-    """Power@n, N80, discriminative power and stability of every measure in ``plan``.
-
-    Parameters
-    ----------
-    panels
-        Measure -> paired panel (:func:`panels_from_scores`).
-    plan
-        Measure -> budgets (:func:`power_budgets`); its order is the output's.
-    subsamples, permutations, alpha, seed
-        As in :func:`scoring.statistics.power_analysis`.
-    test
-        One test for every measure (``None``: by the number of systems), or
-        measure -> the test it was compared with.
-    executor
-        Where the budgets run (default: serially). Each budget draws from its
-        own random stream, so the figures are identical for any executor.
-    advance
-        Progress callback; the total is :func:`power_steps`.
-
-    Returns
-    -------
-    dict of str to scoring.statistics.PowerResult
-    """
-    from scoring.statistics import power_analysis
-
-    results: dict[str, PowerResult] = {}
-    for measure, budgets in plan.items():
-        chosen = test.get(measure) if isinstance(test, Mapping) else test
-        results[measure] = power_analysis(
-            panels[measure],
-            budgets=budgets,
-            subsamples=subsamples,
-            permutations=permutations,
-            alpha=alpha,
-            test=chosen,
-            seed=seed,
-            progress=advance,
-            mapper=_budget_mapper(executor, advance, subsamples),
-        )
-    return results
-
-
-def _budget_mapper(
-    executor: Executor | None, advance: ProgressCallback | None, subsamples: int
-) -> Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None:
-    """``map_ordered`` on ``executor``, one budget = ``subsamples`` steps; ``None``: serial."""
-    if executor is None or executor.kind is ExecutorKind.SERIAL:
-        return None
-    counted = None if advance is None else partial(_advance_budgets, advance, subsamples)
-    return partial(map_ordered, executor=executor, advance=counted, chunk_size=1)
-
-
-def _advance_budgets(advance: ProgressCallback, subsamples: int, budgets: int) -> None:
-    """Report ``budgets`` finished budgets as their subsamples."""
-    advance(budgets * subsamples)

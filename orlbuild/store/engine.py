@@ -26,6 +26,7 @@ from orlbuild.errors import StoreError
 __all__ = [
     "SQLITE_BUSY_TIMEOUT_MS",
     "Bind",
+    "Engine",
     "as_utc",
     "connect",
     "create_store_engine",
@@ -42,6 +43,8 @@ SQLITE_BUSY_TIMEOUT_MS = 120_000
 SQLITE_CACHE_KIB = 65_536
 
 #: Anything the read API accepts: an engine, an open connection or an ORM session.
+#: ``Engine`` (SQLAlchemy's) is re-exported so that the front ends can name the store's
+#: handle without importing SQLAlchemy (tests/test_layer_boundaries.py).
 Bind = Engine | Connection | Session
 
 _BEGIN_OPTION = "orlbuild_sqlite_begin"

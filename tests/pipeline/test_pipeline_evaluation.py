@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
-from orlbuild.pipeline.evaluation import (
+from orlbuild.services.build_evaluation import (
     BuildEvaluation,
     compare_panels,
     compare_scores,

@@ -22,7 +22,8 @@ FRONT_ENDS = [
     "orlbuild/cli/report.py",
     "orlbuild/cli/results.py",
     "orlbuild/cli/score_tables.py",
-    "orlbuild/pipeline/evaluation.py",
+    "orlbuild/pipeline/runner.py",
+    "orlbuild/services/build_evaluation.py",
 ]
 
 

@@ -17,7 +17,7 @@ from evaluation_store import evaluation_store
 from store_cli import cli, cli_json
 
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
-from orlbuild.pipeline.evaluation import evaluate_stored_build
+from orlbuild.services.build_evaluation import evaluate_stored_build
 from orlbuild.services.evaluations import (
     compare_panels,
     panels_for_systems,

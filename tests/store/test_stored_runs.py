@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orlbuild.errors import InputError, StoreError
-from orlbuild.pipeline.evaluation import evaluate_stored_build
+from orlbuild.services.build_evaluation import evaluate_stored_build
 from orlbuild.store import list_systems, open_store
 from scoring import ORL, evaluate
 from tests.ingest.conftest import run_cli, store_counts

@@ -1,10 +1,12 @@
-"""Score systems against a stored build, compare them, and (optionally) measure power.
+"""Evaluate a stored build: score every system against it, compare them, measure power.
 
-This is the part of the pipeline after the ORLs exist; ``orlbuild report`` runs
-it too. Scoring, panels, tests and power all go through
-:mod:`orlbuild.services.evaluations` (the same path as ``orlbuild score``,
-``compare`` and ``power``); this module turns the pipeline's settings into
-those calls and holds the result the report renders.
+The use case behind ``orlbuild report`` and the pipeline's score, compare and
+power steps. Scoring goes through :mod:`orlbuild.services.evaluations`, panels,
+tests and power through :mod:`orlbuild.services.comparisons` (the same path
+as ``orlbuild score``, ``compare`` and ``power``); this module turns the test
+and power settings (:class:`CompareSpec`, :class:`PowerSpec`, the pipeline's
+``[compare]`` and ``[power]`` tables) into those calls and holds the result
+the report renders.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ import pandas as pd
 
 from orlbuild.builders.records import QueryORL
 from orlbuild.errors import ConfigError
-from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.report import ReportData
-from orlbuild.services import evaluations as service
+from orlbuild.services import comparisons as service
 from orlbuild.services.builds import load_query_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
 from orlbuild.services.executor import Executor
@@ -36,16 +37,18 @@ from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
-    SignificanceTest,
     SystemComparison,
     TestPlan,
 )
+from scoring.vocabulary import CorrectionName, SignificanceTest
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 __all__ = [
     "BuildEvaluation",
+    "CompareSpec",
+    "PowerSpec",
     "build_failures",
     "build_metadata",
     "compare_panels",
@@ -55,6 +58,45 @@ __all__ = [
 ]
 
 Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """Pairwise significance tests between the scored systems (the pipeline's ``[compare]``).
+
+    ``None`` test: ``max-t`` for more than two systems, else
+    ``randomization``; ``None`` correction: ``holm`` (none with ``max-t`` or
+    ``tukey-hsd``).
+    A parsed config resolves both for its systems.
+    """
+
+    test: SignificanceTest | None = None
+    permutations: int = 1000
+    correction: CorrectionName | None = None
+    alpha: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        # plain strings (the Literal type of earlier versions) become the enums
+        try:
+            if self.test is not None:
+                object.__setattr__(self, "test", SignificanceTest(self.test))
+            if self.correction is not None:
+                object.__setattr__(self, "correction", CorrectionName(self.correction))
+        except ValueError as exc:
+            raise ConfigError(f"[compare]: {exc}") from None
+
+
+@dataclass(frozen=True)
+class PowerSpec:
+    """Optional power and stability analysis (the pipeline's ``[power]``)."""
+
+    budgets: tuple[int, ...]
+    subsamples: int = 300
+    permutations: int = 1000
+    alpha: float = 0.05
+    seed: int = 0
+    measures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -280,7 +322,7 @@ def compare_panels(
 
 
 def _compare(panels: Mapping[str, pd.DataFrame], compare: CompareSpec) -> SystemComparison:
-    """:func:`orlbuild.services.evaluations.compare_panels` with the pipeline's settings."""
+    """:func:`orlbuild.services.comparisons.compare_panels` with the settings of ``compare``."""
     return service.compare_panels(
         panels,
         test=None if compare.test is None else compare.test.value,
@@ -399,7 +441,7 @@ def evaluate_stored_build(
         Compare run scores as ``float32`` (default) or ``float64`` (README,
         "Score precision").
     compare
-        Test settings (default :class:`~orlbuild.pipeline.config.CompareSpec`).
+        Test settings (default :class:`CompareSpec`).
     power
         When given, power and stability per measure.
     progress

@@ -1,0 +1,134 @@
+"""Audits of stored builds: their tie decisions with intervals, and auditor overrides.
+
+The use cases behind ``orlbuild audit [BUILD]`` and ``orlbuild audit override``:
+read the decisions (:mod:`orlbuild.store.builds`), summarise how each query
+was tiered (:func:`orlbuild.services.builds.tiering_by_query`), and derive a
+build by an override (:func:`orlbuild.services.builds.override_build`). The
+CLI only renders the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from orlbuild.services.builds import override_build, tiering_by_query
+from orlbuild.store.builds import BuildRecord, get_build, list_builds, load_build_entries
+from orlbuild.store.builds import load_tie_decisions as _load_tie_decisions
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from orlbuild.store.engine import Bind
+
+__all__ = ["OVERRIDE_COLUMNS", "BuildAudit", "audit_builds", "derive_override"]
+
+#: Columns of :attr:`BuildAudit.overrides`.
+OVERRIDE_COLUMNS = ["build", "query", "action", "argument", "reason", "created_by", "created_at"]
+
+
+@dataclass(frozen=True)
+class BuildAudit:
+    """How the tiers of some builds were decided, and the overrides behind derived builds.
+
+    Attributes
+    ----------
+    summary
+        One row per (build, query): :data:`orlbuild.services.builds.TIERING_COLUMNS`.
+    decisions
+        Every tie decision, newest build first, with the leader's and the
+        item's 95% intervals (``leader_low``, ``leader_high``, ``item_low``,
+        ``item_high``).
+    overrides
+        :data:`OVERRIDE_COLUMNS`, ``created_at`` as text.
+    """
+
+    summary: pd.DataFrame
+    decisions: pd.DataFrame
+    overrides: pd.DataFrame
+
+
+def audit_builds(
+    bind: Bind, build: str | int | None = None, query: str | None = None
+) -> BuildAudit:
+    """The tie decisions of one build (id or name) or of every build, and their overrides.
+
+    Parameters
+    ----------
+    bind
+        The store.
+    build
+        Build id or name; ``None``: every stored build.
+    query
+        Only this query.
+    """
+    ids = [get_build(bind, build).id] if build else list_builds(bind)["id"].tolist()
+    records = {i: get_build(bind, i) for i in ids}
+    parameters = {i: r.parameters for i, r in records.items()}
+    summary, decisions = tiering_by_query(_load_tie_decisions(bind, ids, query), parameters)
+    decisions = _with_intervals(bind, decisions)
+    overrides = pd.DataFrame(
+        [{"build": i, **o} for i, r in records.items() for o in r.overrides],
+        columns=OVERRIDE_COLUMNS,
+    )
+    if query is not None:
+        overrides = overrides[overrides["query"] == query]
+    overrides["created_at"] = overrides["created_at"].astype(str)
+    return BuildAudit(summary, decisions, overrides)
+
+
+def _with_intervals(bind: Bind, decisions: pd.DataFrame) -> pd.DataFrame:
+    """Add the leader's and the item's 95% intervals to each decision."""
+    parts = []
+    for build_id in decisions["build"].unique().tolist():
+        part = decisions[decisions["build"] == build_id]
+        entries = load_build_entries(bind, int(build_id))[["query", "item", "low", "high"]]
+        leader = entries.rename(
+            columns={"item": "leader", "low": "leader_low", "high": "leader_high"}
+        )
+        item = entries.rename(columns={"low": "item_low", "high": "item_high"})
+        parts.append(
+            part.merge(leader, on=["query", "leader"], how="left").merge(
+                item, on=["query", "item"], how="left"
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else decisions
+
+
+def derive_override(
+    engine: Engine,
+    build: str | int,
+    *,
+    query: str,
+    reason: str,
+    merge_tier: int | None = None,
+    split_at: str | None = None,
+    by: str | None = None,
+) -> tuple[BuildRecord, dict[str, Any]]:
+    """Derive a build from ``build`` with one override; ``build`` stays untouched.
+
+    Parameters are those of :func:`orlbuild.services.builds.override_build`.
+
+    Returns
+    -------
+    record : BuildRecord
+        The new build.
+    override : dict
+        ``build, parent, query, action, argument, reason, by``: what was done, by whom.
+    """
+    new_id = override_build(
+        engine, build, query=query, reason=reason, merge_tier=merge_tier, split_at=split_at, by=by
+    )
+    record = get_build(engine, new_id)
+    override = {
+        "build": new_id,
+        "parent": record.parent_id,
+        "query": query,
+        "action": "merge-tiers" if merge_tier is not None else "split-at",
+        "argument": merge_tier if merge_tier is not None else split_at,
+        "reason": reason,
+        "by": record.created_by,
+    }
+    return record, override

@@ -1,0 +1,63 @@
+"""The pipeline's ingest step: a file already stored is found by its content hash, unread."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from orlbuild.errors import ConfigError
+from orlbuild.ingest.source import Source, file_sha256
+from orlbuild.services.ingests import ingest_unless_stored
+from orlbuild.store import open_store
+
+SAMPLE = Path(__file__).parents[2] / "sample_data"
+
+
+class _Bars:
+    def read(self, n: int = 1) -> None:
+        pass
+
+    def write(self, n: int, total: int) -> None:
+        pass
+
+
+def test_the_hash_is_the_one_ingest_stores_also_for_compressed_files(tmp_path: Path) -> None:
+    plain = SAMPLE / "runs" / "bm25.trec"
+    packed = tmp_path / "bm25.trec.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    source = Source(str(packed))
+    for _ in source.lines():
+        pass
+    assert file_sha256(packed) == source.sha256 == file_sha256(plain)
+
+
+def test_a_stored_file_is_skipped_without_being_read(migrated_db_url: str, tmp_path: Path) -> None:
+    opened: list[int] = []
+
+    @contextmanager
+    def progress(size: int) -> Iterator[_Bars]:
+        opened.append(size)
+        yield _Bars()
+
+    run = tmp_path / "bm25.trec.gz"
+    run.write_bytes(gzip.compress((SAMPLE / "runs" / "bm25.trec").read_bytes()))
+    engine = open_store(migrated_db_url)
+    try:
+        first = ingest_unless_stored(
+            engine, "run", run, collection="c", system="bm25", progress=progress
+        )
+        again = ingest_unless_stored(
+            engine, "run", run, collection="c", system="bm25", progress=progress
+        )
+        with pytest.raises(ConfigError, match="already stored as system 'bm25'"):
+            ingest_unless_stored(engine, "run", run, collection="c", system="other")
+    finally:
+        engine.dispose()
+    assert first.created and first.rows > 0
+    assert (again.created, again.batch_id, again.rows) == (False, first.batch_id, first.rows)
+    assert "skipped run bm25.trec.gz (bm25): already stored as batch" in again.message
+    assert opened == [run.stat().st_size]  # the second call never opened the file for reading

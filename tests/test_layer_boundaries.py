@@ -1,0 +1,99 @@
+"""What each layer may import (README, "Development"), checked on the source.
+
+The store's own rule is ``tests/store/test_layer_boundary.py`` and the scoring
+core's ``tests/scoring/test_package_boundary.py``; this file checks the layers
+above them the same way: every ``import`` statement of every module, at
+module level, inside functions and under ``TYPE_CHECKING`` alike (a type-only
+import still ties a layer to another), relative imports resolved.
+
+Exemptions, each with its reason:
+
+- ``orlbuild/ingest/file_ingest.py`` is the one ingest module that writes the
+  store (it reads, validates and stores a file in one transaction); the other
+  ingest modules only read files.
+"""
+
+from __future__ import annotations
+
+import pytest
+from layers import HIGHER, PACKAGE, ROOT, Rule, imported_modules, offenders
+
+RULES = [
+    Rule(
+        "builders compute: no store, services, pipeline or CLI",
+        ("builders",),
+        (*HIGHER, "sqlalchemy"),
+    ),
+    Rule(
+        "ingest readers read files: no store, services, pipeline or CLI",
+        ("ingest", "trec_reader.py"),
+        (*HIGHER, "sqlalchemy"),
+        exempt=("orlbuild/ingest/file_ingest.py",),
+    ),
+    Rule(
+        "the report renders: no store, services, pipeline or CLI",
+        ("report",),
+        (*HIGHER, "sqlalchemy"),
+    ),
+    Rule(
+        "ORL files are read and written without the store, services or CLI",
+        ("orl_io",),
+        ("orlbuild.store", "orlbuild.services", "orlbuild.cli", "sqlalchemy"),
+    ),
+    Rule(
+        "services serve the front ends: no CLI, no pipeline",
+        ("services",),
+        ("orlbuild.cli", "orlbuild.pipeline"),
+    ),
+    Rule("the CLI reaches SQL only through the store", ("cli",), ("sqlalchemy", "alembic")),
+    Rule(
+        "the pipeline is service calls: no store, no SQLAlchemy",
+        ("pipeline",),
+        ("orlbuild.store", "sqlalchemy", "alembic"),
+    ),
+]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.folders[0] for r in RULES])
+def test_each_layer_imports_only_what_it_may(rule: Rule) -> None:
+    modules = rule.modules()
+    assert modules, rule.name  # the rule sees the layer's files
+    assert offenders(rule, modules) == [], rule.name
+
+
+def test_the_exemptions_are_still_needed() -> None:
+    """An exempt module that no longer imports a forbidden layer loses its exemption."""
+    for rule in RULES:
+        for exempt in rule.exempt:
+            assert offenders(rule, [ROOT / exempt]), f"{exempt} no longer needs its exemption"
+
+
+@pytest.mark.parametrize(
+    ("folder", "source", "expected"),
+    [
+        ("builders", "from orlbuild.store.builds import get_build", True),
+        ("builders", "from ..services import builds", True),
+        ("builders", "def f():\n    from orlbuild.cli import main", True),
+        ("builders", "from orlbuild.builders.records import QueryORL", False),
+        ("ingest", "if TYPE_CHECKING:\n    from sqlalchemy import Engine", True),
+        ("ingest", "from ..store.batches import NAME_COLUMNS", True),
+        ("ingest", "from .source import InputFormat", False),
+        ("report", "import orlbuild.pipeline.runner", True),
+        ("report", "from scoring.statistics import PowerResult", False),
+        ("orl_io", "from orlbuild import services", True),
+        ("orl_io", "from orlbuild.ingest.kinds import DuplicatePolicy", False),
+        ("services", "from orlbuild.pipeline.config import CompareSpec", True),
+        ("services", "from ..cli.render import emit", True),
+        ("services", "from orlbuild.store.builds import get_build", False),
+        ("cli", "import sqlalchemy.exc", True),
+        ("cli", "from orlbuild.services.orls import show_build", False),
+        ("pipeline", "from orlbuild.store import open_store", True),
+        ("pipeline", "from sqlalchemy.engine import make_url", True),
+        ("pipeline", "from orlbuild.services.builds import build_or_reuse", False),
+    ],
+)
+def test_the_check_sees_every_form_of_import(folder: str, source: str, expected: bool) -> None:
+    rule = next(r for r in RULES if r.folders[0] == folder)
+    probe = PACKAGE / folder / "_probe.py"  # never written: only its place in the package counts
+    found = [m for _, m in imported_modules(probe, source) if rule.breaks(m)]
+    assert bool(found) is expected, (folder, source, found)
