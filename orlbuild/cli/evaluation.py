@@ -21,7 +21,7 @@ from orlbuild.cli.options import (
 )
 from orlbuild.cli.render import emit
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import COMPRESSED_SUFFIXES, InputFormat, sniff_trec
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, InputFormat, sniff_trec
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
@@ -84,9 +84,13 @@ def eval_command(
     parse_measures(measure)  # report every bad name at once, before reading any file
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     names = system_names(run_files)
+    together = _read_together(run_files, run_format)
     evaluations = {}
-    for name, run_file in zip(names, run_files, strict=True):
-        run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
+    for i, (name, run_file) in enumerate(zip(names, run_files, strict=True)):
+        if together is not None:
+            run = together[i]
+        else:
+            run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
         evaluations[name] = _evaluate_file(
             orls, run, measure, missing.literal, score_precision.value, str(run_file)
         )
@@ -101,6 +105,30 @@ def eval_command(
         title=f"{len(evaluations)} runs vs {orl_file.name}",
         compare={"permutations": permutations, "alpha": alpha, "seed": seed} if compare else None,
     )
+
+
+def _read_together(run_files: list[Path], fmt: InputFormat | None) -> list[pd.DataFrame] | None:
+    """Several TREC runs read in one C pass, as ``read_run_file`` would read each; else ``None``.
+
+    ``None`` (each file is then read on its own, errors named exactly) unless
+    there are several runs, all regular files in TREC run format (forced by
+    ``--run-format trec`` or recognised by content), and
+    :func:`orlbuild.trec_reader.fast_trec_frames` accepts them all.
+    """
+    from orlbuild.orl_files import first_line
+    from orlbuild.trec_reader import fast_trec_frames
+
+    if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
+        return None
+    for path in run_files:
+        if str(path) == STDIN or not path.is_file():
+            return None
+        if fmt is None and sniff_trec(first_line(path)) is not InputFormat.trec:
+            return None
+    frames = fast_trec_frames(run_files)
+    if frames is None:
+        return None
+    return [frame[["query", "item", "score"]] for frame in frames]
 
 
 def _evaluate_file(
