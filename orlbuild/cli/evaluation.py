@@ -90,7 +90,13 @@ def eval_command(
         if together is not None:
             run = together[i]
         else:
-            run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
+            run = read_run_file(
+                run_file,
+                fmt=run_format,
+                duplicates=duplicates,
+                notes=notes,
+                score_precision=score_precision,
+            )
         evaluations[name] = _evaluate_file(
             orls, run, measure, missing.literal, score_precision.value, str(run_file)
         )
