@@ -85,21 +85,27 @@ def eval_command(
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     names = system_names(run_files)
     together = _read_together(run_files, run_format)
-    evaluations = {}
-    for i, (name, run_file) in enumerate(zip(names, run_files, strict=True)):
-        if together is not None:
-            run = together[i]
-        else:
-            run = read_run_file(
-                run_file,
-                fmt=run_format,
-                duplicates=duplicates,
-                notes=notes,
-                score_precision=score_precision,
-            )
-        evaluations[name] = _evaluate_file(
-            orls, run, measure, missing.literal, score_precision.value, str(run_file)
+    evaluations = None
+    if together is not None:
+        evaluations = _evaluate_together(
+            orls, together, names, measure, missing.literal, score_precision.value
         )
+    if evaluations is None:
+        evaluations = {}
+        for i, (name, run_file) in enumerate(zip(names, run_files, strict=True)):
+            if together is not None:
+                run = together[i]
+            else:
+                run = read_run_file(
+                    run_file,
+                    fmt=run_format,
+                    duplicates=duplicates,
+                    notes=notes,
+                    score_precision=score_precision,
+                )
+            evaluations[name] = _evaluate_file(
+                orls, run, measure, missing.literal, score_precision.value, str(run_file)
+            )
     if len(evaluations) == 1:
         _emit_one(next(iter(evaluations.values())), notes, per_query, fmt, run_files[0], orl_file)
         return
@@ -135,6 +141,35 @@ def _read_together(run_files: list[Path], fmt: InputFormat | None) -> list[pd.Da
     if frames is None:
         return None
     return [frame[["query", "item", "score"]] for frame in frames]
+
+
+def _evaluate_together(
+    orls: Any,
+    runs: list[pd.DataFrame],
+    names: list[str],
+    measures: list[str],
+    missing: str,
+    precision: str,
+) -> dict[str, EvaluationResult] | None:
+    """:func:`scoring.evaluate.evaluate_runs` by system name; ``None`` when a run fails.
+
+    On ``None`` the caller scores each run on its own, so that the error names
+    the run file.
+    """
+    from scoring import ScoringError
+    from scoring.evaluate import evaluate_runs
+
+    try:
+        results = evaluate_runs(
+            orls,
+            runs,
+            measures,
+            missing=missing,  # type: ignore[arg-type]
+            score_precision=precision,  # type: ignore[arg-type]
+        )
+    except ScoringError:
+        return None
+    return dict(zip(names, results, strict=True))
 
 
 def _evaluate_file(
