@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.ingest.source import InputFormat, open_input
+from scoring.run import CodedRuns
 
-__all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames"]
+__all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames", "fast_trec_runs"]
 
 #: Longest identifier the store accepts (``orlbuild.store.models.NAME_LENGTH``;
 #: repeated here so that ``orlbuild eval`` does not import SQLAlchemy, and
@@ -106,33 +107,10 @@ def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
     list of pandas.DataFrame or None
         One frame per path, equal to :func:`fast_trec_frame`'s for that file.
     """
-    chunks, lines = [], []
-    try:
-        for path in paths:
-            with path.open("rb") as raw, open_input(raw) as stream:
-                data = stream.read()
-            data = data.removeprefix(_BOM)  # the C parser drops a BOM at the start only
-            if not data.strip() or data.count(b"\r") != data.count(b"\r\n"):
-                return None  # empty, or a lone carriage return: the line count would be off
-            if not data.endswith(b"\n"):
-                data += b"\n"
-            chunks.append(data)
-            lines.append(data.count(b"\n"))
-        frame = _parse(io.BytesIO(b"".join(chunks)), InputFormat.trec)
-    except _READ_ERRORS:
+    many = _read_many(paths)
+    if many is None:
         return None
-    # A blank line is skipped, never split: each file gives at most one row per
-    # line, so equal totals mean every file gave exactly one row per line.
-    if frame is None or len(frame) != sum(lines):
-        return None
-    coded = _coded_ids(frame)
-    if coded is None:
-        return None
-    (query_codes, queries), (item_codes, items) = coded
-    bounds = np.cumsum([0, *lines])
-    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
-    if not _unique_pairs(files, query_codes, item_codes):
-        return None
+    frame, (query_codes, queries), (item_codes, items), bounds = many
     frames = []
     for start, stop in itertools.pairwise(bounds.tolist()):
         # Each file's own categories, in order of first appearance (as fast_trec_frame).
@@ -150,6 +128,74 @@ def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
             )
         )
     return frames
+
+
+def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
+    """Many TREC runs read as :func:`fast_trec_frames` reads them, kept as shared codes.
+
+    For scoring them all at once (:func:`scoring.evaluate.evaluate_runs`)
+    without building a table per file.
+
+    Parameters
+    ----------
+    paths
+        As for :func:`fast_trec_frames`.
+
+    Returns
+    -------
+    scoring.run.CodedRuns or None
+        Run ``i`` is ``paths[i]``; ``None`` exactly when :func:`fast_trec_frames`
+        returns ``None``.
+    """
+    many = _read_many(paths)
+    if many is None:
+        return None
+    frame, (query_codes, queries), (item_codes, items), bounds = many
+    return CodedRuns(
+        runs=np.repeat(np.arange(len(paths), dtype=np.int64), np.diff(bounds)),
+        query_codes=query_codes.astype(np.int64),
+        queries=queries,
+        item_codes=item_codes.astype(np.int64),
+        items=items,
+        scores=frame["score"].to_numpy(dtype=np.float64),
+        n_runs=len(paths),
+    )
+
+
+_Coded = tuple[np.ndarray, np.ndarray]
+
+
+def _read_many(
+    paths: Sequence[Path],
+) -> tuple[pd.DataFrame, _Coded, _Coded, np.ndarray] | None:
+    """The joined parse of :func:`fast_trec_frames`: the rows, their id codes, file bounds."""
+    chunks, lines = [], []
+    try:
+        for path in paths:
+            with path.open("rb") as raw, open_input(raw) as stream:
+                data = stream.read()
+            data = data.removeprefix(_BOM)  # the C parser drops a BOM at the start only
+            if not data.strip() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
+                return None  # empty, or a lone carriage return: the line count would be off
+            if not data.endswith(b"\n"):
+                data += b"\n"
+            chunks.append(data)
+            lines.append(data.count(b"\n"))
+        frame = _parse(io.BytesIO(b"".join(chunks)), InputFormat.trec)
+    except _READ_ERRORS:
+        return None
+    # A blank line is skipped, never split: each file gives at most one row per
+    # line, so equal totals mean every file gave exactly one row per line.
+    if frame is None or len(frame) != sum(lines):
+        return None
+    coded = _coded_ids(frame)
+    if coded is None:
+        return None
+    (query_codes, _), (item_codes, _) = coded
+    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
+    if not _unique_pairs(files, query_codes, item_codes):
+        return None
+    return frame, coded[0], coded[1], np.cumsum([0, *lines])
 
 
 def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:

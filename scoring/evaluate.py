@@ -20,12 +20,14 @@ from scoring.measures import Measure, parse_measures
 from scoring.orl import ORL
 from scoring.run import (
     DEFAULT_SCORE_PRECISION,
+    CodedRuns,
     Duplicates,
     OrderBy,
     ScorePrecision,
     check_score_precision,
     flat_run_from_frame,
     flat_run_from_scores,
+    flat_runs_from_codes,
 )
 from scoring.vocabulary import Missing, MissingPolicy
 
@@ -284,7 +286,7 @@ def evaluate_run(
 
 def evaluate_runs(
     orls: Mapping[str, ORL | Mapping[str, int]],
-    runs: Sequence[pd.DataFrame],
+    runs: Sequence[pd.DataFrame] | CodedRuns,
     measures: Iterable[str | Measure],
     *,
     missing: Missing = "zero",
@@ -305,7 +307,8 @@ def evaluate_runs(
         As in :func:`evaluate_run`.
     runs
         Run tables (columns ``query, item`` and ``score`` or ``rank``), each
-        (query, item) once.
+        (query, item) once; or scored runs as :class:`~scoring.run.CodedRuns`,
+        all ordered in one sort (:func:`~scoring.run.flat_runs_from_codes`).
 
     Returns
     -------
@@ -319,10 +322,14 @@ def evaluate_runs(
         does not say which: call :func:`evaluate_run` to find it).
     """
     setup = _Setup.of(orls, measures, missing, score_precision)
-    parts = [
-        setup.part(flat_run_from_frame(run, depth=setup.bound, score_precision=setup.precision))
-        for run in runs
-    ]
+    if isinstance(runs, CodedRuns):
+        flats = flat_runs_from_codes(runs, depth=setup.bound, score_precision=setup.precision)
+    else:
+        flats = [
+            flat_run_from_frame(run, depth=setup.bound, score_precision=setup.precision)
+            for run in runs
+        ]
+    parts = [setup.part(flat) for flat in flats]
     results: list[EvaluationResult | None] = [None] * len(parts)
     for depth in sorted({part.depth for part in parts}):
         group = [i for i, part in enumerate(parts) if part.depth == depth]

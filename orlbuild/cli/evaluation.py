@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from scoring import EvaluationResult
+    from scoring.run import CodedRuns
 
 GRADE_AGGREGATES = values(GradeAggregate)
 
@@ -90,19 +91,16 @@ def eval_command(
         evaluations = _evaluate_together(
             orls, together, names, measure, missing.literal, score_precision.value
         )
-    if evaluations is None:
+    if evaluations is None:  # one run at a time: any error names its file
         evaluations = {}
-        for i, (name, run_file) in enumerate(zip(names, run_files, strict=True)):
-            if together is not None:
-                run = together[i]
-            else:
-                run = read_run_file(
-                    run_file,
-                    fmt=run_format,
-                    duplicates=duplicates,
-                    notes=notes,
-                    score_precision=score_precision,
-                )
+        for name, run_file in zip(names, run_files, strict=True):
+            run = read_run_file(
+                run_file,
+                fmt=run_format,
+                duplicates=duplicates,
+                notes=notes,
+                score_precision=score_precision,
+            )
             evaluations[name] = _evaluate_file(
                 orls, run, measure, missing.literal, score_precision.value, str(run_file)
             )
@@ -119,16 +117,16 @@ def eval_command(
     )
 
 
-def _read_together(run_files: list[Path], fmt: InputFormat | None) -> list[pd.DataFrame] | None:
+def _read_together(run_files: list[Path], fmt: InputFormat | None) -> CodedRuns | None:
     """Several TREC runs read in one C pass, as ``read_run_file`` would read each; else ``None``.
 
     ``None`` (each file is then read on its own, errors named exactly) unless
     there are several runs, all regular files in TREC run format (forced by
     ``--run-format trec`` or recognised by content), and
-    :func:`orlbuild.trec_reader.fast_trec_frames` accepts them all.
+    :func:`orlbuild.trec_reader.fast_trec_runs` accepts them all.
     """
     from orlbuild.orl_files import first_line
-    from orlbuild.trec_reader import fast_trec_frames
+    from orlbuild.trec_reader import fast_trec_runs
 
     if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
         return None
@@ -137,15 +135,12 @@ def _read_together(run_files: list[Path], fmt: InputFormat | None) -> list[pd.Da
             return None
         if fmt is None and sniff_trec(first_line(path)) is not InputFormat.trec:
             return None
-    frames = fast_trec_frames(run_files)
-    if frames is None:
-        return None
-    return [frame[["query", "item", "score"]] for frame in frames]
+    return fast_trec_runs(run_files)
 
 
 def _evaluate_together(
     orls: Any,
-    runs: list[pd.DataFrame],
+    runs: CodedRuns,
     names: list[str],
     measures: list[str],
     missing: str,

@@ -12,7 +12,7 @@ import pytest
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_files import parse_file
-from orlbuild.trec_reader import fast_trec_frame, fast_trec_frames
+from orlbuild.trec_reader import fast_trec_frame, fast_trec_frames, fast_trec_runs
 
 RUNS = {
     "plain": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n",
@@ -135,3 +135,22 @@ def test_a_lone_carriage_return_is_left_to_the_exact_reader(tmp_path: Path) -> N
         _write(tmp_path, "b", RUNS["plain"], False),
     ]
     assert fast_trec_frames(paths) is None
+
+
+def test_runs_as_codes_hold_what_the_frames_hold(tmp_path: Path) -> None:
+    paths = [
+        _write(tmp_path, "a", RUNS["signs_and_exponents"], True),
+        _write(tmp_path, "b", RUNS["leading_zero_ids"], False),
+        _write(tmp_path, "c", RUNS["plain"], False),
+    ]
+    coded = fast_trec_runs(paths)
+    frames = fast_trec_frames(paths)
+    assert coded is not None and frames is not None and coded.n_runs == 3
+    for i, frame in enumerate(frames):
+        mine = coded.runs == i
+        assert (
+            coded.queries[coded.query_codes[mine]].tolist() == frame["query"].astype(str).tolist()
+        )
+        assert coded.items[coded.item_codes[mine]].tolist() == frame["item"].astype(str).tolist()
+        assert np.array_equal(coded.scores[mine], frame["score"].to_numpy())
+    assert fast_trec_runs([*paths, _write(tmp_path, "bad", RUNS["float_rank"], False)]) is None
