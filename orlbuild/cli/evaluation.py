@@ -259,7 +259,7 @@ def _emit_many(
 
     systems: dict[str, Any] = {}
     warnings = list(notes)
-    rows = []
+    rows, means = [], []  # per-query tables, or one row of means per system
     for name, evaluation in evaluations.items():
         table, payload = score_report(evaluation, per_query=per_query)
         systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
@@ -267,10 +267,10 @@ def _emit_many(
         if per_query:
             rows.append(table.reset_index().assign(system=name))
         else:
-            rows.append(pd.DataFrame([{"system": name, **payload["mean"]}]))
+            means.append({"system": name, **payload["mean"]})
     conventions = dict(next(iter(evaluations.values())).conventions)
     out: dict[str, Any] = {"systems": systems, "conventions": conventions}
-    shown = pd.concat(rows, ignore_index=True)
+    shown = pd.concat(rows, ignore_index=True) if per_query else pd.DataFrame(means)
     first = ["system", "query"] if per_query else ["system"]
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparisons = None
