@@ -13,15 +13,20 @@ precise, and good files never pay for the slow reader.
 from __future__ import annotations
 
 import csv
+import io
+import itertools
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
 
 from orlbuild.ingest.source import InputFormat, open_input
+from scoring.run import CodedRuns
 
-__all__ = ["NAME_LENGTH", "fast_trec_frame"]
+__all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames", "fast_trec_runs"]
 
 #: Longest identifier the store accepts (``orlbuild.store.models.NAME_LENGTH``;
 #: repeated here so that ``orlbuild eval`` does not import SQLAlchemy, and
@@ -41,6 +46,7 @@ _COLUMNS = {
 # ranks or grades cost one small array.
 _NUMBERS = {"rank": "category", "grade": "category", "score": "float64"}
 _IDS = ("query", "item")
+_BOM = "\ufeff".encode()
 _READ_ERRORS = (ValueError, UnicodeDecodeError, OverflowError, OSError, EOFError, zlib.error)
 
 
@@ -63,43 +69,200 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
         Rows in file order, each (query, item) once. ``None`` when anything
         would make the line-exact reader fail or differ.
     """
+    try:
+        with path.open("rb") as raw:
+            frame = _parse(open_input(raw), fmt)
+    except _READ_ERRORS:
+        return None
+    if frame is None:
+        return None
+    coded = _coded_ids(frame)
+    if coded is None:
+        return None
+    (query_codes, queries), (item_codes, items) = coded
+    if not _unique_pairs(np.zeros(len(frame), dtype=np.int64), query_codes, item_codes):
+        return None  # a repeated (query, item): the exact reader names both lines
+    return _frame(frame, fmt, query_codes, queries, item_codes, items)
+
+
+def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
+    """Many TREC runs parsed in one C pass: :func:`fast_trec_frame` of each, or ``None``.
+
+    The files' decompressed bytes are joined and read by one ``read_csv``
+    call (its fixed cost, a few milliseconds, is paid once instead of per
+    file); each file's rows are found again by counting its lines. Anything
+    that could blur where one file ends (a blank line, a lone carriage
+    return) or that :func:`fast_trec_frame` would refuse in any file gives
+    ``None``: the caller then reads each file on its own, and the exact
+    reader names the file, line and value of any error.
+
+    Parameters
+    ----------
+    paths
+        Regular files, each a TREC run (``query Q0 item rank score tag``),
+        plain or gzip/bz2-compressed.
+
+    Returns
+    -------
+    list of pandas.DataFrame or None
+        One frame per path, equal to :func:`fast_trec_frame`'s for that file.
+    """
+    many = _read_many(paths)
+    if many is None:
+        return None
+    frame, (query_codes, queries), (item_codes, items), bounds = many
+    frames = []
+    for start, stop in itertools.pairwise(bounds.tolist()):
+        # Each file's own categories, in order of first appearance (as fast_trec_frame).
+        query_local, query_used = pd.factorize(query_codes[start:stop])
+        item_local, item_used = pd.factorize(item_codes[start:stop])
+        part = frame.iloc[start:stop]
+        frames.append(
+            _frame(
+                part,
+                InputFormat.trec,
+                query_local,
+                queries[query_used],
+                item_local,
+                items[item_used],
+            )
+        )
+    return frames
+
+
+def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
+    """Many TREC runs read as :func:`fast_trec_frames` reads them, kept as shared codes.
+
+    For scoring them all at once (:func:`scoring.evaluate.evaluate_runs`)
+    without building a table per file.
+
+    Parameters
+    ----------
+    paths
+        As for :func:`fast_trec_frames`.
+
+    Returns
+    -------
+    scoring.run.CodedRuns or None
+        Run ``i`` is ``paths[i]``; ``None`` exactly when :func:`fast_trec_frames`
+        returns ``None``.
+    """
+    many = _read_many(paths)
+    if many is None:
+        return None
+    frame, (query_codes, queries), (item_codes, items), bounds = many
+    return CodedRuns(
+        runs=np.repeat(np.arange(len(paths), dtype=np.int64), np.diff(bounds)),
+        query_codes=query_codes.astype(np.int64),
+        queries=queries,
+        item_codes=item_codes.astype(np.int64),
+        items=items,
+        scores=frame["score"].to_numpy(dtype=np.float64),
+        n_runs=len(paths),
+    )
+
+
+_Coded = tuple[np.ndarray, np.ndarray]
+
+
+def _read_many(
+    paths: Sequence[Path],
+) -> tuple[pd.DataFrame, _Coded, _Coded, np.ndarray] | None:
+    """The joined parse of :func:`fast_trec_frames`: the rows, their id codes, file bounds."""
+    chunks, lines = [], []
+    try:
+        for path in paths:
+            with path.open("rb") as raw, open_input(raw) as stream:
+                data = stream.read()
+            data = data.removeprefix(_BOM)  # the C parser drops a BOM at the start only
+            if not data.strip() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
+                return None  # empty, or a lone carriage return: the line count would be off
+            if not data.endswith(b"\n"):
+                data += b"\n"
+            chunks.append(data)
+            lines.append(data.count(b"\n"))
+        frame = _parse(io.BytesIO(b"".join(chunks)), InputFormat.trec)
+    except _READ_ERRORS:
+        return None
+    # A blank line is skipped, never split: each file gives at most one row per
+    # line, so equal totals mean every file gave exactly one row per line.
+    if frame is None or len(frame) != sum(lines):
+        return None
+    coded = _coded_ids(frame)
+    if coded is None:
+        return None
+    (query_codes, _), (item_codes, _) = coded
+    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
+    if not _unique_pairs(files, query_codes, item_codes):
+        return None
+    return frame, coded[0], coded[1], np.cumsum([0, *lines])
+
+
+def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
+    """``read_csv`` of a whole TREC file; ``None`` when a number or field is refused.
+
+    Raises the parser's errors (caught by the callers as :data:`_READ_ERRORS`).
+    """
     names = _COLUMNS[fmt]
     # Ids as strings ("01" stays "01"; a categorical would infer integers), the
     # columns whose value is unused as categoricals (only emptiness is checked).
     dtypes = {name: _NUMBERS.get(name, "str" if name in _IDS else "category") for name in names}
-    try:
-        with path.open("rb") as raw:
-            frame = pd.read_csv(
-                open_input(raw),
-                sep=r"\s+",
-                header=None,
-                names=list(names),
-                dtype=dtypes,
-                quoting=csv.QUOTE_NONE,
-                na_filter=False,
-                engine="c",
-                encoding="utf-8",  # strict; the C parser drops a BOM ("utf-8-sig" is 2x slower)
-                encoding_errors="strict",
-            )
-    except _READ_ERRORS:  # pandas' ParserError and EmptyDataError are ValueErrors
-        return None
+    frame = pd.read_csv(
+        source,
+        sep=r"\s+",
+        header=None,
+        names=list(names),
+        dtype=dtypes,
+        quoting=csv.QUOTE_NONE,
+        na_filter=False,
+        engine="c",
+        encoding="utf-8",  # strict; the C parser drops a BOM ("utf-8-sig" is 2x slower)
+        encoding_errors="strict",
+    )
     if frame.empty or not _numbers_and_fields_ok(frame, names):
         return None
-    coded = {}
+    return frame
+
+
+def _coded_ids(
+    frame: pd.DataFrame,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+    """Query and item codes with their unique strings; ``None`` for an id the store refuses."""
+    coded = []
     for name in _IDS:  # factorised once: the scorer reuses the codes of a categorical
         codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
         if max(map(len, uniques), default=0) > NAME_LENGTH:
             return None  # an id the store refuses: the exact reader names it
-        coded[name] = (codes, uniques)
-    (query_codes, queries), (item_codes, items) = coded["query"], coded["item"]
-    pairs = query_codes.astype(np.int64) * max(len(items), 1) + item_codes
-    if not pd.Index(pairs).is_unique:  # a hash pass (faster here than np.unique)
-        return None  # a repeated (query, item): the exact reader names both lines
+        coded.append((codes, np.asarray(uniques, dtype=object)))
+    return coded[0], coded[1]
+
+
+def _unique_pairs(files: np.ndarray, query_codes: np.ndarray, item_codes: np.ndarray) -> bool:
+    """Whether each (file, query, item) occurs once (one hash pass)."""
+    n_queries = int(query_codes.max(initial=0)) + 1
+    n_items = int(item_codes.max(initial=0)) + 1
+    n_files = int(files.max(initial=0)) + 1
+    if n_files * n_queries * n_items >= 2**62:  # pragma: no cover - beyond any real run
+        keys = pd.MultiIndex.from_arrays([files, query_codes, item_codes])
+        return bool(keys.is_unique)
+    pairs = (files * n_queries + query_codes) * n_items + item_codes
+    return bool(pd.Index(pairs).is_unique)  # faster here than np.unique
+
+
+def _frame(
+    frame: pd.DataFrame,
+    fmt: InputFormat,
+    query_codes: np.ndarray,
+    queries: np.ndarray,
+    item_codes: np.ndarray,
+    items: np.ndarray,
+) -> pd.DataFrame:
+    """The reader's output frame: id categoricals from the codes, numbers as int64/float64."""
     out: dict[str, object] = {
         "query": pd.Categorical.from_codes(query_codes, pd.Index(queries, dtype=object)),
         "item": pd.Categorical.from_codes(item_codes, pd.Index(items, dtype=object)),
     }
-    for name in names:
+    for name in _COLUMNS[fmt]:
         if name == "score":
             out[name] = frame[name].to_numpy()
         elif name in _NUMBERS:

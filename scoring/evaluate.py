@@ -20,12 +20,14 @@ from scoring.measures import Measure, parse_measures
 from scoring.orl import ORL
 from scoring.run import (
     DEFAULT_SCORE_PRECISION,
+    CodedRuns,
     Duplicates,
     OrderBy,
     ScorePrecision,
     check_score_precision,
     flat_run_from_frame,
     flat_run_from_scores,
+    flat_runs_from_codes,
 )
 from scoring.vocabulary import Missing, MissingPolicy
 
@@ -37,6 +39,7 @@ __all__ = [
     "conventions",
     "evaluate",
     "evaluate_run",
+    "evaluate_runs",
 ]
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
@@ -262,53 +265,196 @@ def evaluate_run(
     >>> float(result.per_query.loc["q1", "RDQm2-a1@5"]), result.queries_without_orl
     (0.0, 1)
     """
-    if missing not in {m.value for m in MissingPolicy}:
-        raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    missing = MissingPolicy(missing).literal
-    names = list(measures)
-    parsed = parse_measures(names)
-    labels = [n if isinstance(n, str) else str(n) for n in names]
-    if len(set(labels)) != len(labels):
-        raise ScoringError(f"a measure is listed twice: {labels}")
-    queries = [str(q) for q in orls]
-    orl_list = [_as_orl(q, orls[q]) for q in orls]
-
-    # With every measure cut off, nothing below the deepest cutoff is ever read.
-    cutoffs = [m.cutoff for m in parsed if m.cutoff is not None]
-    bound = max(cutoffs) if cutoffs and len(cutoffs) == len(parsed) else None
-    precision = check_score_precision(score_precision)
+    setup = _Setup.of(orls, measures, missing, score_precision)
     if not isinstance(run, pd.DataFrame) and _is_scored(run):
-        flat = flat_run_from_scores(run, depth=bound, score_precision=precision)  # type: ignore[arg-type]
+        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)  # type: ignore[arg-type]
     elif isinstance(run, pd.DataFrame):
         flat = flat_run_from_frame(
-            run, order_by=order_by, duplicates=duplicates, depth=bound, score_precision=precision
+            run,
+            order_by=order_by,
+            duplicates=duplicates,
+            depth=setup.bound,
+            score_precision=setup.precision,
         )
     else:
-        flat = flatten_rankings(run, depth=bound)  # type: ignore[arg-type]
-    warnings = check_query_overlap(queries, flat.queries.tolist())
-    present = set(flat.queries.tolist())
-    without_orl = len(present - set(queries))
-    missing_queries = [q for q in queries if q not in present]
-    if missing == "skip":
-        keep = [i for i, q in enumerate(queries) if q in present]
-        queries, orl_list = [queries[i] for i in keep], [orl_list[i] for i in keep]
+        flat = flatten_rankings(run, depth=setup.bound)  # type: ignore[arg-type]
+    part = setup.part(flat)
+    data = prepare_batch(part.orls, part.queries, part.flat, part.depth)
+    values = {label: m.batch(data) for label, m in zip(setup.labels, setup.parsed, strict=True)}
+    return part.result(setup, values, order_by or "score")
 
-    longest = int(np.diff(flat.offsets).max(initial=0))
-    largest = max((len(o) for o in orl_list), default=0)
-    depth = max((m.depth(longest, largest) for m in parsed), default=1)
-    data = prepare_batch(orl_list, queries, _aligned(flat, queries, depth), depth)
-    frame = pd.DataFrame(
-        {label: m.batch(data) for label, m in zip(labels, parsed, strict=True)},
-        index=pd.Index(queries, name="query", dtype=object),
-        columns=labels,
-    )
-    return EvaluationResult(
-        per_query=frame,
-        conventions=conventions(missing, order_by or "score", precision),
-        warnings=tuple(warnings),
-        missing_queries=tuple(missing_queries),
-        queries_without_orl=without_orl,
-    )
+
+def evaluate_runs(
+    orls: Mapping[str, ORL | Mapping[str, int]],
+    runs: Sequence[pd.DataFrame] | CodedRuns,
+    measures: Iterable[str | Measure],
+    *,
+    missing: Missing = "zero",
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+) -> list[EvaluationResult]:
+    """:func:`evaluate_run` of several run tables against the same ORLs, scored together.
+
+    Each run is ordered on its own; then the runs whose lists need the same
+    depth are laid out as one batch (one row per run and query), so the
+    ORL side and every measure are computed once for all of them instead of
+    once per run. Each result equals :func:`evaluate_run` of that run alone,
+    up to the last bit of a value (a matrix product may round a row
+    differently when the matrix holds more rows).
+
+    Parameters
+    ----------
+    orls, measures, missing, score_precision
+        As in :func:`evaluate_run`.
+    runs
+        Run tables (columns ``query, item`` and ``score`` or ``rank``), each
+        (query, item) once; or scored runs as :class:`~scoring.run.CodedRuns`,
+        all ordered in one sort (:func:`~scoring.run.flat_runs_from_codes`).
+
+    Returns
+    -------
+    list of EvaluationResult
+        One per run, in order.
+
+    Raises
+    ------
+    ScoringError
+        As :func:`evaluate_run`, for the first run that fails (the message
+        does not say which: call :func:`evaluate_run` to find it).
+    """
+    setup = _Setup.of(orls, measures, missing, score_precision)
+    if isinstance(runs, CodedRuns):
+        flats = flat_runs_from_codes(runs, depth=setup.bound, score_precision=setup.precision)
+    else:
+        flats = [
+            flat_run_from_frame(run, depth=setup.bound, score_precision=setup.precision)
+            for run in runs
+        ]
+    parts = [setup.part(flat) for flat in flats]
+    results: list[EvaluationResult | None] = [None] * len(parts)
+    for depth in sorted({part.depth for part in parts}):
+        group = [i for i, part in enumerate(parts) if part.depth == depth]
+        rows = [len(parts[i].queries) for i in group]
+        data = prepare_batch(
+            [orl for i in group for orl in parts[i].orls],
+            [query for i in group for query in parts[i].queries],
+            _stacked([parts[i].flat for i in group]),
+            depth,
+        )
+        values = {label: m.batch(data) for label, m in zip(setup.labels, setup.parsed, strict=True)}
+        bounds = np.cumsum([0, *rows]).tolist()
+        for k, i in enumerate(group):
+            lo, hi = bounds[k], bounds[k + 1]
+            mine = {label: column[lo:hi] for label, column in values.items()}
+            results[i] = parts[i].result(setup, mine, "score")
+    return [result for result in results if result is not None]
+
+
+def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
+    """Candidate lists one after the other, as one flat run."""
+    if not flats:
+        return FlatRun(np.empty(0, dtype=object), np.zeros(1, dtype=np.int64), np.empty(0, object))
+    sizes = [len(f.items) for f in flats]
+    starts = np.cumsum([0, *sizes[:-1]])
+    offsets = np.concatenate(
+        [flats[0].offsets[:1]]
+        + [f.offsets[1:] + start for f, start in zip(flats, starts, strict=True)]
+    ).astype(np.int64)
+    queries = np.concatenate([f.queries for f in flats])
+    items = np.concatenate([f.items for f in flats])
+    return FlatRun(queries, offsets, items)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What scoring any run against ``orls`` with ``measures`` needs, checked once."""
+
+    queries: list[str]
+    orls: list[ORL]
+    labels: list[str]
+    parsed: list[Measure]
+    bound: int | None
+    missing: Missing
+    precision: ScorePrecision
+
+    @classmethod
+    def of(
+        cls,
+        orls: Mapping[str, ORL | Mapping[str, int]],
+        measures: Iterable[str | Measure],
+        missing: str,
+        score_precision: str,
+    ) -> _Setup:
+        if missing not in {m.value for m in MissingPolicy}:
+            raise ScoringError(f"missing must be 'zero' or 'skip', got {missing!r}")
+        names = list(measures)
+        parsed = parse_measures(names)
+        labels = [n if isinstance(n, str) else str(n) for n in names]
+        if len(set(labels)) != len(labels):
+            raise ScoringError(f"a measure is listed twice: {labels}")
+        # With every measure cut off, nothing below the deepest cutoff is ever read.
+        cutoffs = [m.cutoff for m in parsed if m.cutoff is not None]
+        bound = max(cutoffs) if cutoffs and len(cutoffs) == len(parsed) else None
+        return cls(
+            queries=[str(q) for q in orls],
+            orls=[_as_orl(q, orls[q]) for q in orls],
+            labels=labels,
+            parsed=parsed,
+            bound=bound,
+            missing=MissingPolicy(missing).literal,
+            precision=check_score_precision(score_precision),
+        )
+
+    def part(self, flat: FlatRun) -> _Part:
+        """One run's rows: its overlap with the ORLs checked, aligned with them."""
+        queries, orl_list = self.queries, self.orls
+        warnings = check_query_overlap(queries, flat.queries.tolist())
+        present = set(flat.queries.tolist())
+        without_orl = len(present - set(queries))
+        missing_queries = [q for q in queries if q not in present]
+        if self.missing == "skip":
+            keep = [i for i, q in enumerate(queries) if q in present]
+            queries, orl_list = [queries[i] for i in keep], [orl_list[i] for i in keep]
+        longest = int(np.diff(flat.offsets).max(initial=0))
+        largest = max((len(o) for o in orl_list), default=0)
+        depth = max((m.depth(longest, largest) for m in self.parsed), default=1)
+        return _Part(
+            queries,
+            orl_list,
+            _aligned(flat, queries, depth),
+            depth,
+            tuple(warnings),
+            tuple(missing_queries),
+            without_orl,
+        )
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One run, aligned with the ORL queries it is scored on."""
+
+    queries: list[str]
+    orls: list[ORL]
+    flat: FlatRun
+    depth: int
+    warnings: tuple[str, ...]
+    missing_queries: tuple[str, ...]
+    queries_without_orl: int
+
+    def result(
+        self, setup: _Setup, values: Mapping[str, np.ndarray], order_by: str
+    ) -> EvaluationResult:
+        frame = pd.DataFrame(
+            dict(values),
+            index=pd.Index(self.queries, name="query", dtype=object),
+            columns=setup.labels,
+        )
+        return EvaluationResult(
+            per_query=frame,
+            conventions=conventions(setup.missing, order_by, setup.precision),
+            warnings=self.warnings,
+            missing_queries=self.missing_queries,
+            queries_without_orl=self.queries_without_orl,
+        )
 
 
 def evaluate(

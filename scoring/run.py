@@ -14,6 +14,7 @@ full double values, as trec_eval 10 does.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from itertools import chain
 from typing import Literal
 
@@ -26,6 +27,7 @@ from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
+    "CodedRuns",
     "DuplicatePolicy",
     "Duplicates",
     "OrderBy",
@@ -35,6 +37,7 @@ __all__ = [
     "comparable_scores",
     "flat_run_from_frame",
     "flat_run_from_scores",
+    "flat_runs_from_codes",
     "rankings_from_frame",
 ]
 
@@ -216,6 +219,88 @@ def _ordered_run(
         starts = _group_starts(query_codes)
     offsets = np.append(starts, len(query_codes)).astype(np.int64)
     return FlatRun(queries[query_codes[starts]], offsets, items[item_codes])
+
+
+@dataclass(frozen=True)
+class CodedRuns:
+    """Several scored runs as integer codes into shared id tables (e.g. read in one pass).
+
+    Row ``i`` belongs to run ``runs[i]`` (rows grouped by run, runs ascending
+    from 0), query ``queries[query_codes[i]]`` and item ``items[item_codes[i]]``,
+    with score ``scores[i]``. Each (run, query, item) occurs once.
+    """
+
+    runs: np.ndarray
+    query_codes: np.ndarray
+    queries: np.ndarray
+    item_codes: np.ndarray
+    items: np.ndarray
+    scores: np.ndarray
+    n_runs: int
+
+
+def flat_runs_from_codes(
+    coded: CodedRuns,
+    *,
+    depth: int | None = None,
+    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+) -> list[FlatRun]:
+    """Order every run of ``coded`` at once: :func:`flat_run_from_frame` of each run's table.
+
+    One sort over (run, query, score, item id descending) orders all runs;
+    each run's lists are then cut out of the result. Only the order in which
+    a run's queries are listed differs from :func:`flat_run_from_frame` (here:
+    the shared query table's order), which no measure reads.
+
+    Parameters
+    ----------
+    coded
+        The runs.
+    depth
+        Keep at most this many items per query.
+    score_precision
+        Compare scores as ``"float32"`` (default) or ``"float64"``.
+
+    Returns
+    -------
+    list of FlatRun
+        One per run, ``0 .. coded.n_runs - 1``.
+    """
+    precision = check_score_precision(score_precision)
+    scores = np.asarray(coded.scores, dtype=np.float64)
+    if not np.isfinite(scores).all():
+        bad = scores[~np.isfinite(scores)][0]
+        raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
+    n_queries = max(len(coded.queries), 1)
+    items = np.asarray(coded.items, dtype=object)
+    item_order = np.empty(len(items), dtype=np.int64)
+    item_order[np.argsort(items, kind="stable")] = np.arange(len(items))
+    group = coded.runs.astype(np.int64) * n_queries + coded.query_codes
+    order = _rank_order(
+        group, -comparable_scores(scores, precision), len(items) - 1 - item_order[coded.item_codes]
+    )
+    group, item_codes = group[order], coded.item_codes[order]
+    starts = _group_starts(group)
+    if depth is not None:
+        lengths = np.diff(np.append(starts, len(group)))
+        keep = np.arange(len(group)) - np.repeat(starts, lengths) < depth
+        group, item_codes = group[keep], item_codes[keep]
+        starts = _group_starts(group)
+    heads = group[starts]
+    run_of = heads // n_queries
+    cuts = np.searchsorted(run_of, np.arange(coded.n_runs + 1))
+    ends = np.append(starts, len(group))
+    flats = []
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+        first, last = int(ends[lo]), int(ends[hi])
+        flats.append(
+            FlatRun(
+                np.asarray(coded.queries, dtype=object)[heads[lo:hi] % n_queries],
+                (ends[lo : hi + 1] - first).astype(np.int64),
+                items[item_codes[first:last]],
+            )
+        )
+    return flats
 
 
 def _group_starts(codes: np.ndarray) -> np.ndarray:

@@ -21,13 +21,14 @@ from orlbuild.cli.options import (
 )
 from orlbuild.cli.render import emit
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import COMPRESSED_SUFFIXES, InputFormat, sniff_trec
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, InputFormat, sniff_trec
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from scoring import EvaluationResult
+    from scoring.run import CodedRuns
 
 GRADE_AGGREGATES = values(GradeAggregate)
 
@@ -84,12 +85,25 @@ def eval_command(
     parse_measures(measure)  # report every bad name at once, before reading any file
     orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     names = system_names(run_files)
-    evaluations = {}
-    for name, run_file in zip(names, run_files, strict=True):
-        run = read_run_file(run_file, fmt=run_format, duplicates=duplicates, notes=notes)
-        evaluations[name] = _evaluate_file(
-            orls, run, measure, missing.literal, score_precision.value, str(run_file)
+    together = _read_together(run_files, run_format)
+    evaluations = None
+    if together is not None:
+        evaluations = _evaluate_together(
+            orls, together, names, measure, missing.literal, score_precision.value
         )
+    if evaluations is None:  # one run at a time: any error names its file
+        evaluations = {}
+        for name, run_file in zip(names, run_files, strict=True):
+            run = read_run_file(
+                run_file,
+                fmt=run_format,
+                duplicates=duplicates,
+                notes=notes,
+                score_precision=score_precision,
+            )
+            evaluations[name] = _evaluate_file(
+                orls, run, measure, missing.literal, score_precision.value, str(run_file)
+            )
     if len(evaluations) == 1:
         _emit_one(next(iter(evaluations.values())), notes, per_query, fmt, run_files[0], orl_file)
         return
@@ -101,6 +115,56 @@ def eval_command(
         title=f"{len(evaluations)} runs vs {orl_file.name}",
         compare={"permutations": permutations, "alpha": alpha, "seed": seed} if compare else None,
     )
+
+
+def _read_together(run_files: list[Path], fmt: InputFormat | None) -> CodedRuns | None:
+    """Several TREC runs read in one C pass, as ``read_run_file`` would read each; else ``None``.
+
+    ``None`` (each file is then read on its own, errors named exactly) unless
+    there are several runs, all regular files in TREC run format (forced by
+    ``--run-format trec`` or recognised by content), and
+    :func:`orlbuild.trec_reader.fast_trec_runs` accepts them all.
+    """
+    from orlbuild.orl_io.reading import first_line
+    from orlbuild.trec_reader import fast_trec_runs
+
+    if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
+        return None
+    for path in run_files:
+        if str(path) == STDIN or not path.is_file():
+            return None
+        if fmt is None and sniff_trec(first_line(path)) is not InputFormat.trec:
+            return None
+    return fast_trec_runs(run_files)
+
+
+def _evaluate_together(
+    orls: Any,
+    runs: CodedRuns,
+    names: list[str],
+    measures: list[str],
+    missing: str,
+    precision: str,
+) -> dict[str, EvaluationResult] | None:
+    """:func:`scoring.evaluate.evaluate_runs` by system name; ``None`` when a run fails.
+
+    On ``None`` the caller scores each run on its own, so that the error names
+    the run file.
+    """
+    from scoring import ScoringError
+    from scoring.evaluate import evaluate_runs
+
+    try:
+        results = evaluate_runs(
+            orls,
+            runs,
+            measures,
+            missing=missing,  # type: ignore[arg-type]
+            score_precision=precision,  # type: ignore[arg-type]
+        )
+    except ScoringError:
+        return None
+    return dict(zip(names, results, strict=True))
 
 
 def _evaluate_file(
@@ -195,7 +259,7 @@ def _emit_many(
 
     systems: dict[str, Any] = {}
     warnings = list(notes)
-    rows = []
+    rows, means = [], []  # per-query tables, or one row of means per system
     for name, evaluation in evaluations.items():
         table, payload = score_report(evaluation, per_query=per_query)
         systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
@@ -203,10 +267,10 @@ def _emit_many(
         if per_query:
             rows.append(table.reset_index().assign(system=name))
         else:
-            rows.append(pd.DataFrame([{"system": name, **payload["mean"]}]))
+            means.append({"system": name, **payload["mean"]})
     conventions = dict(next(iter(evaluations.values())).conventions)
     out: dict[str, Any] = {"systems": systems, "conventions": conventions}
-    shown = pd.concat(rows, ignore_index=True)
+    shown = pd.concat(rows, ignore_index=True) if per_query else pd.DataFrame(means)
     first = ["system", "query"] if per_query else ["system"]
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparisons = None

@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
+from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
 from orlbuild.store.read import DEFAULT_COLLECTION
+from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
     help="Load judgments and runs into the store (one batch per file).", no_args_is_help=True
@@ -106,9 +108,19 @@ def run_command(
             help="A repeated (query, item): 'error', or 'keep-first' (best-ordered line).",
         ),
     ] = DuplicatePolicy.error,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
 ) -> None:
     """Ingest a system's run: TREC run, or query, item, rank, score (optional)."""
-    _ingest(ctx, "run", file, collection=collection, fmt=fmt, system=system, duplicates=duplicates)
+    _ingest(
+        ctx,
+        "run",
+        file,
+        collection=collection,
+        fmt=fmt,
+        system=system,
+        duplicates=duplicates,
+        score_precision=score_precision,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -112,7 +112,13 @@ def _score(
             score_precision=precision,  # type: ignore[arg-type]
         )[system]
     notes: list[str] = []
-    frame = read_run_file(run, fmt=run_format, duplicates=duplicates, notes=notes)
+    frame = read_run_file(
+        run,
+        fmt=run_format,
+        duplicates=duplicates,
+        notes=notes,
+        score_precision=ScorePrecisionName(precision),
+    )
     for note in notes:  # e.g. columns a run does not use: reported, never dropped silently
         typer.echo(f"Warning: {note}", err=True)
     try:

@@ -18,7 +18,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError
-from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind
+from orlbuild.ingest.kinds import KINDS, DuplicatePolicy, Facts, IngestKind, ScorePrecisionName
 from orlbuild.ingest.records import RecordLayout, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
 from orlbuild.ingest.vocabulary import Vocabularies
@@ -65,6 +65,9 @@ class IngestResult:
         Runs only: queries the collection did not hold before this run.
     notes
         Warnings about the file (columns read but ignored).
+    score_precision
+        Runs only: how scores were compared to choose the line kept of a
+        repeated (query, item).
     """
 
     batch_id: int
@@ -77,6 +80,7 @@ class IngestResult:
     system: str | None = None
     new_queries: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    score_precision: str | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -106,6 +110,8 @@ class IngestResult:
             text += f" (system {self.system!r})"
         if self.dropped:
             text += f"; skipped {self.dropped} repeated rows"
+            if self.score_precision:
+                text += f" (kept the best-ordered line, scores as {self.score_precision})"
         return text
 
 
@@ -288,6 +294,7 @@ def read_input(
     stream: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     format_option: str = "--format",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> ParsedInput:
     """Read and validate one file exactly as :func:`ingest_file` does, without storing it.
 
@@ -316,7 +323,7 @@ def read_input(
         facts = _concatenate(parts)
         vocab.finish(facts, NAME_COLUMNS)
         facts, dropped = spec.check(
-            facts, np.concatenate(line_parts), source.label, vocab, duplicates
+            facts, np.concatenate(line_parts), source.label, vocab, duplicates, score_precision
         )
     return ParsedInput(kind, facts, vocab, source.label, source.sha256, dropped, tuple(notes))
 
@@ -333,6 +340,7 @@ def ingest_file(
     stream: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_write: Callable[[int, int], None] | None = None,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> IngestResult:
     """Read, validate and store one file of judgments or one run (README, "Input formats").
 
@@ -361,6 +369,9 @@ def ingest_file(
     on_write
         Called with the number of rows just written and the total, while the
         batch is written (the second phase of a progress display).
+    score_precision
+        Runs only: scores compared as float32 (default) or float64 when
+        ``keep-first`` orders repeated lines (README, "Score precision").
 
     Returns
     -------
@@ -380,7 +391,13 @@ def ingest_file(
     elif system is not None:
         raise ConfigError("--system applies to runs only")
     parsed = read_input(
-        kind, path, fmt=fmt, duplicates=duplicates, stream=stream, on_progress=on_progress
+        kind,
+        path,
+        fmt=fmt,
+        duplicates=duplicates,
+        stream=stream,
+        on_progress=on_progress,
+        score_precision=score_precision,
     )
     with paused_gc():
         stored = store_batch(
@@ -408,6 +425,7 @@ def ingest_file(
         system=stored.system,
         new_queries=stored.new_queries,
         notes=parsed.notes,
+        score_precision=ScorePrecisionName(score_precision).value if kind == "run" else None,
     )
 
 

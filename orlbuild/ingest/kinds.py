@@ -26,7 +26,11 @@ from orlbuild.ingest.fields import (
 from orlbuild.ingest.records import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
 from orlbuild.ingest.vocabulary import Vocabularies
-from scoring.vocabulary import DuplicatePolicy  # the run vocabulary is the scoring core's
+from scoring.run import comparable_scores
+from scoring.vocabulary import (  # the run vocabulary is the scoring core's
+    DuplicatePolicy,
+    ScorePrecisionName,
+)
 
 __all__ = [
     "DEFAULT_ANNOTATOR",
@@ -34,6 +38,7 @@ __all__ = [
     "DuplicatePolicy",
     "Facts",
     "IngestKind",
+    "ScorePrecisionName",
 ]
 
 #: Annotator of rows whose file names none.
@@ -47,7 +52,9 @@ Facts = dict[str, np.ndarray]
 class IngestKind:
     """One kind of input: layout (and other shapes), chunk parser and whole-file check.
 
-    ``check`` returns the facts to store and how many rows it dropped.
+    ``check`` returns the facts to store and how many rows it dropped; its
+    last two arguments are the duplicate policy and the score precision
+    (both used by runs only).
     ``alternatives`` are further shapes of the same kind (pairwise: arena,
     prefs-release, trec-prefs); the chunk's ``shape`` tells ``parse`` which.
     """
@@ -55,7 +62,10 @@ class IngestKind:
     name: str
     layout: RecordLayout
     parse: Callable[[ColumnChunk, str, Vocabularies], Facts]
-    check: Callable[[Facts, np.ndarray, str, Vocabularies, DuplicatePolicy], tuple[Facts, int]]
+    check: Callable[
+        [Facts, np.ndarray, str, Vocabularies, DuplicatePolicy, ScorePrecisionName],
+        tuple[Facts, int],
+    ]
     alternatives: tuple[RecordLayout, ...] = ()
 
     @property
@@ -246,7 +256,12 @@ def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocab
 
 
 def _check_pairwise(
-    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
+    facts: Facts,
+    lines: np.ndarray,
+    label: str,
+    vocab: Vocabularies,
+    _policy: DuplicatePolicy,
+    _precision: ScorePrecisionName,
 ) -> tuple[Facts, int]:
     """``winner == loser`` is an error; repeated comparisons are kept (real evidence)."""
     if "level" in facts:
@@ -283,7 +298,12 @@ def _list_name(vocab: Vocabularies, query: int, annotator: int) -> str:
 
 
 def _check_listwise(
-    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
+    facts: Facts,
+    lines: np.ndarray,
+    label: str,
+    vocab: Vocabularies,
+    _policy: DuplicatePolicy,
+    _precision: ScorePrecisionName,
 ) -> tuple[Facts, int]:
     """No item twice in one list; ranks consecutive from 1 within each list."""
     frame = _frame(facts, lines)
@@ -335,7 +355,12 @@ def _parse_graded(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
 
 
 def _check_graded(
-    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, _policy: DuplicatePolicy
+    facts: Facts,
+    lines: np.ndarray,
+    label: str,
+    vocab: Vocabularies,
+    _policy: DuplicatePolicy,
+    _precision: ScorePrecisionName,
 ) -> tuple[Facts, int]:
     """One grade per (query, annotator, item): repeats must agree and are stored once."""
     frame = _frame(facts, lines)
@@ -372,14 +397,20 @@ def _parse_run(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
 
 
 def _check_run(
-    facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies, policy: DuplicatePolicy
+    facts: Facts,
+    lines: np.ndarray,
+    label: str,
+    vocab: Vocabularies,
+    policy: DuplicatePolicy,
+    precision: ScorePrecisionName,
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
     "First" follows the run ordering of README, "Conventions and caveats":
     highest score first (lowest rank when the run has no scores), earlier line
-    on ties. Scores are compared as float32, the default score precision
-    (README, "Score precision"); the stored scores keep their full precision.
+    on ties. Scores are compared at ``precision`` (README, "Score precision"):
+    two scores equal as float32 tie under ``float32`` (trec_eval <= 9.0.8), so
+    the earlier line survives; the stored scores keep their full precision.
     """
     frame = _frame(facts, lines)
     keys = ["query_id", "item_id"]
@@ -401,7 +432,9 @@ def _check_run(
     order = ["score", "line"] if has_scores else ["rank", "line"]
     ascending = [False, True] if has_scores else [True, True]
     if has_scores:
-        frame["score"] = frame["score"].astype(np.float32)
+        frame["score"] = comparable_scores(
+            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision).value
+        )
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())
     kept = {name: values[positions] for name, values in facts.items()}

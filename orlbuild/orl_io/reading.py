@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.kinds import DuplicatePolicy
+from orlbuild.ingest.kinds import DuplicatePolicy, ScorePrecisionName
 from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
 from orlbuild.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
@@ -66,10 +66,12 @@ def parse_file(
     fmt: InputFormat | None = None,
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     format_option: str = "--format",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> ParsedFile:
     """Read and validate a file of one input kind (``listwise``, ``graded``, ``run``, ...).
 
-    ``format_option`` is the option error hints name for forcing the format.
+    ``format_option`` is the option error hints name for forcing the format;
+    ``score_precision`` orders the repeated lines of a run under ``keep-first``.
 
     Raises
     ------
@@ -78,7 +80,14 @@ def parse_file(
     """
     from orlbuild.ingest.file_ingest import read_input  # the store's modules: only when needed
 
-    parsed = read_input(kind, path, fmt=fmt, duplicates=duplicates, format_option=format_option)
+    parsed = read_input(
+        kind,
+        path,
+        fmt=fmt,
+        duplicates=duplicates,
+        format_option=format_option,
+        score_precision=score_precision,
+    )
     return ParsedFile(
         parsed.decoded(), parsed.label, parsed.sha256, parsed.dropped, tuple(parsed.notes)
     )
@@ -228,6 +237,7 @@ def read_run_file(
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     format_option: str = "--run-format",
     notes: list[str] | None = None,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> pd.DataFrame:
     """A run as a ``query, item, score`` (or ``query, item, rank``) DataFrame.
 
@@ -236,6 +246,8 @@ def read_run_file(
     content whatever the file is called; ``.gz``/``.bz2`` files are read
     directly. ``format_option`` is the option error hints name. The reader's
     warnings (columns a run does not use) are appended to ``notes`` when given.
+    ``score_precision`` chooses the line ``keep-first`` keeps of a repeated
+    (query, item).
     """
     path = Path(path)
     first = None if str(path) == STDIN else first_line(path)
@@ -253,7 +265,14 @@ def read_run_file(
         fast = fast_trec_frame(path, InputFormat.trec)
         if fast is not None:
             return fast[["query", "item", "score"]]
-    parsed = parse_file("run", path, fmt=fmt, duplicates=duplicates, format_option=format_option)
+    parsed = parse_file(
+        "run",
+        path,
+        fmt=fmt,
+        duplicates=duplicates,
+        format_option=format_option,
+        score_precision=score_precision,
+    )
     if notes is not None:
         notes.extend(parsed.notes)
     frame = parsed.frame

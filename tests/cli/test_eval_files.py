@@ -219,6 +219,20 @@ def test_no_shared_query_is_an_error_naming_ids(tmp_path: Path) -> None:
     assert "'Q1'" in message and "'q1'" in message
 
 
+def test_no_shared_query_among_several_runs_names_that_run(tmp_path: Path) -> None:
+    """Runs scored together: the failing run is found and named as when scored alone."""
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    runs = [
+        _write(tmp_path / "a.run", RUN_A),
+        _write(tmp_path / "upper.run.gz", RUN_B.replace("q", "Q")),
+        _write(tmp_path / "c.run", RUN_A.replace("alpha", "gamma")),
+    ]
+    result = runner.invoke(app, ["eval", str(qrels), *map(str, runs), "-m", "AP"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ") and result.output.count("\n") == 1
+    assert "upper.run.gz" in result.output and "share no query" in result.output
+
+
 def test_partial_overlap_warns_naming_missing_queries(tmp_path: Path) -> None:
     qrels = _write(tmp_path / "qrels.txt", QRELS)
     run = _write(tmp_path / "part.run", "".join(RUN_A.splitlines(True)[:2]))
@@ -285,3 +299,26 @@ def test_compressed_orl_json_and_rank_table(tmp_path: Path) -> None:
         doc = _ok(["eval", str(orl), str(run), "-m", "AP", "-m", "RDQm2-a1@5", "--format", "json"])
         for measure in ("AP", "RDQm2-a1@5"):
             assert doc["mean"][measure] == pytest.approx(expected[measure].mean()), name
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("q3 Q0 f2 x 1.0 beta\n", "b.run.gz, line 5: rank must be an integer (got 'x')"),
+        ("q1 Q0 d3 5 0.5 beta\n", "b.run.gz, line 5"),
+    ],
+)
+def test_several_runs_read_in_one_pass_still_name_the_bad_line(
+    tmp_path: Path, bad: str, message: str
+) -> None:
+    """Runs are parsed together in one pass; an error still names the file and line."""
+    qrels = _write(tmp_path / "qrels.txt", QRELS)
+    runs = [
+        _write(tmp_path / "a.run", RUN_A),
+        _write(tmp_path / "b.run.gz", RUN_B + bad),
+        _write(tmp_path / "c.run", RUN_A.replace("alpha", "gamma")),
+    ]
+    result = runner.invoke(app, ["eval", str(qrels), *map(str, runs), "-m", "AP"])
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output

@@ -107,20 +107,53 @@ def test_report_states_the_precision(scored_store: str, tmp_path: Path) -> None:
     assert "score_precision: float64" in out.read_text(encoding="utf-8")
 
 
-def test_ingest_keep_first_compares_float32(migrated_db_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("precision", "kept"), [(None, 67.62227935791016), ("float64", 67.62227973937988)]
+)
+def test_ingest_keep_first_compares_at_the_score_precision(
+    migrated_db_url: str, tmp_path: Path, precision: str | None, kept: float
+) -> None:
+    """Equal in float32: the earlier line wins (the default); float64 keeps the higher score."""
     from orlbuild.store import open_store
     from orlbuild.store.read import load_run
 
     path = tmp_path / "dup.txt"
     path.write_text("q1 Q0 d1 1 67.62227935791016 s\nq1 Q0 d1 2 67.62227973937988 s\n")
-    _cli(migrated_db_url, "ingest", "run", str(path), "--system", "s", "--duplicates", "keep-first")
+    option = [] if precision is None else ["--score-precision", precision]
+    args = ["ingest", "run", str(path), "--system", "s", "--duplicates", "keep-first", *option]
+    result = _cli(migrated_db_url, *args)
+    assert (
+        f"skipped 1 repeated rows (kept the best-ordered line, scores as {precision or 'float32'})"
+        in result.stdout
+    )
     engine = open_store(migrated_db_url)
     try:
         run = load_run(engine, "default", "s")
     finally:
         engine.dispose()
-    # Equal in float32: the earlier line wins; its score is stored at full precision.
-    assert run["score"].tolist() == [67.62227935791016]
+    assert run["score"].tolist() == [kept]  # stored at full precision
+
+
+@pytest.mark.parametrize(("precision", "rr"), [("float32", 0.5), ("float64", 1.0)])
+def test_eval_keep_first_compares_at_the_score_precision(
+    tmp_path: Path, precision: str, rr: float
+) -> None:
+    """d1 is repeated; d2's score lies between d1's two, all three equal in float32.
+
+    float32: d1's lines tie (line 1 kept) and d2 goes first (ties by id descending), RR 0.5.
+    float64: line 2 is kept, so d1 (relevant) is above d2, RR 1 - it would be 0.5 had
+    keep-first chosen line 1 by float32.
+    """
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "q1 Q0 d1 1 67.62227935791016 s\nq1 Q0 d1 2 67.62227973937988 s\nq1 Q0 d2 3 67.6222795 s\n"
+    )
+    args = ["eval", str(qrels), str(run), "-m", "RR", "--duplicates", "keep-first"]
+    result = CliRunner().invoke(app, [*args, "--score-precision", precision, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["per_query"]["q1"]["RR"] == pytest.approx(rr)
 
 
 def test_score_run_file_sharing_no_query_names_the_file(scored_store: str, tmp_path: Path) -> None:

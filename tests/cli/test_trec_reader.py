@@ -6,12 +6,13 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_io.reading import parse_file
-from orlbuild.trec_reader import fast_trec_frame
+from orlbuild.trec_reader import fast_trec_frame, fast_trec_frames, fast_trec_runs
 
 RUNS = {
     "plain": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n",
@@ -89,3 +90,67 @@ def test_good_files_take_the_fast_path(tmp_path: Path) -> None:
     for name in ("plain", "bom", "crlf_tabs_spaces", "blank_lines", "signs_and_exponents"):
         path = _write(tmp_path, name, RUNS[name], True)
         assert fast_trec_frame(path, InputFormat.trec) is not None, name
+
+
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Equal frames, categories (in order) included."""
+    return a.equals(b) and all(
+        a[c].cat.categories.tolist() == b[c].cat.categories.tolist() for c in ("query", "item")
+    )
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name", list(RUNS))
+def test_runs_read_together_as_alone(tmp_path: Path, name: str, packed: bool) -> None:
+    """Each odd file between two good ones: the one-pass reader gives each file's own frame,
+    or ``None`` (never a different frame) - and ``None`` whenever a file needs the exact reader."""
+    paths = [
+        _write(tmp_path, "before", "q9 Q0 d1 1 3 t\nq1 Q0 d1 1 2.5 t\n", packed),
+        _write(tmp_path, name, RUNS[name], packed),
+        _write(tmp_path, "after", "q1 Q0 d7 1 1 u\nq2 Q0 d1 1 2.5 u", False),
+    ]
+    alone = [fast_trec_frame(path, InputFormat.trec) for path in paths]
+    together = fast_trec_frames(paths)
+    if any(frame is None for frame in alone):
+        assert together is None
+        return
+    if together is None:  # allowed only where a file boundary could blur
+        assert name in {"blank_lines"}, name
+        return
+    assert len(together) == 3
+    for mine, theirs in zip(together, alone, strict=True):
+        assert theirs is not None and _same(mine, theirs)
+
+
+def test_a_pair_repeated_across_files_is_no_duplicate(tmp_path: Path) -> None:
+    paths = [_write(tmp_path, f"r{i}", RUNS["plain"], False) for i in range(3)]
+    together = fast_trec_frames(paths)
+    assert together is not None
+    assert all(_same(frame, fast_trec_frame(paths[0], InputFormat.trec)) for frame in together)
+
+
+def test_a_lone_carriage_return_is_left_to_the_exact_reader(tmp_path: Path) -> None:
+    paths = [
+        _write(tmp_path, "a", "q1 Q0 d1 1 2.5 t\rq1 Q0 d2 2 1.5 t\n", False),
+        _write(tmp_path, "b", RUNS["plain"], False),
+    ]
+    assert fast_trec_frames(paths) is None
+
+
+def test_runs_as_codes_hold_what_the_frames_hold(tmp_path: Path) -> None:
+    paths = [
+        _write(tmp_path, "a", RUNS["signs_and_exponents"], True),
+        _write(tmp_path, "b", RUNS["leading_zero_ids"], False),
+        _write(tmp_path, "c", RUNS["plain"], False),
+    ]
+    coded = fast_trec_runs(paths)
+    frames = fast_trec_frames(paths)
+    assert coded is not None and frames is not None and coded.n_runs == 3
+    for i, frame in enumerate(frames):
+        mine = coded.runs == i
+        assert (
+            coded.queries[coded.query_codes[mine]].tolist() == frame["query"].astype(str).tolist()
+        )
+        assert coded.items[coded.item_codes[mine]].tolist() == frame["item"].astype(str).tolist()
+        assert np.array_equal(coded.scores[mine], frame["score"].to_numpy())
+    assert fast_trec_runs([*paths, _write(tmp_path, "bad", RUNS["float_rank"], False)]) is None
