@@ -2,11 +2,13 @@
 
 The file is streamed once (hashing, decoding and parsing in chunks), checked
 completely, and only then written; any error leaves the store untouched.
-Identical content already stored is reported and skipped.
+Identical content already stored is reported and skipped when this reading
+keeps the same rows (README, "Input formats"); read another way it is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -284,6 +286,40 @@ class ParsedInput:
                 ]
         return pd.DataFrame(columns)
 
+    def reading_sha256(self) -> str:
+        """SHA-256 of the rows and names this reading keeps, in order.
+
+        Two readings of the same bytes store the same batch exactly when their
+        digests agree; ``--duplicates`` or ``--score-precision`` may keep other
+        rows of the same file.
+        """
+        digest = hashlib.sha256(self.kind.encode())
+        for vocabulary, names in sorted(self.vocabularies.as_lists().items()):
+            digest.update(f"\x1e{vocabulary}\x1e".encode())
+            digest.update("\x1f".join(names).encode())
+        for column in sorted(self.facts):
+            values = np.asarray(self.facts[column])
+            digest.update(f"\x1e{column}:{values.dtype.str}\x1e".encode())
+            if values.dtype.kind == "O":
+                digest.update("\x1f".join(map(repr, values.tolist())).encode())
+            else:
+                digest.update(np.ascontiguousarray(values).tobytes())
+        return digest.hexdigest()
+
+
+def _reading_words(
+    kind: str,
+    fmt: InputFormat | None,
+    duplicates: DuplicatePolicy,
+    score_precision: ScorePrecisionName,
+) -> str:
+    """The reading options in the words of the command line, for messages."""
+    words = [f"--format {fmt.value}" if fmt is not None else "detected format"]
+    words.append(f"--duplicates {DuplicatePolicy(duplicates).value}")
+    if kind == "run":
+        words.append(f"--score-precision {ScorePrecisionName(score_precision).value}")
+    return ", ".join(words)
+
 
 def read_input(
     kind: str,
@@ -411,6 +447,8 @@ def ingest_file(
                 vocabularies=parsed.vocabularies.as_lists(),
                 facts=parsed.facts,
                 system=system,
+                reading_sha256=parsed.reading_sha256(),
+                reading=_reading_words(kind, fmt, duplicates, score_precision),
             ),
             on_rows=None if on_write is None else _rows_written(on_write, len(parsed)),
         )

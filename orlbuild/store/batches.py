@@ -100,6 +100,10 @@ class NewBatch:
         the other columns values (``None`` for SQL NULL).
     system
         The system a run belongs to (runs only).
+    reading_sha256, reading
+        A digest of the rows and names the reading kept, and the reading
+        options in words (``"duplicates keep-first, scores as float64"``): the
+        same content read another way must not pass for the stored batch.
     """
 
     kind: str
@@ -110,6 +114,8 @@ class NewBatch:
     vocabularies: Mapping[str, Sequence[str]]
     facts: Mapping[str, np.ndarray]
     system: str | None = None
+    reading_sha256: str | None = None
+    reading: str | None = None
 
     @property
     def row_count(self) -> int:
@@ -134,6 +140,9 @@ class StoredBatch:
     new_queries
         For runs, the query names the collection did not hold before (sorted):
         a run whose query ids do not match the judgments' shows up here.
+    reading_sha256, reading
+        What the stored reading kept (``None`` for batches stored before
+        migration 0005).
     """
 
     id: int
@@ -141,12 +150,20 @@ class StoredBatch:
     row_count: int
     system: str | None = None
     new_queries: tuple[str, ...] = ()
+    reading_sha256: str | None = None
+    reading: str | None = None
 
 
 def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBatch | None:
     """The stored batch with this content, if any."""
     stmt = (
-        select(IngestBatch.id, IngestBatch.row_count, System.name)
+        select(
+            IngestBatch.id,
+            IngestBatch.row_count,
+            System.name,
+            IngestBatch.reading_sha256,
+            IngestBatch.reading,
+        )
         .join(Collection, Collection.id == IngestBatch.collection_id)
         .outerjoin(System, System.id == IngestBatch.system_id)
         .where(Collection.name == collection, IngestBatch.kind == kind)
@@ -156,7 +173,14 @@ def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBat
         row = connection.execute(stmt).first()
     if row is None:
         return None
-    return StoredBatch(int(row[0]), created=False, row_count=int(row[1]), system=row[2])
+    return StoredBatch(
+        int(row[0]),
+        created=False,
+        row_count=int(row[1]),
+        system=row[2],
+        reading_sha256=row[3],
+        reading=row[4],
+    )
 
 
 _NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
@@ -174,7 +198,8 @@ def store_batch(
     ------
     StoreError
         When a run repeats (query, item) pairs the system already has from
-        another batch.
+        another batch, or when the content is stored but was read into other
+        rows (another ``--duplicates`` or ``--score-precision``).
     """
     with database_errors(engine):
         return _store_batch(engine, batch, on_rows)
@@ -186,7 +211,7 @@ def _store_batch(
     """:func:`store_batch` without the translation of driver errors."""
     existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
     if existing is not None:
-        return existing
+        return _same_reading(existing, batch)
     try:
         with write_transaction(engine) as connection:
             cid = ensure_collection(connection, batch.collection)
@@ -203,6 +228,8 @@ def _store_batch(
                     created_at=datetime.now(timezone.utc),
                     created_by=batch.created_by,
                     system_id=system_id,
+                    reading_sha256=batch.reading_sha256,
+                    reading=batch.reading,
                 )
             ).inserted_primary_key
             assert inserted is not None  # an INSERT always reports its primary key
@@ -231,7 +258,7 @@ def _store_batch(
         # A concurrent ingest of the same content won the race: report it as a no-op.
         existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
         if existing is not None:
-            return existing
+            return _same_reading(existing, batch)
         if batch.kind == "run":
             raise StoreError(
                 f"system {batch.system!r} already has entries for some of these (query, item) "
@@ -244,6 +271,22 @@ def _store_batch(
         row_count=batch.row_count,
         system=batch.system,
         new_queries=new_queries,
+    )
+
+
+def _same_reading(existing: StoredBatch, batch: NewBatch) -> StoredBatch:
+    """The stored batch, when it holds the rows this reading would store; else refuse.
+
+    Batches stored before migration 0005 have no digest: their content counts
+    as stored, as it did then.
+    """
+    if existing.reading_sha256 in (None, batch.reading_sha256) or batch.reading_sha256 is None:
+        return existing
+    raise StoreError(
+        f"{batch.file_name}: already stored as batch {existing.id} when read with "
+        f"{existing.reading or 'other options'}; read with {batch.reading or 'these options'} "
+        f"it keeps other rows: delete batch {existing.id} first (`orlbuild batches delete "
+        f"{existing.id}`) to store it that way"
     )
 
 

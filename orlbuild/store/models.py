@@ -129,7 +129,8 @@ class IngestBatch(Base):
     """One ingested file: its kind, name, content hash and size, who and when.
 
     Identical content (same ``sha256``) of the same kind is stored only once
-    per collection; ingesting it again is a no-op.
+    per collection; ingesting it again is a no-op when the reading keeps the
+    same rows (same ``reading_sha256``), and refused otherwise.
     """
 
     __tablename__ = "ingest_batches"
@@ -152,6 +153,9 @@ class IngestBatch(Base):
     system_id: Mapped[int | None] = mapped_column(
         ForeignKey("systems.id", ondelete="CASCADE"), nullable=True, index=True
     )
+    # what the reading kept (migration 0005_batch_reading); NULL on older batches
+    reading_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    reading: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 def _batch_fk() -> Mapped[int]:

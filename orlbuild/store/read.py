@@ -62,6 +62,7 @@ BATCH_COLUMNS = [
     "row_count",
     "created_at",
     "created_by",
+    "reading",
     "system",
 ]
 
@@ -331,7 +332,9 @@ def list_batches(bind: Bind, collection: str | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`BATCH_COLUMNS`; ``system`` is empty except for runs.
+        Columns :data:`BATCH_COLUMNS`; ``system`` is empty except for runs,
+        ``reading`` (the options that chose the stored rows) for batches stored
+        before migration 0005.
     """
     stmt = (
         select(
@@ -343,6 +346,7 @@ def list_batches(bind: Bind, collection: str | None = None) -> pd.DataFrame:
             IngestBatch.row_count,
             IngestBatch.created_at,
             IngestBatch.created_by,
+            func.coalesce(IngestBatch.reading, ""),
             func.coalesce(System.name, ""),
         )
         .join(Collection, Collection.id == IngestBatch.collection_id)

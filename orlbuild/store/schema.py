@@ -17,6 +17,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import Connection, Engine, MetaData, Table, func, inspect, select
+from sqlalchemy.exc import DBAPIError
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
 from orlbuild.store.engine import create_store_engine, database_errors, normalize_url
@@ -100,6 +101,12 @@ def _run(url: str, action: str, revision: str, *, allow_data_loss: bool = True) 
                 getattr(command, action)(config, revision)
             except CommandError as exc:
                 raise StoreError(f"cannot {action} to {revision!r}: {exc}") from exc
+            except DBAPIError as exc:  # a statement of a migration failed: all rolled back
+                reason = str(exc.orig or exc).strip().splitlines()[0]
+                raise StoreError(
+                    f"cannot {action} to {revision!r}: the database refused a migration "
+                    f"statement ({reason}); nothing was changed"
+                ) from exc
             kept = set(inspect(connection).get_table_names())
             lost = {t: n for t, n in sorted(before.items()) if n and t not in kept}
             if lost:
