@@ -2,25 +2,13 @@
 
 The :mod:`orlbuild` package holds the store, ingestion, ORL builders and the
 command line; the pure scoring core lives in the sibling package :mod:`scoring`.
-``__version__`` is read from the installed package metadata on first use
-(importing :mod:`importlib.metadata` costs more than any command's start-up
-should).
+``__version__`` is the one place the version is written: ``pyproject.toml``
+reads it from here (``[tool.setuptools.dynamic]``), so ``orlbuild --version``
+needs no package-metadata lookup, which costs more than its whole start-up.
 """
 
 from __future__ import annotations
 
 __all__ = ["__version__"]
 
-
-def __getattr__(name: str) -> str:
-    """``__version__``, looked up once (PEP 562)."""
-    if name != "__version__":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        value = version("orlbuild")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        value = "0.0.0+unknown"
-    globals()["__version__"] = value
-    return value
+__version__ = "0.1.0"

@@ -159,3 +159,10 @@ def test_measures_command_lists_everything() -> None:
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"orlbuild {__version__}"
+
+
+def test_version_is_the_installed_distributions() -> None:
+    """``orlbuild.__version__`` is what pyproject.toml builds the distribution with."""
+    from importlib.metadata import version
+
+    assert __version__ == version("orlbuild")
