@@ -27,13 +27,13 @@ _HOME = {
     "DuplicatePolicy": "kinds",
     "IngestResult": "file_ingest",
     "InputFormat": "source",
-    "ParsedInput": "file_ingest",
+    "ParsedInput": "reading",
     "ingest_file": "file_ingest",
     "ingest_graded_file": "file_ingest",
     "ingest_listwise_file": "file_ingest",
     "ingest_pairwise_file": "file_ingest",
     "ingest_run_file": "file_ingest",
-    "read_input": "file_ingest",
+    "read_input": "reading",
 }
 
 __all__ = [

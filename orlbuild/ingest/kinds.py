@@ -35,6 +35,7 @@ from scoring.vocabulary import (  # the run vocabulary is the scoring core's
 __all__ = [
     "DEFAULT_ANNOTATOR",
     "KINDS",
+    "NAME_COLUMNS",
     "DuplicatePolicy",
     "Facts",
     "IngestKind",
@@ -46,6 +47,15 @@ DEFAULT_ANNOTATOR = "_"
 
 #: Column name -> aligned array (names as vocabulary codes).
 Facts = dict[str, np.ndarray]
+
+#: Fact columns that refer to names, and the vocabulary (name table) each indexes.
+NAME_COLUMNS = {
+    "query_id": "queries",
+    "annotator_id": "annotators",
+    "item_id": "items",
+    "winner_id": "items",
+    "loser_id": "items",
+}
 
 
 @dataclass(frozen=True)

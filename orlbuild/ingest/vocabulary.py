@@ -73,7 +73,7 @@ class Vocabularies:
 
         ``name_columns`` maps each fact column holding codes to the vocabulary it
         indexes (``queries``, ``items`` or ``annotators``): the batch layout of
-        :data:`orlbuild.store.batches.NAME_COLUMNS`, which the caller passes so
+        :data:`orlbuild.ingest.kinds.NAME_COLUMNS`, which the caller passes so
         that this module needs no store.
         """
         maps = {name: getattr(self, name).finish() for name in ("queries", "items", "annotators")}

@@ -78,7 +78,7 @@ def parse_file(
     InputError
         Naming the file, line and value of the first problem.
     """
-    from orlbuild.ingest.file_ingest import read_input  # the store's modules: only when needed
+    from orlbuild.ingest.reading import read_input
 
     parsed = read_input(
         kind,

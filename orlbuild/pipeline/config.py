@@ -47,8 +47,8 @@ from orlbuild.builders.parameters import (
 )
 from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from orlbuild.errors import ConfigError
-from orlbuild.ingest.file_ingest import kind_formats
 from orlbuild.ingest.kinds import KINDS
+from orlbuild.ingest.reading import kind_formats
 from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
 from orlbuild.services.executor import resolve_executor
 from scoring import UnknownMeasureError, parse_measures

@@ -54,7 +54,6 @@ from orlbuild.store.models import (
 
 __all__ = [
     "FACT_TABLES",
-    "NAME_COLUMNS",
     "NewBatch",
     "StoredBatch",
     "delete_batch",
@@ -68,15 +67,6 @@ FACT_TABLES: dict[str, Table] = {
     "pairwise": PairwiseJudgment.__table__,  # type: ignore[dict-item]
     "graded": GradedJudgment.__table__,  # type: ignore[dict-item]
     "run": RunEntry.__table__,  # type: ignore[dict-item]
-}
-
-#: Fact columns that refer to names, and the vocabulary (name table) each indexes.
-NAME_COLUMNS = {
-    "query_id": "queries",
-    "annotator_id": "annotators",
-    "item_id": "items",
-    "winner_id": "items",
-    "loser_id": "items",
 }
 
 
@@ -98,6 +88,9 @@ class NewBatch:
         Column name -> aligned array. ``query_id``, ``annotator_id``,
         ``item_id``, ``winner_id`` and ``loser_id`` hold vocabulary codes,
         the other columns values (``None`` for SQL NULL).
+    name_columns
+        The fact columns that hold codes, and the vocabulary each indexes
+        (:data:`orlbuild.ingest.kinds.NAME_COLUMNS`).
     system
         The system a run belongs to (runs only).
     reading_sha256, reading
@@ -113,6 +106,7 @@ class NewBatch:
     created_by: str
     vocabularies: Mapping[str, Sequence[str]]
     facts: Mapping[str, np.ndarray]
+    name_columns: Mapping[str, str]
     system: str | None = None
     reading_sha256: str | None = None
     reading: str | None = None
@@ -250,7 +244,7 @@ def _store_batch(
             # local and a query's judgments end up next to each other on disk.
             order = np.argsort(ids["queries"][batch.facts["query_id"]], kind="stable")
             for column, values in batch.facts.items():
-                vocabulary = NAME_COLUMNS.get(column)
+                vocabulary = batch.name_columns.get(column)
                 columns.append(column)
                 arrays.append(_sql_values(values, ids[vocabulary] if vocabulary else None)[order])
             insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays, on_rows)

@@ -17,9 +17,7 @@ tuples (SQLite, where each write transaction holds the database lock, so
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +34,6 @@ __all__ = [
     "ensure_names",
     "ensure_system",
     "insert_rows",
-    "paused_gc",
 ]
 
 #: Ids per ``IN (...)`` list: far below SQLite's 32766 bound parameters.
@@ -44,23 +41,6 @@ IN_LIST_CHUNK = 5_000
 
 #: Rows per ``executemany`` call.
 INSERT_CHUNK = 50_000
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while millions of short-lived rows are built.
-
-    Bulk parsing and fetching create no reference cycles, but every list and
-    tuple they allocate counts towards the collector's thresholds; collections
-    triggered that way cost more than the work itself.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any) -> Any:

@@ -18,7 +18,8 @@ import pandas as pd
 from sqlalchemy import Connection, func, select
 
 from orlbuild.errors import StoreError
-from orlbuild.store.bulk import IN_LIST_CHUNK, paused_gc
+from orlbuild.gc_pause import paused_gc
+from orlbuild.store.bulk import IN_LIST_CHUNK
 from orlbuild.store.engine import Bind, connect
 from orlbuild.store.models import (
     Annotator,

@@ -1,0 +1,260 @@
+"""Read and validate one input file of any kind, without storing it (README, "Input formats").
+
+:func:`read_input` streams a file once (hashing, decoding and parsing in
+chunks) and checks it completely; :mod:`orlbuild.ingest.file_ingest` stores
+what it returns, and ``orlbuild eval`` scores it without a database. Nothing
+here touches the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from orlbuild.errors import ConfigError, InputError
+from orlbuild.gc_pause import paused_gc
+from orlbuild.ingest.kinds import (
+    KINDS,
+    NAME_COLUMNS,
+    DuplicatePolicy,
+    Facts,
+    IngestKind,
+    ScorePrecisionName,
+)
+from orlbuild.ingest.records import RecordLayout, read_chunks
+from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
+from orlbuild.ingest.vocabulary import Vocabularies
+
+__all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
+
+
+def _with_first_line(lines: Iterator[str]) -> tuple[str | None, Iterator[str]]:
+    """Peek at the first non-blank line without losing it."""
+    seen: list[str] = []
+    for text in lines:
+        seen.append(text)
+        if text.strip():
+            break
+    first = seen[-1] if seen and seen[-1].strip() else None
+    return first, itertools.chain(seen, lines)
+
+
+#: Formats that name a shape of a kind rather than a file syntax (the syntax comes
+#: from the extension): ``--format arena``.
+SHAPE_FORMATS = {InputFormat.arena: "arena"}
+
+
+#: File syntaxes every kind can be written in (a header names the columns).
+TABULAR_FORMATS = (InputFormat.tsv, InputFormat.csv, InputFormat.jsonl)
+
+
+def kind_formats(kind: str) -> tuple[InputFormat, ...]:
+    """The ``--format`` values that apply to ``kind`` (README, "Input formats").
+
+    The kind's own headerless format (``qrels``, ``trec``), the tabular
+    syntaxes, then its other shapes: named ones (``arena``) and headerless
+    ones (``prefs-release``, ``trec-prefs``).
+    """
+    spec = KINDS[kind]
+    shape_format = {shape: fmt for fmt, shape in SHAPE_FORMATS.items()}
+    native = () if spec.layout.headerless is None else (spec.layout.headerless,)
+    others = [
+        layout.headerless if layout.headerless is not None else shape_format[layout.shape]
+        for layout in spec.alternatives
+        if layout.headerless is not None or layout.shape in shape_format
+    ]
+    return (*native, *TABULAR_FORMATS, *others)
+
+
+def _header_words(kind: IngestKind) -> set[str]:
+    """Every column name of every shape of ``kind`` (plus the pairwise ones)."""
+    return set().union(*(layout.names() for layout in kind.layouts)) | {"winner", "loser"}
+
+
+def _sniff_headerless(kind: IngestKind, first_line: str | None) -> InputFormat | None:
+    """A headerless layout recognised from the first line (no header word, right width)."""
+    if first_line is None or "," in first_line or first_line.lstrip().startswith("{"):
+        return None
+    fields = first_line.split()
+    if _header_words(kind) & {f.lower() for f in fields}:
+        return None
+    for layout in kind.layouts:
+        fits = layout.headerless is not None and len(fields) == len(layout.headerless_columns)
+        if fits and (layout.headerless_test is None or layout.headerless_test(fields)):
+            return layout.headerless
+    return None
+
+
+def _choose_format(
+    kind: IngestKind,
+    name: str,
+    override: InputFormat | None,
+    first_line: str | None,
+    format_option: str = "--format",
+) -> InputFormat:
+    """``--format``, else TREC qrels/run content, else the extension, else a sniff.
+
+    Graded labels and runs in TREC's headerless formats are recognised by their
+    content whatever the file is called. A pairwise file whose first line holds
+    no column name and fits a headerless preference shape is read as that shape
+    whatever its extension.
+    """
+    if override in SHAPE_FORMATS:
+        return detect_format(name, None, first_line, format_option=format_option)
+    trec_formats = {layout.headerless for layout in kind.layouts} & {
+        InputFormat.qrels,
+        InputFormat.trec,
+    }
+    by_content = sniff_trec(first_line)
+    if override is None and by_content is not None and by_content in trec_formats:
+        return by_content  # recognised by content, whatever the name
+    sniff = name == STDIN or not _known_extension(name) or len(kind.layouts) > 1
+    if override is None and sniff:
+        sniffed = _sniff_headerless(kind, first_line)
+        if sniffed is not None:
+            return sniffed
+    return detect_format(name, override, first_line, format_option=format_option)
+
+
+def _shapes(kind: IngestKind, override: InputFormat | None) -> tuple[RecordLayout, ...]:
+    """The shapes to accept: the one ``--format`` names (e.g. ``arena``), else all."""
+    if override not in SHAPE_FORMATS:
+        return kind.layouts
+    wanted = SHAPE_FORMATS[override]
+    named = tuple(layout for layout in kind.layouts if layout.shape == wanted)
+    if not named:
+        raise ConfigError(f"--format {override.value} applies to pairwise preferences only")
+    return named
+
+
+def _known_extension(name: str) -> bool:
+    """Whether :func:`detect_format` recognises the extension of ``name``."""
+    try:
+        detect_format(name, None, None)
+    except InputError:
+        return False
+    return True
+
+
+def _concatenate(parts: list[Facts]) -> Facts:
+    """Join the per-chunk facts column by column."""
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+@dataclass(frozen=True)
+class ParsedInput:
+    """One input file read and fully validated, not stored.
+
+    Attributes
+    ----------
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    facts
+        Column -> aligned array; ``query_id``, ``annotator_id``, ``item_id``,
+        ``winner_id`` and ``loser_id`` hold codes into ``vocabularies``
+        (see :meth:`decoded`); ``score`` is NaN where a run has none.
+    vocabularies
+        The names the codes stand for.
+    label, sha256
+        How messages name the file, and the hex digest of its bytes.
+    dropped
+        Rows not kept (identical repeated grades, ``--duplicates keep-first``).
+    notes
+        Warnings about the file (columns read but ignored).
+    """
+
+    kind: str
+    facts: Facts
+    vocabularies: Vocabularies
+    label: str
+    sha256: str
+    dropped: int
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        """Rows to store."""
+        return len(next(iter(self.facts.values()))) if self.facts else 0
+
+    def decoded(self) -> pd.DataFrame:
+        """The facts as a DataFrame with names instead of codes (``query``, ``item``, ...)."""
+        names = self.vocabularies.as_lists()
+        columns: dict[str, np.ndarray] = {}
+        for column, values in self.facts.items():
+            vocabulary = NAME_COLUMNS.get(column)
+            if vocabulary is None:
+                columns[column] = values
+            else:
+                columns[column.removesuffix("_id")] = np.asarray(names[vocabulary], dtype=object)[
+                    values
+                ]
+        return pd.DataFrame(columns)
+
+    def reading_sha256(self) -> str:
+        """SHA-256 of the rows and names this reading keeps, in order.
+
+        Two readings of the same bytes store the same batch exactly when their
+        digests agree; ``--duplicates`` or ``--score-precision`` may keep other
+        rows of the same file.
+        """
+        digest = hashlib.sha256(self.kind.encode())
+        for vocabulary, names in sorted(self.vocabularies.as_lists().items()):
+            digest.update(f"\x1e{vocabulary}\x1e".encode())
+            digest.update("\x1f".join(names).encode())
+        for column in sorted(self.facts):
+            values = np.asarray(self.facts[column])
+            digest.update(f"\x1e{column}:{values.dtype.str}\x1e".encode())
+            if values.dtype.kind == "O":
+                digest.update("\x1f".join(map(repr, values.tolist())).encode())
+            else:
+                digest.update(np.ascontiguousarray(values).tobytes())
+        return digest.hexdigest()
+
+
+def read_input(
+    kind: str,
+    path: str | Path,
+    *,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    stream: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    format_option: str = "--format",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+) -> ParsedInput:
+    """Read and validate one file exactly as :func:`orlbuild.ingest.file_ingest.ingest_file` does, without storing it.
+
+    Used by ``orlbuild eval`` to score files without a database. Parameters
+    are those of :func:`ingest_file`; ``format_option`` is the option that
+    error hints name for forcing the format.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and value of the first problem.
+    """
+    spec = KINDS[kind]
+    source = Source(str(path), stream=stream, on_progress=on_progress)
+    vocab = Vocabularies()
+    with paused_gc():
+        first_line, lines = _with_first_line(source.lines())
+        chosen = _choose_format(spec, source.name, fmt, first_line, format_option)
+        parts: list[Facts] = []
+        line_parts: list[np.ndarray] = []
+        notes: list[str] = []
+        shapes = _shapes(spec, fmt)
+        for chunk in read_chunks(lines, chosen, shapes, source.label, notes):
+            parts.append(spec.parse(chunk, source.label, vocab))
+            line_parts.append(chunk.lines)
+        facts = _concatenate(parts)
+        vocab.finish(facts, NAME_COLUMNS)
+        facts, dropped = spec.check(
+            facts, np.concatenate(line_parts), source.label, vocab, duplicates, score_precision
+        )
+    return ParsedInput(kind, facts, vocab, source.label, source.sha256, dropped, tuple(notes))
