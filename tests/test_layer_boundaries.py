@@ -45,7 +45,11 @@ RULES = [
         ("services",),
         ("orlbuild.cli", "orlbuild.pipeline"),
     ),
-    Rule("the CLI reaches SQL only through the store", ("cli",), ("sqlalchemy", "alembic")),
+    Rule(
+        "the CLI reaches the store only through services: no store, no SQLAlchemy",
+        ("cli",),
+        ("orlbuild.store", "sqlalchemy", "alembic"),
+    ),
     Rule(
         "the pipeline is service calls: no store, no SQLAlchemy",
         ("pipeline",),
@@ -86,6 +90,8 @@ def test_the_exemptions_are_still_needed() -> None:
         ("services", "from ..cli.render import emit", True),
         ("services", "from orlbuild.store.builds import get_build", False),
         ("cli", "import sqlalchemy.exc", True),
+        ("cli", "from orlbuild.store.read import DEFAULT_COLLECTION", True),
+        ("cli", "if TYPE_CHECKING:\n    from ..store.engine import Engine", True),
         ("cli", "from orlbuild.services.orls import show_build", False),
         ("pipeline", "from orlbuild.store import open_store", True),
         ("pipeline", "from sqlalchemy.engine import make_url", True),

@@ -32,8 +32,8 @@ from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store
+from orlbuild.services.databases import DEFAULT_COLLECTION
 from orlbuild.services.executor import resolve_executor
-from orlbuild.store.read import DEFAULT_COLLECTION
 
 __all__ = ["opened_store", "register"]
 

@@ -7,8 +7,12 @@ from typing import Annotated
 import typer
 
 from orlbuild.cli.state import get_state
-from orlbuild.store.engine import create_store_engine
-from orlbuild.store.schema import current_revision, downgrade, head_revision, upgrade
+from orlbuild.services.databases import (
+    database_revision,
+    downgrade_database,
+    newest_revision,
+    upgrade_database,
+)
 
 db_app = typer.Typer(help="Create and migrate the database schema.", no_args_is_help=True)
 
@@ -19,9 +23,8 @@ def upgrade_command(
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
     """Migrate the database up to REVISION (default: the newest); creates it if needed."""
-    url = get_state(ctx).db_url
-    upgrade(url, revision)
-    typer.echo(f"database at revision {_current(url) or 'base'}", err=True)
+    reached = upgrade_database(get_state(ctx).db_url, revision)
+    typer.echo(f"database at revision {reached or 'base'}", err=True)
 
 
 @db_app.command("downgrade")
@@ -38,27 +41,17 @@ def downgrade_command(
     A downgrade that would drop tables holding rows is refused (naming them and
     their row counts) unless --yes is given.
     """
-    url = get_state(ctx).db_url
-    downgrade(url, revision, allow_data_loss=yes)
-    typer.echo(f"database at revision {_current(url) or 'base'}", err=True)
+    reached = downgrade_database(get_state(ctx).db_url, revision, allow_data_loss=yes)
+    typer.echo(f"database at revision {reached or 'base'}", err=True)
 
 
 @db_app.command("current")
 def current_command(ctx: typer.Context) -> None:
     """Print the database's revision and whether it is the newest."""
-    current = _current(get_state(ctx).db_url)
-    head = head_revision()
+    current = database_revision(get_state(ctx).db_url)
+    head = newest_revision()
     state = "head" if current == head else "needs `orlbuild db upgrade`"
     typer.echo(f"{current or 'base'} ({state}; newest is {head})")
-
-
-def _current(url: str) -> str | None:
-    """The revision of the database at ``url``."""
-    engine = create_store_engine(url)
-    try:
-        return current_revision(engine)
-    finally:
-        engine.dispose()
 
 
 def register(app: typer.Typer) -> None:

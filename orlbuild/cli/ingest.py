@@ -12,7 +12,7 @@ from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
-from orlbuild.store.read import DEFAULT_COLLECTION
+from orlbuild.services.databases import DEFAULT_COLLECTION
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(

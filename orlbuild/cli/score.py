@@ -39,7 +39,7 @@ from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
-    from orlbuild.store.engine import Engine
+    from orlbuild.services.databases import Engine
 
 __all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads only in commands that open it
-    from orlbuild.store.engine import Engine
+    from orlbuild.services.databases import Engine
 
 DEFAULT_DB_URL = "sqlite:///orlbuild.db"
 DB_ENV_VAR = "ORLBUILD_DB"
@@ -52,9 +52,9 @@ def get_state(ctx: typer.Context) -> AppState:
 @contextmanager
 def opened_store(ctx: typer.Context) -> Iterator[Engine]:
     """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
-    from orlbuild.store import open_store
+    from orlbuild.services.databases import open_database
 
-    engine = open_store(get_state(ctx).db_url)
+    engine = open_database(get_state(ctx).db_url, upgrade_if_empty=False)
     try:
         yield engine
     finally:

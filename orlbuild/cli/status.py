@@ -7,7 +7,7 @@ import typer
 from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
-from orlbuild.store.status import status_frame, store_status
+from orlbuild.services.databases import store_counts
 
 
 def status_command(
@@ -17,8 +17,8 @@ def status_command(
 ) -> None:
     """Count queries, items, annotators, judgments, run entries and batches."""
     with opened_store(ctx) as engine:
-        payload = store_status(engine, collection)
-    emit(fmt, frame=status_frame(payload), payload=payload, title="Store status")
+        payload, frame = store_counts(engine, collection)
+    emit(fmt, frame=frame, payload=payload, title="Store status")
 
 
 def register(app: typer.Typer) -> None:

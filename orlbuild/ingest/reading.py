@@ -228,10 +228,11 @@ def read_input(
     format_option: str = "--format",
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> ParsedInput:
-    """Read and validate one file exactly as :func:`orlbuild.ingest.file_ingest.ingest_file` does, without storing it.
+    """Read and validate one file exactly as ingesting it does, without storing it.
 
-    Used by ``orlbuild eval`` to score files without a database. Parameters
-    are those of :func:`ingest_file`; ``format_option`` is the option that
+    Used by :func:`orlbuild.ingest.file_ingest.ingest_file` before it stores,
+    and by ``orlbuild eval`` to score files without a database. Parameters
+    are those of ``ingest_file``; ``format_option`` is the option that
     error hints name for forcing the format.
 
     Raises

@@ -1,21 +1,36 @@
-"""Open the database a front end names, creating and migrating a new SQLite file on request.
+"""The database a front end names: open it, migrate it, say what it holds.
 
 The store (:mod:`orlbuild.store`) opens, checks and migrates databases; this
-module holds the front ends' choices around it: the pipeline creates its own
-SQLite file, and a URL is shown without its password.
+module holds the front ends' use cases around it: open (the pipeline creates
+its own SQLite file), the schema commands of ``orlbuild db``, the counts of
+``orlbuild status``, and a URL shown without its password.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.store import open_store, upgrade
-from orlbuild.store.engine import Engine
+from orlbuild.store.engine import Engine, create_store_engine
+from orlbuild.store.read import DEFAULT_COLLECTION
+from orlbuild.store.schema import current_revision, downgrade, head_revision
+from orlbuild.store.status import status_frame, store_status
 
-__all__ = ["Engine", "displayed_url", "open_database"]
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "Engine",
+    "database_revision",
+    "displayed_url",
+    "downgrade_database",
+    "newest_revision",
+    "open_database",
+    "store_counts",
+    "upgrade_database",
+]
 
 _SQLITE_PREFIX = "sqlite:///"
 
@@ -28,7 +43,9 @@ def displayed_url(url: str) -> str:
         return url
 
 
-def open_database(url: str, *, create_sqlite_file: bool = False) -> Engine:
+def open_database(
+    url: str, *, create_sqlite_file: bool = False, upgrade_if_empty: bool = True
+) -> Engine:
     """Open the store at ``url``.
 
     Parameters
@@ -40,6 +57,9 @@ def open_database(url: str, *, create_sqlite_file: bool = False) -> Engine:
         folder) if needed and migrate it to the newest schema. Otherwise an
         empty database is migrated, and an older schema stops with the usual
         hint to run ``orlbuild db upgrade``.
+    upgrade_if_empty
+        Migrate an empty database (the pipeline); ``False`` for the commands,
+        which ask for ``orlbuild db upgrade`` instead.
 
     Returns
     -------
@@ -50,4 +70,51 @@ def open_database(url: str, *, create_sqlite_file: bool = False) -> Engine:
         Path(url[len(_SQLITE_PREFIX) :]).parent.mkdir(parents=True, exist_ok=True)
         upgrade(url)
         return open_store(url)
-    return open_store(url, upgrade_if_empty=True)
+    return open_store(url, upgrade_if_empty=upgrade_if_empty)
+
+
+def database_revision(url: str) -> str | None:
+    """The schema revision of the database at ``url`` (``None``: no schema yet)."""
+    engine = create_store_engine(url)
+    try:
+        return current_revision(engine)
+    finally:
+        engine.dispose()
+
+
+def newest_revision() -> str:
+    """The newest schema revision this orlbuild ships."""
+    return head_revision()
+
+
+def upgrade_database(url: str, revision: str = "head") -> str | None:
+    """Migrate the database at ``url`` up to ``revision`` (creating it); the revision reached."""
+    upgrade(url, revision)
+    return database_revision(url)
+
+
+def downgrade_database(url: str, revision: str, *, allow_data_loss: bool = False) -> str | None:
+    """Migrate down to ``revision``; the revision reached.
+
+    Raises
+    ------
+    StoreError
+        The downgrade would drop tables holding rows and ``allow_data_loss`` is
+        false; nothing was changed.
+    """
+    downgrade(url, revision, allow_data_loss=allow_data_loss)
+    return database_revision(url)
+
+
+def store_counts(engine: Engine, collection: str | None = None) -> tuple[dict, pd.DataFrame]:
+    """What the store holds (``orlbuild status``): the document and its table.
+
+    Parameters
+    ----------
+    engine
+        An open store.
+    collection
+        One collection, or ``None`` for all.
+    """
+    payload = store_status(engine, collection)
+    return payload, status_frame(payload)
