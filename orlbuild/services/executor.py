@@ -29,14 +29,15 @@ raises the same error, with the same one-line message, in the caller.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from enum import Enum
-from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from orlbuild.errors import ConfigError, OrlbuildError
 
@@ -46,6 +47,7 @@ __all__ = [
     "ExecutorKind",
     "map_ordered",
     "resolve_executor",
+    "start_workers",
 ]
 
 T = TypeVar("T")
@@ -53,9 +55,28 @@ R = TypeVar("R")
 
 SCHEDULER_ENVIRONMENT_VARIABLE = "ORLBUILD_SCHEDULER"
 
-#: Chunks per worker: enough to balance uneven queries, few enough that the
-#: per-chunk overhead (pickling, scheduling) stays small.
-CHUNKS_PER_WORKER = 4
+#: A chunk takes ``1 / (CHUNKS_PER_WORKER * workers)`` of the tasks still left
+#: (guided self-scheduling, :func:`_chunk_sizes`) ...
+CHUNKS_PER_WORKER = 2
+#: ... but no fewer than ``n_tasks / (MAX_CHUNKS_PER_WORKER * workers)``, so the
+#: per-chunk overhead (pickling, scheduling, a few milliseconds) stays small.
+MAX_CHUNKS_PER_WORKER = 32
+#: Chunks sent ahead per worker: one running, one waiting in its queue.
+IN_FLIGHT_PER_WORKER = 2
+#: Idle local workers exit after this many seconds (and are restarted on demand).
+IDLE_WORKER_SECONDS = 300
+#: Thread limits of the local workers (read by OpenBLAS, MKL, OpenMP at start-up).
+_ONE_THREAD = {
+    var: "1"
+    for var in (
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "BLIS_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+    )
+}
 
 
 class ExecutorKind(str, Enum):
@@ -169,22 +190,90 @@ def _run_chunk(function: Callable[[T], R], chunk: Sequence[T]) -> _ChunkResult[R
     return _ChunkResult(results)
 
 
-def _chunks(tasks: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(tasks), size):
-        yield tasks[start : start + size]
+def _import_modules(modules: tuple[str, ...]) -> int:
+    """Import ``modules`` in a worker (the warm-up task of :func:`start_workers`)."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+    return os.getpid()
 
 
-def _chunk_size(n_tasks: int, workers: int, requested: int | None) -> int:
+def _loky_pool(workers: int) -> Any:
+    """The process-wide loky pool of ``workers`` processes, started or reused.
+
+    joblib's vendored loky keeps one reusable pool per process, so a second
+    call (the pipeline's power step after its builds, a second build in the
+    same Python session) finds its workers already started and their modules
+    imported. Each worker gets one BLAS/OpenMP thread: the per-query matrices
+    are a few dozen rows wide, where extra threads only add synchronisation,
+    and the processes are the parallelism.
+    """
+    from joblib.externals.loky import get_reusable_executor
+
+    return get_reusable_executor(
+        max_workers=workers, timeout=IDLE_WORKER_SECONDS, env=dict(_ONE_THREAD)
+    )
+
+
+def start_workers(executor: Executor | None, modules: Sequence[str] = ()) -> None:
+    """Start the local worker processes now, importing ``modules`` in them, without waiting.
+
+    A build calls this before it reads the store, so that the workers' start-up
+    (a new Python importing NumPy, SciPy and the estimators: about a second)
+    overlaps with reading the judgments instead of following it. Does nothing
+    for a serial executor or a Dask cluster (whose workers are already running).
+
+    Parameters
+    ----------
+    executor
+        Where the work will run.
+    modules
+        Modules the tasks will need (for example ``orlbuild.builders.pairwise``).
+    """
+    if executor is None or executor.kind is not ExecutorKind.PROCESSES:
+        return
+    pool = _loky_pool(executor.jobs)
+    for _ in range(executor.jobs):
+        pool.submit(_import_modules, tuple(modules))
+
+
+def _chunk_sizes(n_tasks: int, workers: int, requested: int | None) -> Iterator[int]:
+    """Sizes of the successive chunks of ``n_tasks`` tasks.
+
+    A requested size is used throughout. Otherwise chunks shrink as the work
+    runs out (guided self-scheduling): each takes ``1 / (CHUNKS_PER_WORKER *
+    workers)`` of the tasks still left, but no fewer than
+    ``n_tasks / (workers * MAX_CHUNKS_PER_WORKER)``. Large early chunks keep
+    the per-chunk cost (pickling, scheduling) small; small late ones keep the
+    workers finishing together, so that no worker waits on a straggler.
+    """
     if requested is not None:
         if requested < 1:
             raise ConfigError(f"chunk size must be at least 1, got {requested}")
-        return requested
-    return max(1, math.ceil(n_tasks / (workers * CHUNKS_PER_WORKER)))
+        remaining = n_tasks
+        while remaining > 0:
+            yield min(requested, remaining)
+            remaining -= requested
+        return
+    smallest = max(1, math.ceil(n_tasks / (workers * MAX_CHUNKS_PER_WORKER)))
+    remaining = n_tasks
+    while remaining > 0:
+        size = min(remaining, max(smallest, math.ceil(remaining / (workers * CHUNKS_PER_WORKER))))
+        yield size
+        remaining -= size
 
 
-def _dask_workers(client: object) -> int:
-    info = client.scheduler_info()  # type: ignore[attr-defined]
-    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
+def _chunked(tasks: Iterator[T], sizes: Iterator[int]) -> Iterator[list[T]]:
+    """Cut ``tasks`` lazily into chunks of ``sizes`` (the tasks are drawn as chunks are sent)."""
+    for size in sizes:
+        chunk = list(itertools.islice(tasks, size))
+        if not chunk:
+            return
+        yield chunk
+    leftover = list(tasks)  # only if the caller's count was short
+    if leftover:
+        yield leftover
 
 
 def map_ordered(
@@ -194,6 +283,7 @@ def map_ordered(
     executor: Executor | None = None,
     advance: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
+    n_tasks: int | None = None,
 ) -> Iterator[R]:
     """Apply ``function`` to every task and yield the results in task order.
 
@@ -203,14 +293,20 @@ def map_ordered(
         A picklable callable (a module-level function or a
         :func:`functools.partial` of one) taking one task.
     tasks
-        Plain, picklable data, typically one entry per query.
+        Plain, picklable data, typically one entry per query. With a length
+        (a list) or ``n_tasks`` given, tasks are drawn lazily, chunk by chunk,
+        so the workers start on the first chunks while this process prepares
+        the next; otherwise they are listed first.
     executor
         Where to run (default: serially in this process).
     advance
         Called with the number of tasks just finished (a progress bar that
         counts queries).
     chunk_size
-        Tasks per chunk; by default about four chunks per worker.
+        Tasks per chunk; by default chunks shrink from about an eighth of the
+        tasks per worker to a small tail (:func:`_chunk_sizes`).
+    n_tasks
+        How many tasks an iterator without a length will yield.
 
     Yields
     ------
@@ -231,49 +327,98 @@ def map_ordered(
                 advance(1)
             yield result
         return
-    materialised = list(tasks)
-    if not materialised:
+    if isinstance(tasks, Sized):
+        n_tasks = len(tasks)
+    elif n_tasks is None:
+        tasks = list(tasks)
+        n_tasks = len(tasks)
+    if n_tasks == 0:
         return
     if executor.kind is ExecutorKind.PROCESSES:
-        yield from _map_loky(function, materialised, executor.jobs, advance, chunk_size)
+        pool = _loky_pool(executor.jobs)
+        sizes = _chunk_sizes(n_tasks, executor.jobs, chunk_size)
+        chunks = _chunked(iter(tasks), sizes)
+        yield from _stream(
+            lambda chunk: pool.submit(_run_chunk, function, chunk),
+            _wait_local,
+            chunks,
+            executor.jobs,
+            advance,
+        )
         return
-    yield from _map_dask(function, materialised, str(executor.scheduler), advance, chunk_size)
+    yield from _map_dask(
+        function, iter(tasks), n_tasks, str(executor.scheduler), advance, chunk_size
+    )
 
 
-def _map_loky(
-    function: Callable[[T], R],
-    tasks: list[T],
+def _wait_local(futures: list[Any]) -> None:
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    wait(futures, return_when=FIRST_COMPLETED)
+
+
+def _stream(
+    submit: Callable[[list[T]], Any],
+    wait_any: Callable[[list[Any]], None],
+    chunks: Iterator[list[T]],
     workers: int,
     advance: Callable[[int], None] | None,
-    chunk_size: int | None,
 ) -> Iterator[R]:
-    from joblib import Parallel, delayed
+    """Keep ``IN_FLIGHT_PER_WORKER * workers`` chunks running; yield results in chunk order.
 
-    size = _chunk_size(len(tasks), workers, chunk_size)
-    parallel = Parallel(
-        n_jobs=workers,
-        backend="loky",
-        return_as="generator",
-        pre_dispatch="2*n_jobs",
-    )
-    chunks = parallel(delayed(_run_chunk)(function, chunk) for chunk in _chunks(tasks, size))
-    for chunk in chunks:
-        yield from chunk.results
-        if advance is not None:
-            advance(len(chunk.results))
-        if chunk.raised is not None:
-            raise chunk.raised.error
+    A new chunk is sent as soon as any running chunk finishes (not only the
+    oldest), so a slow chunk at the head does not leave workers idle; results
+    that finished early wait in ``pending`` until the chunks before them are
+    done. On an error, or when the caller stops early, chunks not yet started
+    are cancelled.
+    """
+    pending: deque[Any] = deque()
+    window = IN_FLIGHT_PER_WORKER * workers
+    exhausted = False
+
+    def fill() -> None:
+        nonlocal exhausted
+        while not exhausted and sum(not f.done() for f in pending) < window:
+            chunk = next(chunks, None)
+            if chunk is None:
+                exhausted = True
+                return
+            pending.append(submit(chunk))
+
+    try:
+        fill()
+        while pending:
+            if not pending[0].done():
+                wait_any([f for f in pending if not f.done()])
+                fill()
+                continue
+            result: _ChunkResult[R] = pending.popleft().result()
+            fill()
+            yield from result.results
+            if advance is not None:
+                advance(len(result.results))
+            if result.raised is not None:
+                raise result.raised.error
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _dask_workers(client: Any) -> int:
+    info = client.scheduler_info()
+    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
 
 
 def _map_dask(
     function: Callable[[T], R],
-    tasks: list[T],
+    tasks: Iterator[T],
+    n_tasks: int,
     address: str,
     advance: Callable[[int], None] | None,
     chunk_size: int | None,
 ) -> Iterator[R]:
     try:
-        from distributed import Client
+        from distributed import Client, wait
     except ImportError as error:  # pragma: no cover - depends on the extra
         raise ConfigError(
             "running on a Dask cluster needs the distributed extra: "
@@ -284,15 +429,12 @@ def _map_dask(
     except OSError as error:
         raise ConfigError(f"cannot reach the Dask scheduler at {address}: {error}") from error
     with client:
-        size = _chunk_size(len(tasks), _dask_workers(client), chunk_size)
-        futures = client.map(partial(_run_chunk, function), list(_chunks(tasks, size)), pure=False)
-        try:
-            for future in futures:
-                chunk = future.result()
-                yield from chunk.results
-                if advance is not None:
-                    advance(len(chunk.results))
-                if chunk.raised is not None:
-                    raise chunk.raised.error
-        finally:
-            client.cancel(futures)
+        workers = _dask_workers(client)
+        chunks = _chunked(tasks, _chunk_sizes(n_tasks, workers, chunk_size))
+        yield from _stream(
+            lambda chunk: client.submit(_run_chunk, function, chunk, pure=False),
+            lambda futures: wait(futures, return_when="FIRST_COMPLETED"),
+            chunks,
+            workers,
+            advance,
+        )
