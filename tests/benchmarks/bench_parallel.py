@@ -27,6 +27,7 @@ Run as a script: ``python tests/benchmarks/bench_parallel.py [--queries N] [--bt
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -41,41 +42,123 @@ from bench_build import simulated_pairwise
 
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.services.evaluations import power_budgets, power_for_panels
-from orlbuild.services.executor import Executor, map_ordered, resolve_executor
+from orlbuild.services.executor import Executor, map_ordered, resolve_executor, start_workers
 
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed_build(frame, params: BuildParameters, executor: Executor) -> tuple[float, str]:  # type: ignore[no-untyped-def]
-    mapper = (
-        None
-        if executor.jobs == 1 and executor.scheduler is None
-        else partial(map_ordered, executor=executor)
-    )
-    start = time.perf_counter()
-    _, outcome = build_orls(frame, params, mapper=mapper)
-    seconds = time.perf_counter() - start
+def _load() -> str:
+    """The 1-minute load average: a ratio measured while other work runs means little."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def _stop_local_pool() -> None:
+    """Shut the reusable loky pool down, so that the next parallel run starts cold."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor(max_workers=1).shutdown(wait=True)
+
+
+class _TimedWork:
+    """Wrap the per-query function of a serial build and add up its CPU seconds."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.calls = 0
+
+    def mapper(self, function, tasks):  # type: ignore[no-untyped-def]
+        for task in tasks:
+            start = time.process_time()
+            result = function(task)
+            self.cpu += time.process_time() - start
+            self.calls += 1
+            yield result
+
+
+def serial_build(frame, params: BuildParameters) -> tuple[float, str]:  # type: ignore[no-untyped-def]
+    """Time a serial build, and split its CPU time into per-query work and the rest (Amdahl)."""
+    work = _TimedWork()
+    load = _load()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    _, outcome = build_orls(frame, params, mapper=work.mapper)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    rest = cpu - work.cpu
     print(
-        f"  {executor.describe():<32} {seconds:8.2f} s   peak RSS of this process "
-        f"{_peak_mb():7.0f} MB",
+        f"  {'serial':<34} {seconds:8.2f} s   ({load}; peak RSS of this process "
+        f"{_peak_mb():5.0f} MB)\n"
+        f"    CPU {cpu:.2f} s = per-query work {work.cpu:.2f} s "
+        f"({1000 * work.cpu / work.calls:.2f} ms a query) + the rest in this process "
+        f"{rest:.2f} s ({rest / cpu:.1%})\n"
+        f"    Amdahl bound on 2 workers (the rest stays serial): "
+        f"{cpu / (rest + work.cpu / 2):.2f}x",
         flush=True,
     )
     return seconds, repr(outcome)
 
 
-def compare(label: str, frame, params: BuildParameters, executors: list[Executor]) -> list[float]:  # type: ignore[no-untyped-def]
+def timed_build(
+    frame,  # type: ignore[no-untyped-def]
+    params: BuildParameters,
+    executor: Executor,
+    label: str,
+    *,
+    cold: bool = False,
+) -> tuple[float, str]:
+    """Time a build on ``executor``; ``cold``: a new local pool, started when the build starts."""
+    if cold:
+        _stop_local_pool()
+    load = _load()
+    start = time.perf_counter()
+    start_workers(executor, ["orlbuild.builders.build"])  # what build_and_store does
+    _, outcome = build_orls(frame, params, mapper=partial(map_ordered, executor=executor))
+    seconds = time.perf_counter() - start
+    print(
+        f"  {label:<34} {seconds:8.2f} s   ({load}; peak RSS of this process {_peak_mb():5.0f} MB)",
+        flush=True,
+    )
+    return seconds, repr(outcome)
+
+
+def compare(
+    label: str,
+    frame,  # type: ignore[no-untyped-def]
+    params: BuildParameters,
+    runs: list[tuple[str, Executor, bool]],
+    repeat: int,
+) -> None:
     print(f"{label}: {len(frame):,} comparisons, {frame['query'].nunique():,} queries")
-    seconds, reference = timed_build(frame, params, Executor())
-    times = [seconds]
-    for executor in executors:
-        parallel_seconds, result = timed_build(frame, params, executor)
-        if result != reference:
-            raise SystemExit(f"{executor.describe()} gave a different build than serial")
-        times.append(parallel_seconds)
-        print(f"    speed-up against serial: {seconds / parallel_seconds:.2f}x")
-    return times
+    for round_ in range(repeat):
+        if repeat > 1:
+            print(f" round {round_ + 1} of {repeat}")
+        serial, reference = serial_build(frame, params)
+        for name, executor, cold in runs:
+            seconds, result = timed_build(frame, params, executor, name, cold=cold)
+            if result != reference:
+                raise SystemExit(f"{name} gave a different build than serial")
+            print(f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial")
+
+
+def store_share(n_queries: int) -> None:
+    """Build-and-store on SQLite, serial and ``--jobs 2``: the share of reading and writing."""
+    import tempfile
+
+    from bench_build_service import compare as compare_stored
+
+    from orlbuild.store import upgrade
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.builders.store_data import store_judgments
+
+    params = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=1)
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{Path(folder) / 'bt.db'}"
+        upgrade(url)
+        frame = simulated_pairwise(n_queries, seed=2)
+        store_judgments(url, "pairwise", frame)
+        print(f"bt with the store (SQLite), {_load()}:")
+        compare_stored(url, "  build-and-store, bt, simultaneous tiers", params, len(frame))
 
 
 def simulated_panels(n_queries: int, seed: int = 3) -> dict[str, pd.DataFrame]:
@@ -122,17 +205,21 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--bt-queries", type=int, default=5000)
     parser.add_argument("--power-queries", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every build comparison")
+    parser.add_argument("--no-store", action="store_true", help="skip the store share (bt)")
     parser.add_argument("--only", choices=["build", "power"], default=None)
     args = parser.parse_args()
+    print(f"{os.cpu_count()} cores, {_load()} at the start")
 
     from distributed import LocalCluster
 
+    jobs2 = resolve_executor(2)
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         cluster_executor = resolve_executor(scheduler=cluster.scheduler_address)
         if args.only != "build":
-            compare_power(args.power_queries, [resolve_executor(2), cluster_executor])
+            compare_power(args.power_queries, [jobs2, cluster_executor])
         if args.only == "power":
             return
         rc = BuildParameters(
@@ -146,10 +233,23 @@ def main() -> None:
             "rank-centrality, 200 bootstrap resamples",
             simulated_pairwise(args.queries, seed=1),
             rc,
-            [resolve_executor(2), cluster_executor],
+            [
+                ("--jobs 2, new pool", jobs2, True),
+                ("--jobs 2, pool already started", jobs2, False),
+                ("Dask, 2 single-threaded workers", cluster_executor, False),
+            ],
+            args.repeat,
         )
-    bt = BuildParameters(source="pairwise", method="bt", seed=1)
-    compare("bt", simulated_pairwise(args.bt_queries, seed=2), bt, [resolve_executor(2)])
+    bt = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=1)
+    compare(
+        "bt, simultaneous tiers",
+        simulated_pairwise(args.bt_queries, seed=2),
+        bt,
+        [("--jobs 2, new pool", jobs2, True), ("--jobs 2, pool already started", jobs2, False)],
+        args.repeat,
+    )
+    if not args.no_store:
+        store_share(args.bt_queries)
 
 
 if __name__ == "__main__":
