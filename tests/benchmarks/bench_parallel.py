@@ -42,7 +42,13 @@ from bench_build import simulated_pairwise
 
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.services.evaluations import power_budgets, power_for_panels
-from orlbuild.services.executor import Executor, map_ordered, resolve_executor, start_workers
+from orlbuild.services.executor import (
+    Executor,
+    _loky_pool,
+    map_ordered,
+    resolve_executor,
+    start_workers,
+)
 
 
 def _peak_mb() -> float:
@@ -56,9 +62,7 @@ def _load() -> str:
 
 def _stop_local_pool() -> None:
     """Shut the reusable loky pool down, so that the next parallel run starts cold."""
-    from joblib.externals.loky import get_reusable_executor
-
-    get_reusable_executor(max_workers=1).shutdown(wait=True)
+    _loky_pool(1).shutdown(wait=True)
 
 
 class _TimedWork:
@@ -77,7 +81,7 @@ class _TimedWork:
             yield result
 
 
-def serial_build(frame, params: BuildParameters) -> tuple[float, str]:  # type: ignore[no-untyped-def]
+def serial_build(frame, params: BuildParameters) -> tuple[float, str, float]:  # type: ignore[no-untyped-def]
     """Time a serial build, and split its CPU time into per-query work and the rest (Amdahl)."""
     work = _TimedWork()
     load = _load()
@@ -95,7 +99,25 @@ def serial_build(frame, params: BuildParameters) -> tuple[float, str]:  # type: 
         f"{cpu / (rest + work.cpu / 2):.2f}x",
         flush=True,
     )
-    return seconds, repr(outcome)
+    return seconds, repr(outcome), cpu
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used since it started (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _worker_cpu(executor: Executor) -> dict[str, float]:
+    """CPU seconds so far of every worker process of ``executor``, by worker."""
+    if executor.scheduler is not None:
+        from distributed import Client
+
+        with Client(executor.scheduler) as client:
+            times = client.run(os.times)
+        return {w: t[0] + t[1] for w, t in times.items()}
+    pool = _loky_pool(executor.jobs - 1)  # the running pool (other arguments would replace it)
+    return {str(pid): _proc_cpu(pid) for pid in list(pool._processes)}
 
 
 def timed_build(
@@ -105,20 +127,36 @@ def timed_build(
     label: str,
     *,
     cold: bool = False,
-) -> tuple[float, str]:
-    """Time a build on ``executor``; ``cold``: a new local pool, started when the build starts."""
+) -> tuple[float, str, tuple[float, float]]:
+    """Time a build on ``executor``; ``cold``: a new local pool, started when the build starts.
+
+    Returns the wall seconds, the build, and two CPU figures that bracket the
+    wall time on an idle machine: the CPU seconds of all processes (this one
+    and the workers, start-up included for a new pool) spread over every core
+    (no machine can do better), and those of the busiest process (the
+    coordinator runs chunks whenever it waits, so the work rebalances and an
+    idle machine does better than that).
+    """
     if cold:
         _stop_local_pool()
+    before = {} if cold else _worker_cpu(executor)
     load = _load()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     start_workers(executor, ["orlbuild.builders.build"])  # what build_and_store does
     _, outcome = build_orls(frame, params, mapper=partial(map_ordered, executor=executor))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    workers = {w: c - before.get(w, 0.0) for w, c in _worker_cpu(executor).items()}
+    busiest = max([cpu, *workers.values()])
+    spread = sum([cpu, *workers.values()]) / (os.cpu_count() or 1)
+    shown = " + ".join(f"{c:.2f}" for c in workers.values())
     print(
-        f"  {label:<34} {seconds:8.2f} s   ({load}; peak RSS of this process {_peak_mb():5.0f} MB)",
+        f"  {label:<34} {seconds:8.2f} s   ({load}; peak RSS of this process "
+        f"{_peak_mb():5.0f} MB)\n"
+        f"    CPU: this process {cpu:.2f} s, workers {shown} s"
+        f"{' (start-up included)' if cold else ''}",
         flush=True,
     )
-    return seconds, repr(outcome)
+    return seconds, repr(outcome), (busiest, spread)
 
 
 def compare(
@@ -132,12 +170,19 @@ def compare(
     for round_ in range(repeat):
         if repeat > 1:
             print(f" round {round_ + 1} of {repeat}")
-        serial, reference = serial_build(frame, params)
+        serial, reference, serial_cpu = serial_build(frame, params)
         for name, executor, cold in runs:
-            seconds, result = timed_build(frame, params, executor, name, cold=cold)
+            seconds, result, (busiest, spread) = timed_build(
+                frame, params, executor, name, cold=cold
+            )
             if result != reference:
                 raise SystemExit(f"{name} gave a different build than serial")
-            print(f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial")
+            print(
+                f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial "
+                f"(wall clock, {_load()}); from CPU times, on an idle machine "
+                f"{serial_cpu / busiest:.2f}x to {serial_cpu / spread:.2f}x (serial CPU against "
+                "the busiest process, against all processes' CPU over the cores)"
+            )
 
 
 def store_share(n_queries: int) -> None:
