@@ -207,7 +207,8 @@ def score_run(
     SystemScores
     """
     record, orls = _build_and_orls(bind, build, measures)
-    return _scores(record, orls, run, system, measures, missing, run_file, score_precision)
+    task = _scoring_task(record, orls, run, system, measures, missing, run_file, score_precision)
+    return _system_scores(record, system, _evaluate(task), missing, run_file)
 
 
 def score_systems(
@@ -218,27 +219,39 @@ def score_systems(
     measures: Sequence[str],
     missing: Missing = "zero",
     score_precision: ScorePrecision = "float32",
+    executor: Executor | None = None,
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
 
     The build's ORLs are read once; each system's run is read from the
-    build's collection. Parameters as in :func:`score_run`.
+    build's collection. On a parallel ``executor`` several systems are one
+    task each: this process reads the next run from the store while the
+    workers (and this process, when it would otherwise wait) score the
+    previous ones, and the results come back in the order of ``systems``. The
+    values are those of a serial run (every system is the same
+    :func:`scoring.evaluate_run` call wherever it runs). One system is scored
+    here: a run is not cut into query chunks, whose batch kernels would sum
+    in another order (README, "Running on many cores or a cluster").
+    Parameters as in :func:`score_run`.
     """
     if len(set(systems)) != len(systems):
         raise ConfigError(f"a system is named twice: {list(systems)}")
     record, orls = _build_and_orls(bind, build, measures)
-    return {
-        system: _scores(
-            record,
-            orls,
-            load_run(bind, record.collection, system),
-            system,
-            measures,
-            missing,
-            None,
-            score_precision,
+
+    def tasks() -> Iterable[_ScoringTask]:
+        for system in systems:
+            run = load_run(bind, record.collection, system)
+            yield _scoring_task(record, orls, run, system, measures, missing, None, score_precision)
+
+    if not _parallel(executor) or len(systems) < 2:
+        results: Iterable[EvaluationResult] = map(_evaluate, tasks())
+    else:
+        results = map_ordered(
+            _evaluate, tasks(), executor=executor, chunk_size=1, n_tasks=len(systems)
         )
-        for system in systems
+    return {
+        system: _system_scores(record, system, result, missing, None)
+        for system, result in zip(systems, results, strict=True)
     }
 
 
@@ -343,7 +356,23 @@ def check_query_overlap(
     )
 
 
-def _scores(
+@dataclass(frozen=True)
+class _ScoringTask:
+    """A build's ORLs and one system's run: what one worker scores (plain data)."""
+
+    orls: Mapping[str, ORL]
+    run: pd.DataFrame
+    measures: tuple[str, ...]
+    missing: Missing
+    order_by: Literal["score", "rank"]
+    score_precision: ScorePrecision
+
+
+def _parallel(executor: Executor | None) -> bool:
+    return executor is not None and executor.kind is not ExecutorKind.SERIAL
+
+
+def _scoring_task(
     record: BuildRecord,
     orls: dict[str, ORL],
     run: pd.DataFrame,
@@ -351,20 +380,42 @@ def _scores(
     measures: Sequence[str],
     missing: Missing,
     run_file: str | None,
-    score_precision: ScorePrecision = "float32",
-) -> SystemScores:
-    """Evaluate one run with :func:`scoring.evaluate_run` and keep what it reported."""
+    score_precision: ScorePrecision,
+) -> _ScoringTask:
+    """Check that the run shares a query with the ORLs, and bundle what scoring it needs."""
+    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    return _ScoringTask(orls, run, tuple(measures), missing, run_order_column(run), score_precision)
+
+
+def _evaluate(task: _ScoringTask) -> EvaluationResult:
+    """:func:`scoring.evaluate_run` on one task (module level: it runs in workers).
+
+    With one BLAS thread wherever it runs: the batch kernels' matrix products
+    may sum in another order on several threads, and the values must not
+    depend on where a system was scored.
+    """
+    from threadpoolctl import threadpool_limits
+
     from scoring import evaluate_run
 
-    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
-    result = evaluate_run(
-        orls,
-        run,
-        list(measures),
-        missing=missing,
-        order_by=run_order_column(run),
-        score_precision=score_precision,
-    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        return evaluate_run(
+            task.orls,
+            task.run,
+            list(task.measures),
+            missing=task.missing,
+            order_by=task.order_by,
+            score_precision=task.score_precision,
+        )
+
+
+def _system_scores(
+    record: BuildRecord,
+    system: str,
+    result: EvaluationResult,
+    missing: Missing,
+    run_file: str | None,
+) -> SystemScores:
     return SystemScores(
         build=record, system=system, evaluation=result, missing=missing, run_file=run_file
     )
