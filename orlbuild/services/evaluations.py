@@ -32,7 +32,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError, StoreError
-from orlbuild.services.executor import Executor, ExecutorKind, map_ordered
+from orlbuild.services.executor import Executor, ExecutorKind, map_ordered, start_workers
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import (
@@ -236,6 +236,9 @@ def score_systems(
     """
     if len(set(systems)) != len(systems):
         raise ConfigError(f"a system is named twice: {list(systems)}")
+    parallel = _parallel(executor) and len(systems) > 1
+    if parallel:  # local workers start while this process reads the ORLs
+        start_workers(executor, ["orlbuild.services.evaluations", "scoring"])
     record, orls = _build_and_orls(bind, build, measures)
 
     def tasks() -> Iterable[_ScoringTask]:
@@ -243,7 +246,7 @@ def score_systems(
             run = load_run(bind, record.collection, system)
             yield _scoring_task(record, orls, run, system, measures, missing, None, score_precision)
 
-    if not _parallel(executor) or len(systems) < 2:
+    if not parallel:
         results: Iterable[EvaluationResult] = map(_evaluate, tasks())
     else:
         results = map_ordered(

@@ -245,6 +245,78 @@ def compare_power(n_queries: int, executors: list[Executor]) -> None:
         print(f"    speed-up against serial: {seconds / parallel_seconds:.2f}x")
 
 
+def simulated_runs(
+    n_queries: int, depth: int, n_systems: int, seed: int = 4
+) -> tuple[dict[str, object], dict[str, pd.DataFrame]]:
+    """ORLs of 20 items in 5 tiers per query, and ``n_systems`` runs of ``depth`` entries."""
+    from scoring import ORL
+
+    rng = np.random.default_rng(seed)
+    orls: dict[str, object] = {}
+    for q in range(n_queries):
+        items = [f"d{q}_{i}" for i in range(20)]
+        orls[f"q{q:05d}"] = ORL.from_tiers([items[i : i + 4] for i in range(0, 20, 4)])
+    queries = np.repeat([f"q{q:05d}" for q in range(n_queries)], depth).astype(object)
+    runs = {}
+    for system in range(n_systems):
+        picks = np.argsort(rng.random((n_queries, 2 * depth)), axis=1)[:, :depth]
+        items = np.array([f"d{q}_{i}" for q in range(n_queries) for i in picks[q]], dtype=object)
+        runs[f"s{system}"] = pd.DataFrame(
+            {
+                "query": queries,
+                "item": items,
+                "rank": np.tile(np.arange(1, depth + 1), n_queries),
+                "score": rng.random(n_queries * depth),
+            }
+        )
+    return orls, runs
+
+
+def compare_scoring(n_queries: int, depths: list[int], n_systems: int) -> None:
+    """Several systems, one task each (what ``score_systems`` does), serial against 2 processes.
+
+    The runs are in memory here; reading them from the store stays in this
+    process (overlapped with scoring: the next run is read while the previous
+    ones are scored).
+    """
+    from orlbuild.services.evaluations import _evaluate, _ScoringTask
+
+    measures = ("RDQm2-a1@10", "nDCG@10", "AP", "KendallTau@10")
+    jobs2 = resolve_executor(2)
+    for depth in depths:
+        orls, runs = simulated_runs(n_queries, depth, n_systems)
+        tasks = [
+            _ScoringTask(orls, run, measures, "zero", "score", "float32")  # type: ignore[arg-type]
+            for run in runs.values()
+        ]
+        label = f"score {n_systems} systems x {n_queries:,} queries x {depth} entries"
+        print(f"{label}, 4 measures ({_load()}):")
+        start, cpu_start = time.perf_counter(), time.process_time()
+        reference = [r.per_query for r in map(_evaluate, tasks)]
+        serial, serial_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        print(f"  {'serial':<34} {serial:8.2f} s   (CPU {serial_cpu:.2f} s)", flush=True)
+        for name, cold in (("--jobs 2, new pool", True), ("--jobs 2, pool already started", False)):
+            if cold:
+                _stop_local_pool()
+            before = {} if cold else _worker_cpu(jobs2)
+            start, cpu_start = time.perf_counter(), time.process_time()
+            start_workers(jobs2, ["orlbuild.services.evaluations", "scoring"])
+            got = [r.per_query for r in map_ordered(_evaluate, tasks, executor=jobs2, chunk_size=1)]
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+            workers = [c - before.get(w, 0.0) for w, c in _worker_cpu(jobs2).items()]
+            if any(not a.equals(b) for a, b in zip(got, reference, strict=True)):
+                raise SystemExit(f"{label}: {name} scored differently than serial")
+            busiest, spread = max([cpu, *workers]), (cpu + sum(workers)) / (os.cpu_count() or 1)
+            print(
+                f"  {name:<34} {seconds:8.2f} s   (CPU: this process {cpu:.2f} s, "
+                f"worker {' + '.join(f'{w:.2f}' for w in workers)} s)\n"
+                f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial "
+                f"(wall clock, {_load()}); from CPU times, on an idle machine "
+                f"{serial_cpu / busiest:.2f}x to {serial_cpu / spread:.2f}x",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
@@ -252,9 +324,18 @@ def main() -> None:
     parser.add_argument("--power-queries", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every build comparison")
     parser.add_argument("--no-store", action="store_true", help="skip the store share (bt)")
-    parser.add_argument("--only", choices=["build", "power"], default=None)
+    parser.add_argument("--score-queries", type=int, default=5000)
+    parser.add_argument("--score-systems", type=int, default=4)
+    parser.add_argument(
+        "--score-depths", default="20,100,400", help="run entries per query, comma-separated"
+    )
+    parser.add_argument("--only", choices=["build", "power", "score"], default=None)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, {_load()} at the start")
+    if args.only == "score":
+        depths = [int(d) for d in args.score_depths.split(",")]
+        compare_scoring(args.score_queries, depths, args.score_systems)
+        return
 
     from distributed import LocalCluster
 
