@@ -57,10 +57,10 @@ SCHEDULER_ENVIRONMENT_VARIABLE = "ORLBUILD_SCHEDULER"
 
 #: A chunk takes ``1 / (CHUNKS_PER_WORKER * workers)`` of the tasks still left
 #: (guided self-scheduling, :func:`_chunk_sizes`) ...
-CHUNKS_PER_WORKER = 2
+CHUNKS_PER_WORKER = 4
 #: ... but no fewer than ``n_tasks / (MAX_CHUNKS_PER_WORKER * workers)``, so the
 #: per-chunk overhead (pickling, scheduling, a few milliseconds) stays small.
-MAX_CHUNKS_PER_WORKER = 32
+MAX_CHUNKS_PER_WORKER = 64
 #: Chunks sent ahead per worker: one running, one waiting in its queue.
 IN_FLIGHT_PER_WORKER = 2
 #: Idle local workers exit after this many seconds (and are restarted on demand).
@@ -327,8 +327,8 @@ def map_ordered(
         Called with the number of tasks just finished (a progress bar that
         counts queries).
     chunk_size
-        Tasks per chunk; by default chunks shrink from a quarter of the tasks
-        per worker to a small tail (:class:`_Cutter`).
+        Tasks per chunk; by default chunks shrink from an eighth of the tasks
+        per two processes to a small tail (:class:`_Cutter`).
     n_tasks
         How many tasks an iterator without a length will yield.
 

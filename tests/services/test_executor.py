@@ -153,8 +153,8 @@ def test_chunks_shrink_toward_the_end() -> None:
     while (chunk := cutter.next()) is not None:
         sizes.append(len(chunk))
     assert sum(sizes) == 1000
-    assert sizes[0] == 250 and sizes == sorted(sizes, reverse=True)
-    assert sizes[-2] == cutter.smallest == 16
+    assert sizes[0] == 125 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-2] == cutter.smallest == 8
     uncounted = _Cutter(iter(range(10)), 12, 2, 4)  # a count that was too high
     assert [cutter_chunk for cutter_chunk in iter(uncounted.next, None)] == [
         [0, 1, 2, 3],
