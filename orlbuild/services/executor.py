@@ -5,16 +5,20 @@ subsample of a power study) is independent per query, so one abstraction
 serves them all (README, "Running on many cores or a cluster"):
 
 * ``serial`` - a plain loop in this process (the default, ``--jobs 1``);
-* ``processes`` - a joblib ``loky`` process pool on this machine
-  (``--jobs N``; ``-1`` = every core);
+* ``processes`` - ``--jobs N`` processes of this machine (``-1`` = every
+  core): this one and ``N - 1`` workers of joblib's reusable ``loky`` pool.
+  This process runs small chunks itself while the workers start and whenever
+  it has no finished chunk to collect, so the workers' start-up (a new Python
+  importing NumPy and SciPy) does not leave a core idle;
 * ``dask`` - a Dask distributed cluster (``--scheduler tcp://HOST:PORT`` or
   the ``ORLBUILD_SCHEDULER`` environment variable), through
   ``dask.distributed`` futures (joblib's own ``dask`` backend fails with
   joblib 1.6 and distributed 2026.8: ``Batch.__call__() got an unexpected
   keyword argument 'nesting_level'``).
 
-Tasks are cut into chunks (a few per worker, so that start-up and pickling
-costs stay small next to the work) and results come back **in task order**,
+Tasks are cut into chunks as they are sent (large first, smaller toward the
+end, so that per-chunk costs stay small and the processes finish together)
+and results come back **in task order**,
 whatever finished first, so the output is identical for any number of jobs or
 workers as long as each task derives its randomness from its own key (the
 builders seed each query with ``(seed, crc32(query))``). Workers receive
