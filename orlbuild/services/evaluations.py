@@ -23,7 +23,8 @@ here so that the front ends reach the store through this module only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -73,6 +74,13 @@ __all__ = [
 
 #: How many ids a message names before it says "and N more".
 NAMED_IDS = 5
+
+#: Several systems are scored on a parallel executor, one task each, only when
+#: the first system's run has this many entries: shipping a run to a worker
+#: costs about half of scoring it, and on two processes runs of 500,000
+#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (README,
+#: "Running on many cores or a cluster").
+SCORE_PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 # --- scoring against a build ----------------------------------------------------------------
@@ -227,8 +235,10 @@ def score_systems(
     build's collection. On a parallel ``executor`` several systems are one
     task each: this process reads the next run from the store while the
     workers (and this process, when it would otherwise wait) score the
-    previous ones, and the results come back in the order of ``systems``. The
-    values are those of a serial run (every system is the same
+    previous ones, and the results come back in the order of ``systems``;
+    only when the first run has at least :data:`SCORE_PARALLEL_MIN_ENTRIES`
+    entries, below which scoring here is as fast. The values are those of a
+    serial run (every system is the same
     :func:`scoring.evaluate_run` call wherever it runs). One system is scored
     here: a run is not cut into query chunks, whose batch kernels would sum
     in another order (README, "Running on many cores or a cluster").
@@ -236,22 +246,26 @@ def score_systems(
     """
     if len(set(systems)) != len(systems):
         raise ConfigError(f"a system is named twice: {list(systems)}")
-    parallel = _parallel(executor) and len(systems) > 1
-    if parallel:  # local workers start while this process reads the ORLs
-        start_workers(executor, ["orlbuild.services.evaluations", "scoring"])
     record, orls = _build_and_orls(bind, build, measures)
 
-    def tasks() -> Iterable[_ScoringTask]:
-        for system in systems:
+    def read(names: Sequence[str]) -> Iterator[_ScoringTask]:
+        for system in names:
             run = load_run(bind, record.collection, system)
             yield _scoring_task(record, orls, run, system, measures, missing, None, score_precision)
 
-    if not parallel:
-        results: Iterable[EvaluationResult] = map(_evaluate, tasks())
-    else:
-        results = map_ordered(
-            _evaluate, tasks(), executor=executor, chunk_size=1, n_tasks=len(systems)
+    if not systems:
+        return {}
+    first = next(read(systems[:1]))
+    tasks = itertools.chain([first], read(systems[1:]))
+    # Shipping a run costs about half of scoring it: only long runs gain (README,
+    # "Running on many cores or a cluster"); the first run stands for the others.
+    if _parallel(executor) and len(systems) > 1 and len(first.run) >= SCORE_PARALLEL_MIN_ENTRIES:
+        start_workers(executor, ["orlbuild.services.evaluations", "scoring"])
+        results: Iterable[EvaluationResult] = map_ordered(
+            _evaluate, tasks, executor=executor, chunk_size=1, n_tasks=len(systems)
         )
+    else:
+        results = map(_evaluate, tasks)
     return {
         system: _system_scores(record, system, result, missing, None)
         for system, result in zip(systems, results, strict=True)
