@@ -49,6 +49,7 @@ __all__ = [
     "SCHEDULER_ENVIRONMENT_VARIABLE",
     "Executor",
     "ExecutorKind",
+    "map_largest_first",
     "map_ordered",
     "resolve_executor",
     "start_workers",
@@ -376,6 +377,29 @@ def map_ordered(
         )
         return
     yield from _map_dask(function, tasks, n_tasks, str(executor.scheduler), advance, chunk_size)
+
+
+def map_largest_first(
+    function: Callable[[T], R],
+    tasks: Iterable[T],
+    cost: Callable[[T], float],
+    **options: Any,
+) -> list[R]:
+    """:func:`map_ordered` with the costliest tasks sent first; results in task order.
+
+    For a few tasks of very unequal cost (the budgets of a power analysis):
+    sent in their own order, the costliest one, last, would run alone at the
+    end while the other processes wait. ``options`` are those of
+    :func:`map_ordered`; progress counts tasks as they finish.
+    """
+    listed = list(tasks)
+    order = sorted(range(len(listed)), key=lambda i: -cost(listed[i]))
+    results: list[Any] = [None] * len(listed)
+    for position, result in zip(
+        order, map_ordered(function, [listed[i] for i in order], **options), strict=True
+    ):
+        results[position] = result
+    return results
 
 
 def _wait_local(futures: list[Any]) -> None:

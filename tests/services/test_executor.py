@@ -161,3 +161,21 @@ def test_chunks_shrink_toward_the_end() -> None:
         [4, 5, 6, 7],
         [8, 9],
     ]
+
+
+def test_largest_first_gives_results_in_task_order() -> None:
+    from orlbuild.services.executor import map_largest_first
+
+    sizes = [5, 1, 40, 3, 22, 8]
+    expected = [s * s for s in sizes]
+    for executor in (resolve_executor(1), resolve_executor(2)):
+        steps: list[int] = []
+        got = map_largest_first(
+            square, sizes, float, executor=executor, chunk_size=1, advance=steps.append
+        )
+        assert got == expected
+        assert sum(steps) == len(sizes)
+
+
+def square(value: int) -> int:
+    return value * value
