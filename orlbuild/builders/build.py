@@ -156,6 +156,24 @@ def _query_builders(
             yield query, partial(_pairwise, comps, params)
 
 
+class _QueryTasks:
+    """The per-query tasks of a build, drawn lazily, with their number known up front.
+
+    A mapper that sees the length can cut chunks before the tasks exist, so
+    workers start on the first queries while this process slices the next.
+    """
+
+    def __init__(self, tasks: Iterator[QueryTask], n_queries: int) -> None:
+        self._tasks = tasks
+        self._n_queries = n_queries
+
+    def __len__(self) -> int:
+        return self._n_queries
+
+    def __iter__(self) -> Iterator[QueryTask]:
+        return self._tasks
+
+
 def _build_query(seed: int, task: QueryTask) -> QueryORL | QueryFailure:
     """Build one query's ORL with its own generator; a query-level failure is returned."""
     query, build_query = task
@@ -220,7 +238,8 @@ def build_orls(
     resolved = resolve_for_frame(frame, params)
     seed = int(resolved.seed or 0)
     outcome = BuildOutcome(orls={})
-    tasks = _query_builders(frame, resolved)  # lazy: a serial build holds one query's slice
+    # Lazy: a serial build holds one query's slice, a parallel one sends chunks as they are cut.
+    tasks = _QueryTasks(_query_builders(frame, resolved), int(frame["query"].nunique()))
     work = partial(_build_query, seed)
     # Per-query linear algebra is on matrices of a few dozen rows (or the
     # max-t product of a few thousand draws): BLAS threads only add

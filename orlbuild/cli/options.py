@@ -136,7 +136,8 @@ JobsOption = Annotated[
     int,
     typer.Option(
         "--jobs",
-        help="Worker processes for the per-query work: 1 runs serially, -1 uses every core. "
+        help="Processes for the per-query work (this one and N-1 workers): 1 runs serially, "
+        "-1 uses every core. "
         "Results do not depend on it.",
     ),
 ]

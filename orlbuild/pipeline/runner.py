@@ -225,11 +225,10 @@ def run_pipeline(
     log
         Called with one line per step (the CLI prints them on standard error).
     executor
-        Where the builds' queries and the power analysis's budgets run
-        (``--jobs``/``--scheduler``); default: the config's ``[execution]``,
-        else serially. Results are the same on any executor. Scoring is one
-        vectorised pass in this process (README, "Running on many cores or a
-        cluster").
+        Where the builds' queries, the systems' scoring and the power
+        analysis's budgets run (``--jobs``/``--scheduler``); default: the
+        config's ``[execution]``, else serially. Results are the same on any
+        executor (README, "Running on many cores or a cluster").
 
     Returns
     -------

@@ -448,8 +448,8 @@ def evaluate_stored_build(
         Called with the number of power-analysis steps; returns a context
         manager yielding the progress callback (``orlbuild.progress.progress_bar``).
     executor
-        Where the power analysis's budgets run (default: serially; the
-        figures are the same on any executor).
+        Where the systems are scored and the power analysis's budgets run
+        (default: serially; the figures are the same on any executor).
 
     Returns
     -------
@@ -467,6 +467,7 @@ def evaluate_stored_build(
         measures=measures,
         missing=missing,
         score_precision=score_precision,
+        executor=executor,
     )
     per_query = {name: score.per_query for name, score in scores.items()}
     settings = compare or CompareSpec()

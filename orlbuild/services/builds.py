@@ -23,7 +23,7 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
-from orlbuild.services.executor import Executor, map_ordered
+from orlbuild.services.executor import Executor, map_ordered, start_workers
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
@@ -125,6 +125,8 @@ def build_and_store(
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
         )
+    # Local workers start (and import the builders) while this process reads the store.
+    start_workers(executor, ["orlbuild.builders.build"])
     frame = JUDGMENT_LOADERS[params.source](engine, collection)
     if frame.empty:
         raise BuildError(

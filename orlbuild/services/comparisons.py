@@ -25,7 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from orlbuild.errors import ConfigError
-from orlbuild.services.executor import Executor, ExecutorKind, map_ordered
+from orlbuild.services.executor import Executor, ExecutorKind, map_largest_first
 
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs
     import pandas as pd
@@ -283,11 +283,26 @@ def power_for_panels(
 def _budget_mapper(
     executor: Executor | None, advance: ProgressCallback | None, subsamples: int
 ) -> Callable[[Callable[[Any], Any], Iterable[Any]], Iterable[Any]] | None:
-    """``map_ordered`` on ``executor``, one budget = ``subsamples`` steps; ``None``: serial."""
+    """The budgets on ``executor``, largest first (``None``: serial); a budget = its subsamples.
+
+    A budget's cost grows with the budget; sent largest first, the processes
+    finish together instead of one running the largest alone at the end.
+    """
     if executor is None or executor.kind is ExecutorKind.SERIAL:
         return None
     counted = None if advance is None else partial(_advance_budgets, advance, subsamples)
-    return partial(map_ordered, executor=executor, advance=counted, chunk_size=1)
+    return partial(
+        map_largest_first,
+        cost=_budget_cost,
+        executor=executor,
+        advance=counted,
+        chunk_size=1,
+    )
+
+
+def _budget_cost(task: Any) -> float:
+    """A budget task's cost: its budget (subsets of more queries take longer)."""
+    return float(task.budget)
 
 
 def _advance_budgets(advance: ProgressCallback, subsamples: int, budgets: int) -> None:

@@ -28,7 +28,8 @@ here so that the front ends reach the store through this module only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,6 +44,12 @@ from orlbuild.services.comparisons import (
     power_budgets,
     power_for_panels,
     power_steps,
+)
+from orlbuild.services.executor import (
+    Executor,
+    ExecutorKind,
+    map_ordered,
+    start_workers,
 )
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
@@ -84,6 +91,13 @@ __all__ = [
 
 #: How many ids a message names before it says "and N more".
 NAMED_IDS = 5
+
+#: Several systems are scored on a parallel executor, one task each, only when
+#: the first system's run has this many entries: shipping a run to a worker
+#: costs about half of scoring it, and on two processes runs of 500,000
+#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (README,
+#: "Running on many cores or a cluster").
+SCORE_PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 # --- scoring against a build ----------------------------------------------------------------
@@ -218,7 +232,8 @@ def score_run(
     SystemScores
     """
     record, orls = _build_and_orls(bind, build, measures)
-    return _scores(record, orls, run, system, measures, missing, run_file, score_precision)
+    task = _scoring_task(record, orls, run, system, measures, missing, run_file, score_precision)
+    return _system_scores(record, system, _evaluate(task), missing, run_file)
 
 
 def score_systems(
@@ -229,27 +244,48 @@ def score_systems(
     measures: Sequence[str],
     missing: Missing = "zero",
     score_precision: ScorePrecision = "float32",
+    executor: Executor | None = None,
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
 
     The build's ORLs are read once; each system's run is read from the
-    build's collection. Parameters as in :func:`score_run`.
+    build's collection. On a parallel ``executor`` several systems are one
+    task each: this process reads the next run from the store while the
+    workers (and this process, when it would otherwise wait) score the
+    previous ones, and the results come back in the order of ``systems``;
+    only when the first run has at least :data:`SCORE_PARALLEL_MIN_ENTRIES`
+    entries, below which scoring here is as fast. The values are those of a
+    serial run (every system is the same
+    :func:`scoring.evaluate_run` call wherever it runs). One system is scored
+    here: a run is not cut into query chunks, whose batch kernels would sum
+    in another order (README, "Running on many cores or a cluster").
+    Parameters as in :func:`score_run`.
     """
     if len(set(systems)) != len(systems):
         raise ConfigError(f"a system is named twice: {list(systems)}")
     record, orls = _build_and_orls(bind, build, measures)
-    return {
-        system: _scores(
-            record,
-            orls,
-            load_run(bind, record.collection, system),
-            system,
-            measures,
-            missing,
-            None,
-            score_precision,
+
+    def read(names: Sequence[str]) -> Iterator[_ScoringTask]:
+        for system in names:
+            run = load_run(bind, record.collection, system)
+            yield _scoring_task(record, orls, run, system, measures, missing, None, score_precision)
+
+    if not systems:
+        return {}
+    first = next(read(systems[:1]))
+    tasks = itertools.chain([first], read(systems[1:]))
+    # Shipping a run costs about half of scoring it: only long runs gain (README,
+    # "Running on many cores or a cluster"); the first run stands for the others.
+    if _parallel(executor) and len(systems) > 1 and len(first.run) >= SCORE_PARALLEL_MIN_ENTRIES:
+        start_workers(executor, ["orlbuild.services.evaluations", "scoring"])
+        results: Iterable[EvaluationResult] = map_ordered(
+            _evaluate, tasks, executor=executor, chunk_size=1, n_tasks=len(systems)
         )
-        for system in systems
+    else:
+        results = map(_evaluate, tasks)
+    return {
+        system: _system_scores(record, system, result, missing, None)
+        for system, result in zip(systems, results, strict=True)
     }
 
 
@@ -354,7 +390,23 @@ def check_query_overlap(
     )
 
 
-def _scores(
+@dataclass(frozen=True)
+class _ScoringTask:
+    """A build's ORLs and one system's run: what one worker scores (plain data)."""
+
+    orls: Mapping[str, ORL]
+    run: pd.DataFrame
+    measures: tuple[str, ...]
+    missing: Missing
+    order_by: Literal["score", "rank"]
+    score_precision: ScorePrecision
+
+
+def _parallel(executor: Executor | None) -> bool:
+    return executor is not None and executor.kind is not ExecutorKind.SERIAL
+
+
+def _scoring_task(
     record: BuildRecord,
     orls: dict[str, ORL],
     run: pd.DataFrame,
@@ -362,20 +414,42 @@ def _scores(
     measures: Sequence[str],
     missing: Missing,
     run_file: str | None,
-    score_precision: ScorePrecision = "float32",
-) -> SystemScores:
-    """Evaluate one run with :func:`scoring.evaluate_run` and keep what it reported."""
+    score_precision: ScorePrecision,
+) -> _ScoringTask:
+    """Check that the run shares a query with the ORLs, and bundle what scoring it needs."""
+    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    return _ScoringTask(orls, run, tuple(measures), missing, run_order_column(run), score_precision)
+
+
+def _evaluate(task: _ScoringTask) -> EvaluationResult:
+    """:func:`scoring.evaluate_run` on one task (module level: it runs in workers).
+
+    With one BLAS thread wherever it runs: the batch kernels' matrix products
+    may sum in another order on several threads, and the values must not
+    depend on where a system was scored.
+    """
+    from threadpoolctl import threadpool_limits
+
     from scoring import evaluate_run
 
-    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
-    result = evaluate_run(
-        orls,
-        run,
-        list(measures),
-        missing=missing,
-        order_by=run_order_column(run),
-        score_precision=score_precision,
-    )
+    with threadpool_limits(limits=1, user_api="blas"):
+        return evaluate_run(
+            task.orls,
+            task.run,
+            list(task.measures),
+            missing=task.missing,
+            order_by=task.order_by,
+            score_precision=task.score_precision,
+        )
+
+
+def _system_scores(
+    record: BuildRecord,
+    system: str,
+    result: EvaluationResult,
+    missing: Missing,
+    run_file: str | None,
+) -> SystemScores:
     return SystemScores(
         build=record, system=system, evaluation=result, missing=missing, run_file=run_file
     )

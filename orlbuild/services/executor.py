@@ -5,16 +5,20 @@ subsample of a power study) is independent per query, so one abstraction
 serves them all (README, "Running on many cores or a cluster"):
 
 * ``serial`` - a plain loop in this process (the default, ``--jobs 1``);
-* ``processes`` - a joblib ``loky`` process pool on this machine
-  (``--jobs N``; ``-1`` = every core);
+* ``processes`` - ``--jobs N`` processes of this machine (``-1`` = every
+  core): this one and ``N - 1`` workers of joblib's reusable ``loky`` pool.
+  This process runs small chunks itself while the workers start and whenever
+  it has no finished chunk to collect, so the workers' start-up (a new Python
+  importing NumPy and SciPy) does not leave a core idle;
 * ``dask`` - a Dask distributed cluster (``--scheduler tcp://HOST:PORT`` or
   the ``ORLBUILD_SCHEDULER`` environment variable), through
   ``dask.distributed`` futures (joblib's own ``dask`` backend fails with
   joblib 1.6 and distributed 2026.8: ``Batch.__call__() got an unexpected
   keyword argument 'nesting_level'``).
 
-Tasks are cut into chunks (a few per worker, so that start-up and pickling
-costs stay small next to the work) and results come back **in task order**,
+Tasks are cut into chunks as they are sent (large first, smaller toward the
+end, so that per-chunk costs stay small and the processes finish together)
+and results come back **in task order**,
 whatever finished first, so the output is identical for any number of jobs or
 workers as long as each task derives its randomness from its own key (the
 builders seed each query with ``(seed, crc32(query))``). Workers receive
@@ -29,14 +33,15 @@ raises the same error, with the same one-line message, in the caller.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from enum import Enum
-from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from orlbuild.errors import ConfigError, OrlbuildError
 
@@ -44,8 +49,10 @@ __all__ = [
     "SCHEDULER_ENVIRONMENT_VARIABLE",
     "Executor",
     "ExecutorKind",
+    "map_largest_first",
     "map_ordered",
     "resolve_executor",
+    "start_workers",
 ]
 
 T = TypeVar("T")
@@ -53,9 +60,28 @@ R = TypeVar("R")
 
 SCHEDULER_ENVIRONMENT_VARIABLE = "ORLBUILD_SCHEDULER"
 
-#: Chunks per worker: enough to balance uneven queries, few enough that the
-#: per-chunk overhead (pickling, scheduling) stays small.
+#: A chunk takes ``1 / (CHUNKS_PER_WORKER * workers)`` of the tasks still left
+#: (guided self-scheduling, :func:`_chunk_sizes`) ...
 CHUNKS_PER_WORKER = 4
+#: ... but no fewer than ``n_tasks / (MAX_CHUNKS_PER_WORKER * workers)``, so the
+#: per-chunk overhead (pickling, scheduling, a few milliseconds) stays small.
+MAX_CHUNKS_PER_WORKER = 64
+#: Chunks sent ahead per worker: one running, one waiting in its queue.
+IN_FLIGHT_PER_WORKER = 2
+#: Idle local workers exit after this many seconds (and are restarted on demand).
+IDLE_WORKER_SECONDS = 300
+#: Thread limits of the local workers (read by OpenBLAS, MKL, OpenMP at start-up).
+_ONE_THREAD = {
+    var: "1"
+    for var in (
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "BLIS_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",
+    )
+}
 
 
 class ExecutorKind(str, Enum):
@@ -169,22 +195,109 @@ def _run_chunk(function: Callable[[T], R], chunk: Sequence[T]) -> _ChunkResult[R
     return _ChunkResult(results)
 
 
-def _chunks(tasks: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for start in range(0, len(tasks), size):
-        yield tasks[start : start + size]
+def _import_modules(modules: tuple[str, ...]) -> int:
+    """Import ``modules`` in a worker (the warm-up task of :func:`start_workers`)."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+    return os.getpid()
 
 
-def _chunk_size(n_tasks: int, workers: int, requested: int | None) -> int:
-    if requested is not None:
-        if requested < 1:
+def _loky_pool(workers: int) -> Any:
+    """The process-wide loky pool of ``workers`` processes, started or reused.
+
+    joblib's vendored loky keeps one reusable pool per process, so a second
+    call (the pipeline's power step after its builds, a second build in the
+    same Python session) finds its workers already started and their modules
+    imported. Each worker gets one BLAS/OpenMP thread: the per-query matrices
+    are a few dozen rows wide, where extra threads only add synchronisation,
+    and the processes are the parallelism.
+    """
+    from joblib.externals.loky import get_reusable_executor
+
+    return get_reusable_executor(
+        max_workers=workers, timeout=IDLE_WORKER_SECONDS, env=dict(_ONE_THREAD)
+    )
+
+
+def start_workers(executor: Executor | None, modules: Sequence[str] = ()) -> None:
+    """Start the local worker processes now, importing ``modules`` in them, without waiting.
+
+    A build calls this before it reads the store, so that the workers' start-up
+    (a new Python importing NumPy, SciPy and the estimators: about 1.3 s of
+    CPU each) overlaps with reading the judgments instead of following it.
+    Does nothing for a serial executor or a Dask cluster (whose workers are
+    already running).
+
+    Parameters
+    ----------
+    executor
+        Where the work will run.
+    modules
+        Modules the tasks will need (for example ``orlbuild.builders.build``).
+    """
+    if executor is None or executor.kind is not ExecutorKind.PROCESSES:
+        return
+    pool = _loky_pool(executor.jobs - 1)
+    for _ in range(executor.jobs - 1):
+        pool.submit(_import_modules, tuple(modules))
+
+
+class _Cutter(Generic[T]):
+    """Cuts tasks lazily into chunks that shrink as the work runs out.
+
+    A requested size is used throughout. Otherwise each chunk takes
+    ``1 / (CHUNKS_PER_WORKER * workers)`` of the tasks still left (guided
+    self-scheduling), but no fewer than ``n_tasks / (MAX_CHUNKS_PER_WORKER *
+    workers)``: large early chunks keep the per-chunk cost (pickling,
+    scheduling) small, small late ones make the workers finish together, so
+    that none waits on a straggler. Tasks are drawn only when a chunk is cut,
+    so the workers start on the first chunks while the caller prepares the
+    next ones.
+    """
+
+    def __init__(
+        self, tasks: Iterable[T], n_tasks: int, workers: int, requested: int | None
+    ) -> None:
+        if requested is not None and requested < 1:
             raise ConfigError(f"chunk size must be at least 1, got {requested}")
-        return requested
-    return max(1, math.ceil(n_tasks / (workers * CHUNKS_PER_WORKER)))
+        self._tasks = iter(tasks)
+        self._remaining = n_tasks
+        self._workers = workers
+        self._requested = requested
+        self.smallest = requested or max(1, math.ceil(n_tasks / (workers * MAX_CHUNKS_PER_WORKER)))
+        self.exhausted = False
+
+    def next(self, size: int | None = None) -> list[T] | None:
+        """The next chunk (of ``size`` tasks if given), or None when no task is left."""
+        if self.exhausted:
+            return None
+        if size is None:
+            size = self._requested or max(
+                self.smallest, math.ceil(self._remaining / (self._workers * CHUNKS_PER_WORKER))
+            )
+        chunk = list(itertools.islice(self._tasks, size))
+        self._remaining -= len(chunk)
+        if len(chunk) < size:  # the count given was an upper bound, or exact
+            self.exhausted = True
+        return chunk or None
 
 
-def _dask_workers(client: object) -> int:
-    info = client.scheduler_info()  # type: ignore[attr-defined]
-    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
+@dataclass
+class _Finished(Generic[R]):
+    """A chunk this process ran itself, shaped like a finished future."""
+
+    value: _ChunkResult[R]
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> _ChunkResult[R]:
+        return self.value
+
+    def cancel(self) -> bool:
+        return False
 
 
 def map_ordered(
@@ -194,8 +307,14 @@ def map_ordered(
     executor: Executor | None = None,
     advance: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
+    n_tasks: int | None = None,
 ) -> Iterator[R]:
     """Apply ``function`` to every task and yield the results in task order.
+
+    With ``--jobs N`` this process is one of the ``N``: it starts ``N - 1``
+    worker processes and runs small chunks itself while they start and
+    whenever it has nothing to collect, so no core waits for the workers'
+    start-up (a new Python importing NumPy, SciPy and the estimators).
 
     Parameters
     ----------
@@ -203,14 +322,20 @@ def map_ordered(
         A picklable callable (a module-level function or a
         :func:`functools.partial` of one) taking one task.
     tasks
-        Plain, picklable data, typically one entry per query.
+        Plain, picklable data, typically one entry per query. With a length
+        (a list) or ``n_tasks`` given, tasks are drawn lazily, chunk by chunk,
+        so the workers start on the first chunks while this process prepares
+        the next; otherwise they are listed first.
     executor
         Where to run (default: serially in this process).
     advance
         Called with the number of tasks just finished (a progress bar that
         counts queries).
     chunk_size
-        Tasks per chunk; by default about four chunks per worker.
+        Tasks per chunk; by default chunks shrink from an eighth of the tasks
+        per two processes to a small tail (:class:`_Cutter`).
+    n_tasks
+        How many tasks an iterator without a length will yield.
 
     Yields
     ------
@@ -231,49 +356,134 @@ def map_ordered(
                 advance(1)
             yield result
         return
-    materialised = list(tasks)
-    if not materialised:
+    if isinstance(tasks, Sized):
+        n_tasks = len(tasks)
+    elif n_tasks is None:
+        tasks = list(tasks)
+        n_tasks = len(tasks)
+    if n_tasks == 0:
         return
     if executor.kind is ExecutorKind.PROCESSES:
-        yield from _map_loky(function, materialised, executor.jobs, advance, chunk_size)
+        workers = executor.jobs - 1
+        pool = _loky_pool(workers)
+        yield from _stream(
+            function,
+            lambda chunk: pool.submit(_run_chunk, function, chunk),
+            _wait_local,
+            _Cutter(tasks, n_tasks, executor.jobs, chunk_size),
+            workers,
+            advance,
+            run_here=True,
+        )
         return
-    yield from _map_dask(function, materialised, str(executor.scheduler), advance, chunk_size)
+    yield from _map_dask(function, tasks, n_tasks, str(executor.scheduler), advance, chunk_size)
 
 
-def _map_loky(
+def map_largest_first(
     function: Callable[[T], R],
-    tasks: list[T],
+    tasks: Iterable[T],
+    cost: Callable[[T], float],
+    **options: Any,
+) -> list[R]:
+    """:func:`map_ordered` with the costliest tasks sent first; results in task order.
+
+    For a few tasks of very unequal cost (the budgets of a power analysis):
+    sent in their own order, the costliest one, last, would run alone at the
+    end while the other processes wait. ``options`` are those of
+    :func:`map_ordered`; progress counts tasks as they finish.
+    """
+    listed = list(tasks)
+    order = sorted(range(len(listed)), key=lambda i: -cost(listed[i]))
+    results: list[Any] = [None] * len(listed)
+    for position, result in zip(
+        order, map_ordered(function, [listed[i] for i in order], **options), strict=True
+    ):
+        results[position] = result
+    return results
+
+
+def _wait_local(futures: list[Any]) -> None:
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    wait(futures, return_when=FIRST_COMPLETED)
+
+
+def _run_here(function: Callable[[T], R], chunk: list[T]) -> _ChunkResult[R]:
+    """Run a chunk in this process, with one BLAS thread as in the workers."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run_chunk(function, chunk)
+
+
+def _stream(
+    function: Callable[[T], R],
+    submit: Callable[[list[T]], Any],
+    wait_any: Callable[[list[Any]], None],
+    cutter: _Cutter[T],
     workers: int,
     advance: Callable[[int], None] | None,
-    chunk_size: int | None,
+    *,
+    run_here: bool = False,
 ) -> Iterator[R]:
-    from joblib import Parallel, delayed
+    """Keep ``IN_FLIGHT_PER_WORKER * workers`` chunks running; yield results in chunk order.
 
-    size = _chunk_size(len(tasks), workers, chunk_size)
-    parallel = Parallel(
-        n_jobs=workers,
-        backend="loky",
-        return_as="generator",
-        pre_dispatch="2*n_jobs",
-    )
-    chunks = parallel(delayed(_run_chunk)(function, chunk) for chunk in _chunks(tasks, size))
-    for chunk in chunks:
-        yield from chunk.results
-        if advance is not None:
-            advance(len(chunk.results))
-        if chunk.raised is not None:
-            raise chunk.raised.error
+    A new chunk is sent as soon as any running chunk finishes (not only the
+    oldest), so a slow chunk at the head does not leave workers idle; results
+    that finished early wait in ``pending`` until the chunks before them are
+    done. With ``run_here``, this process runs one of the smallest chunks
+    itself whenever the oldest chunk is not done yet, instead of waiting. On
+    an error, or when the caller stops early, chunks not yet started are
+    cancelled.
+    """
+    pending: deque[Any] = deque()
+    window = IN_FLIGHT_PER_WORKER * workers
+
+    def fill() -> None:
+        while sum(not f.done() for f in pending) < window:
+            chunk = cutter.next()
+            if chunk is None:
+                return
+            pending.append(submit(chunk))
+
+    try:
+        fill()
+        while pending:
+            if not pending[0].done():
+                chunk = cutter.next(cutter.smallest) if run_here else None
+                if chunk is not None:
+                    pending.append(_Finished(_run_here(function, chunk)))
+                else:
+                    wait_any([f for f in pending if not f.done()])
+                fill()
+                continue
+            result: _ChunkResult[R] = pending.popleft().result()
+            fill()
+            yield from result.results
+            if advance is not None:
+                advance(len(result.results))
+            if result.raised is not None:
+                raise result.raised.error
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _dask_workers(client: Any) -> int:
+    info = client.scheduler_info()
+    return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
 
 
 def _map_dask(
     function: Callable[[T], R],
-    tasks: list[T],
+    tasks: Iterable[T],
+    n_tasks: int,
     address: str,
     advance: Callable[[int], None] | None,
     chunk_size: int | None,
 ) -> Iterator[R]:
     try:
-        from distributed import Client
+        from distributed import Client, wait
     except ImportError as error:  # pragma: no cover - depends on the extra
         raise ConfigError(
             "running on a Dask cluster needs the distributed extra: "
@@ -284,15 +494,12 @@ def _map_dask(
     except OSError as error:
         raise ConfigError(f"cannot reach the Dask scheduler at {address}: {error}") from error
     with client:
-        size = _chunk_size(len(tasks), _dask_workers(client), chunk_size)
-        futures = client.map(partial(_run_chunk, function), list(_chunks(tasks, size)), pure=False)
-        try:
-            for future in futures:
-                chunk = future.result()
-                yield from chunk.results
-                if advance is not None:
-                    advance(len(chunk.results))
-                if chunk.raised is not None:
-                    raise chunk.raised.error
-        finally:
-            client.cancel(futures)
+        workers = _dask_workers(client)
+        yield from _stream(
+            function,
+            lambda chunk: client.submit(_run_chunk, function, chunk, pure=False),
+            lambda futures: wait(futures, return_when="FIRST_COMPLETED"),
+            _Cutter(tasks, n_tasks, workers, chunk_size),
+            workers,
+            advance,
+        )

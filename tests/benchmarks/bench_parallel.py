@@ -27,6 +27,7 @@ Run as a script: ``python tests/benchmarks/bench_parallel.py [--queries N] [--bt
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -41,41 +42,168 @@ from bench_build import simulated_pairwise
 
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.services.evaluations import power_budgets, power_for_panels
-from orlbuild.services.executor import Executor, map_ordered, resolve_executor
+from orlbuild.services.executor import (
+    Executor,
+    _loky_pool,
+    map_ordered,
+    resolve_executor,
+    start_workers,
+)
 
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed_build(frame, params: BuildParameters, executor: Executor) -> tuple[float, str]:  # type: ignore[no-untyped-def]
-    mapper = (
-        None
-        if executor.jobs == 1 and executor.scheduler is None
-        else partial(map_ordered, executor=executor)
-    )
-    start = time.perf_counter()
-    _, outcome = build_orls(frame, params, mapper=mapper)
-    seconds = time.perf_counter() - start
+def _load() -> str:
+    """The 1-minute load average: a ratio measured while other work runs means little."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def _stop_local_pool() -> None:
+    """Shut the reusable loky pool down, so that the next parallel run starts cold."""
+    _loky_pool(1).shutdown(wait=True)
+
+
+class _TimedWork:
+    """Wrap the per-query function of a serial build and add up its CPU seconds."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.calls = 0
+
+    def mapper(self, function, tasks):  # type: ignore[no-untyped-def]
+        for task in tasks:
+            start = time.process_time()
+            result = function(task)
+            self.cpu += time.process_time() - start
+            self.calls += 1
+            yield result
+
+
+def serial_build(frame, params: BuildParameters) -> tuple[float, str, float]:  # type: ignore[no-untyped-def]
+    """Time a serial build, and split its CPU time into per-query work and the rest (Amdahl)."""
+    work = _TimedWork()
+    load = _load()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    _, outcome = build_orls(frame, params, mapper=work.mapper)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    rest = cpu - work.cpu
     print(
-        f"  {executor.describe():<32} {seconds:8.2f} s   peak RSS of this process "
-        f"{_peak_mb():7.0f} MB",
+        f"  {'serial':<34} {seconds:8.2f} s   ({load}; peak RSS of this process "
+        f"{_peak_mb():5.0f} MB)\n"
+        f"    CPU {cpu:.2f} s = per-query work {work.cpu:.2f} s "
+        f"({1000 * work.cpu / work.calls:.2f} ms a query) + the rest in this process "
+        f"{rest:.2f} s ({rest / cpu:.1%})\n"
+        f"    Amdahl bound on 2 workers (the rest stays serial): "
+        f"{cpu / (rest + work.cpu / 2):.2f}x",
         flush=True,
     )
-    return seconds, repr(outcome)
+    return seconds, repr(outcome), cpu
 
 
-def compare(label: str, frame, params: BuildParameters, executors: list[Executor]) -> list[float]:  # type: ignore[no-untyped-def]
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used since it started (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _worker_cpu(executor: Executor) -> dict[str, float]:
+    """CPU seconds so far of every worker process of ``executor``, by worker."""
+    if executor.scheduler is not None:
+        from distributed import Client
+
+        with Client(executor.scheduler) as client:
+            times = client.run(os.times)
+        return {w: t[0] + t[1] for w, t in times.items()}
+    pool = _loky_pool(executor.jobs - 1)  # the running pool (other arguments would replace it)
+    return {str(pid): _proc_cpu(pid) for pid in list(pool._processes)}
+
+
+def timed_build(
+    frame,  # type: ignore[no-untyped-def]
+    params: BuildParameters,
+    executor: Executor,
+    label: str,
+    *,
+    cold: bool = False,
+) -> tuple[float, str, tuple[float, float]]:
+    """Time a build on ``executor``; ``cold``: a new local pool, started when the build starts.
+
+    Returns the wall seconds, the build, and two CPU figures that bracket the
+    wall time on an idle machine: the CPU seconds of all processes (this one
+    and the workers, start-up included for a new pool) spread over every core
+    (no machine can do better), and those of the busiest process (the
+    coordinator runs chunks whenever it waits, so the work rebalances and an
+    idle machine does better than that).
+    """
+    if cold:
+        _stop_local_pool()
+    before = {} if cold else _worker_cpu(executor)
+    load = _load()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    start_workers(executor, ["orlbuild.builders.build"])  # what build_and_store does
+    _, outcome = build_orls(frame, params, mapper=partial(map_ordered, executor=executor))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    workers = {w: c - before.get(w, 0.0) for w, c in _worker_cpu(executor).items()}
+    busiest = max([cpu, *workers.values()])
+    spread = sum([cpu, *workers.values()]) / (os.cpu_count() or 1)
+    shown = " + ".join(f"{c:.2f}" for c in workers.values())
+    print(
+        f"  {label:<34} {seconds:8.2f} s   ({load}; peak RSS of this process "
+        f"{_peak_mb():5.0f} MB)\n"
+        f"    CPU: this process {cpu:.2f} s, workers {shown} s"
+        f"{' (start-up included)' if cold else ''}",
+        flush=True,
+    )
+    return seconds, repr(outcome), (busiest, spread)
+
+
+def compare(
+    label: str,
+    frame,  # type: ignore[no-untyped-def]
+    params: BuildParameters,
+    runs: list[tuple[str, Executor, bool]],
+    repeat: int,
+) -> None:
     print(f"{label}: {len(frame):,} comparisons, {frame['query'].nunique():,} queries")
-    seconds, reference = timed_build(frame, params, Executor())
-    times = [seconds]
-    for executor in executors:
-        parallel_seconds, result = timed_build(frame, params, executor)
-        if result != reference:
-            raise SystemExit(f"{executor.describe()} gave a different build than serial")
-        times.append(parallel_seconds)
-        print(f"    speed-up against serial: {seconds / parallel_seconds:.2f}x")
-    return times
+    for round_ in range(repeat):
+        if repeat > 1:
+            print(f" round {round_ + 1} of {repeat}")
+        serial, reference, serial_cpu = serial_build(frame, params)
+        for name, executor, cold in runs:
+            seconds, result, (busiest, spread) = timed_build(
+                frame, params, executor, name, cold=cold
+            )
+            if result != reference:
+                raise SystemExit(f"{name} gave a different build than serial")
+            print(
+                f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial "
+                f"(wall clock, {_load()}); from CPU times, on an idle machine "
+                f"{serial_cpu / busiest:.2f}x to {serial_cpu / spread:.2f}x (serial CPU against "
+                "the busiest process, against all processes' CPU over the cores)"
+            )
+
+
+def store_share(n_queries: int) -> None:
+    """Build-and-store on SQLite, serial and ``--jobs 2``: the share of reading and writing."""
+    import tempfile
+
+    from bench_build_service import compare as compare_stored
+
+    from orlbuild.store import upgrade
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.builders.store_data import store_judgments
+
+    params = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=1)
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite:///{Path(folder) / 'bt.db'}"
+        upgrade(url)
+        frame = simulated_pairwise(n_queries, seed=2)
+        store_judgments(url, "pairwise", frame)
+        print(f"bt with the store (SQLite), {_load()}:")
+        compare_stored(url, "  build-and-store, bt, simultaneous tiers", params, len(frame))
 
 
 def simulated_panels(n_queries: int, seed: int = 3) -> dict[str, pd.DataFrame]:
@@ -117,22 +245,107 @@ def compare_power(n_queries: int, executors: list[Executor]) -> None:
         print(f"    speed-up against serial: {seconds / parallel_seconds:.2f}x")
 
 
+def simulated_runs(
+    n_queries: int, depth: int, n_systems: int, seed: int = 4
+) -> tuple[dict[str, object], dict[str, pd.DataFrame]]:
+    """ORLs of 20 items in 5 tiers per query, and ``n_systems`` runs of ``depth`` entries."""
+    from scoring import ORL
+
+    rng = np.random.default_rng(seed)
+    orls: dict[str, object] = {}
+    for q in range(n_queries):
+        items = [f"d{q}_{i}" for i in range(20)]
+        orls[f"q{q:05d}"] = ORL.from_tiers([items[i : i + 4] for i in range(0, 20, 4)])
+    queries = np.repeat([f"q{q:05d}" for q in range(n_queries)], depth).astype(object)
+    runs = {}
+    for system in range(n_systems):
+        picks = np.argsort(rng.random((n_queries, 2 * depth)), axis=1)[:, :depth]
+        items = np.array([f"d{q}_{i}" for q in range(n_queries) for i in picks[q]], dtype=object)
+        runs[f"s{system}"] = pd.DataFrame(
+            {
+                "query": queries,
+                "item": items,
+                "rank": np.tile(np.arange(1, depth + 1), n_queries),
+                "score": rng.random(n_queries * depth),
+            }
+        )
+    return orls, runs
+
+
+def compare_scoring(n_queries: int, depths: list[int], n_systems: int) -> None:
+    """Several systems, one task each (what ``score_systems`` does), serial against 2 processes.
+
+    The runs are in memory here; reading them from the store stays in this
+    process (overlapped with scoring: the next run is read while the previous
+    ones are scored).
+    """
+    from orlbuild.services.evaluations import _evaluate, _ScoringTask
+
+    measures = ("RDQm2-a1@10", "nDCG@10", "AP", "KendallTau@10")
+    jobs2 = resolve_executor(2)
+    for depth in depths:
+        orls, runs = simulated_runs(n_queries, depth, n_systems)
+        tasks = [
+            _ScoringTask(orls, run, measures, "zero", "score", "float32")  # type: ignore[arg-type]
+            for run in runs.values()
+        ]
+        label = f"score {n_systems} systems x {n_queries:,} queries x {depth} entries"
+        print(f"{label}, 4 measures ({_load()}):")
+        start, cpu_start = time.perf_counter(), time.process_time()
+        reference = [r.per_query for r in map(_evaluate, tasks)]
+        serial, serial_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        print(f"  {'serial':<34} {serial:8.2f} s   (CPU {serial_cpu:.2f} s)", flush=True)
+        for name, cold in (("--jobs 2, new pool", True), ("--jobs 2, pool already started", False)):
+            if cold:
+                _stop_local_pool()
+            before = {} if cold else _worker_cpu(jobs2)
+            start, cpu_start = time.perf_counter(), time.process_time()
+            start_workers(jobs2, ["orlbuild.services.evaluations", "scoring"])
+            got = [r.per_query for r in map_ordered(_evaluate, tasks, executor=jobs2, chunk_size=1)]
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+            workers = [c - before.get(w, 0.0) for w, c in _worker_cpu(jobs2).items()]
+            if any(not a.equals(b) for a, b in zip(got, reference, strict=True)):
+                raise SystemExit(f"{label}: {name} scored differently than serial")
+            busiest, spread = max([cpu, *workers]), (cpu + sum(workers)) / (os.cpu_count() or 1)
+            print(
+                f"  {name:<34} {seconds:8.2f} s   (CPU: this process {cpu:.2f} s, "
+                f"worker {' + '.join(f'{w:.2f}' for w in workers)} s)\n"
+                f"    RATIO {label} | {name}: {serial / seconds:.2f}x against serial "
+                f"(wall clock, {_load()}); from CPU times, on an idle machine "
+                f"{serial_cpu / busiest:.2f}x to {serial_cpu / spread:.2f}x",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--bt-queries", type=int, default=5000)
     parser.add_argument("--power-queries", type=int, default=200)
-    parser.add_argument("--only", choices=["build", "power"], default=None)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every build comparison")
+    parser.add_argument("--no-store", action="store_true", help="skip the store share (bt)")
+    parser.add_argument("--score-queries", type=int, default=5000)
+    parser.add_argument("--score-systems", type=int, default=4)
+    parser.add_argument(
+        "--score-depths", default="20,100,400", help="run entries per query, comma-separated"
+    )
+    parser.add_argument("--only", choices=["build", "power", "score"], default=None)
     args = parser.parse_args()
+    print(f"{os.cpu_count()} cores, {_load()} at the start")
+    if args.only == "score":
+        depths = [int(d) for d in args.score_depths.split(",")]
+        compare_scoring(args.score_queries, depths, args.score_systems)
+        return
 
     from distributed import LocalCluster
 
+    jobs2 = resolve_executor(2)
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         cluster_executor = resolve_executor(scheduler=cluster.scheduler_address)
         if args.only != "build":
-            compare_power(args.power_queries, [resolve_executor(2), cluster_executor])
+            compare_power(args.power_queries, [jobs2, cluster_executor])
         if args.only == "power":
             return
         rc = BuildParameters(
@@ -146,10 +359,23 @@ def main() -> None:
             "rank-centrality, 200 bootstrap resamples",
             simulated_pairwise(args.queries, seed=1),
             rc,
-            [resolve_executor(2), cluster_executor],
+            [
+                ("--jobs 2, new pool", jobs2, True),
+                ("--jobs 2, pool already started", jobs2, False),
+                ("Dask, 2 single-threaded workers", cluster_executor, False),
+            ],
+            args.repeat,
         )
-    bt = BuildParameters(source="pairwise", method="bt", seed=1)
-    compare("bt", simulated_pairwise(args.bt_queries, seed=2), bt, [resolve_executor(2)])
+    bt = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=1)
+    compare(
+        "bt, simultaneous tiers",
+        simulated_pairwise(args.bt_queries, seed=2),
+        bt,
+        [("--jobs 2, new pool", jobs2, True), ("--jobs 2, pool already started", jobs2, False)],
+        args.repeat,
+    )
+    if not args.no_store:
+        store_share(args.bt_queries)
 
 
 if __name__ == "__main__":

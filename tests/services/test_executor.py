@@ -115,3 +115,67 @@ def test_an_unreachable_scheduler_is_a_config_error() -> None:
     executor = resolve_executor(scheduler="tcp://127.0.0.1:9", environ={})
     with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
         list(map_ordered(str.upper, QUERIES, executor=executor))
+
+
+def pid_of(query: str) -> tuple[str, int]:
+    import os
+
+    return query, os.getpid()
+
+
+def test_jobs_n_is_this_process_and_n_minus_one_workers() -> None:
+    """The first chunks always go to a worker; this process runs chunks while it waits."""
+    import os
+
+    got = list(map_ordered(pid_of, QUERIES, executor=resolve_executor(2), chunk_size=2))
+    assert [q for q, _ in got] == QUERIES
+    assert got[0][1] != os.getpid()  # sent to the worker before anything runs here
+    assert len({pid for _, pid in got}) <= 2  # one worker and this process
+
+
+@pytest.mark.parametrize("kind", ["input", "custom"])
+def test_a_task_failing_in_a_worker_raises_the_serial_error(kind: str) -> None:
+    """q000 is in the first chunk, which is always sent to a worker."""
+    expected = None
+    for executor in (resolve_executor(1), resolve_executor(2)):
+        with pytest.raises(OrlbuildError) as caught:
+            list(map_ordered(partial(fail_on, "q000", kind), QUERIES, executor=executor))
+        expected = expected or str(caught.value)
+        assert str(caught.value) == expected
+        assert "\n" not in expected
+
+
+def test_chunks_shrink_toward_the_end() -> None:
+    from orlbuild.services.executor import _Cutter
+
+    cutter = _Cutter(range(1000), 1000, 2, None)
+    sizes = []
+    while (chunk := cutter.next()) is not None:
+        sizes.append(len(chunk))
+    assert sum(sizes) == 1000
+    assert sizes[0] == 125 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-2] == cutter.smallest == 8
+    uncounted = _Cutter(iter(range(10)), 12, 2, 4)  # a count that was too high
+    assert [cutter_chunk for cutter_chunk in iter(uncounted.next, None)] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9],
+    ]
+
+
+def test_largest_first_gives_results_in_task_order() -> None:
+    from orlbuild.services.executor import map_largest_first
+
+    sizes = [5, 1, 40, 3, 22, 8]
+    expected = [s * s for s in sizes]
+    for executor in (resolve_executor(1), resolve_executor(2)):
+        steps: list[int] = []
+        got = map_largest_first(
+            square, sizes, float, executor=executor, chunk_size=1, advance=steps.append
+        )
+        assert got == expected
+        assert sum(steps) == len(sizes)
+
+
+def square(value: int) -> int:
+    return value * value
