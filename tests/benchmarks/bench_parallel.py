@@ -317,6 +317,43 @@ def compare_scoring(n_queries: int, depths: list[int], n_systems: int) -> None:
             )
 
 
+def _memory_child(jobs: int, n_queries: int) -> None:
+    """One Rank Centrality bootstrap build on ``jobs`` processes; prints this process's peak RSS."""
+    params = BuildParameters(
+        source="pairwise", method="rank-centrality", uncertainty="bootstrap", bootstrap=200, seed=1
+    )
+    frame = simulated_pairwise(n_queries, seed=1)
+    before = _peak_mb()
+    mapper = None if jobs == 1 else partial(map_ordered, executor=resolve_executor(jobs))
+    _, outcome = build_orls(frame, params, mapper=mapper)
+    assert len(outcome.orls) == n_queries
+    print(f"{before:.0f} {_peak_mb():.0f}")
+
+
+def compare_memory(n_queries: int, counts: list[int]) -> None:
+    """Peak RSS of the coordinating process for 1, 2, 4, 8 processes, each in a fresh interpreter.
+
+    Workers beyond the cores only take turns; what is measured is whether the
+    coordinator holds more the more workers it feeds (it should not: chunks are
+    cut as they are sent and results are kept only until they are written).
+    """
+    import subprocess
+
+    print(f"coordinator peak memory, rank-centrality bootstrap build of {n_queries} queries")
+    for jobs in counts:
+        child = subprocess.run(
+            [sys.executable, __file__, "--memory-child", str(jobs), "--queries", str(n_queries)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        before, peak = child.stdout.split()[-2:]
+        print(
+            f"  --jobs {jobs}: peak RSS of the coordinating process {peak} MB "
+            f"(data generated: {before} MB; {_load()})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
@@ -329,9 +366,16 @@ def main() -> None:
     parser.add_argument(
         "--score-depths", default="20,100,400", help="run entries per query, comma-separated"
     )
-    parser.add_argument("--only", choices=["build", "power", "score"], default=None)
+    parser.add_argument("--only", choices=["build", "power", "score", "memory"], default=None)
+    parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_child is not None:
+        _memory_child(args.memory_child, args.queries)
+        return
     print(f"{os.cpu_count()} cores, {_load()} at the start")
+    if args.only == "memory":
+        compare_memory(args.queries, [1, 2, 4, 8])
+        return
     if args.only == "score":
         depths = [int(d) for d in args.score_depths.split(",")]
         compare_scoring(args.score_queries, depths, args.score_systems)
