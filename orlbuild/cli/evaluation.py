@@ -255,19 +255,20 @@ def _emit_many(
     """Several runs: a systems x measures table (README, "Evaluating files")."""
     import pandas as pd
 
-    from orlbuild.cli.score_tables import score_report
+    from orlbuild.cli.score_tables import score_payload, score_report
 
     systems: dict[str, Any] = {}
     warnings = list(notes)
     rows, means = [], []  # per-query tables, or one row of means per system
     for name, evaluation in evaluations.items():
-        table, payload = score_report(evaluation, per_query=per_query)
-        systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
-        warnings.extend(f"{name}: {w}" for w in payload["warnings"])
         if per_query:
+            table, payload = score_report(evaluation, per_query=True)
             rows.append(table.reset_index().assign(system=name))
         else:
+            payload = score_payload(evaluation)
             means.append({"system": name, **payload["mean"]})
+        systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
+        warnings.extend(f"{name}: {w}" for w in payload["warnings"])
     conventions = dict(next(iter(evaluations.values())).conventions)
     out: dict[str, Any] = {"systems": systems, "conventions": conventions}
     shown = pd.concat(rows, ignore_index=True) if per_query else pd.DataFrame(means)

@@ -14,23 +14,59 @@ if TYPE_CHECKING:
 
 def measure_means(frame: pd.DataFrame) -> dict[str, float]:
     """Mean of each measure over queries; undefined values (NaN) are left out."""
+    return _means(frame.to_numpy(dtype=float), [str(c) for c in frame.columns])
+
+
+def _means(values: np.ndarray, columns: list[str]) -> dict[str, float]:
+    """Column means of ``values`` (queries x measures), NaN left out; NaN for no query."""
+    if not len(values):
+        return dict.fromkeys(columns, float("nan"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        return {
-            str(c): float(np.nanmean(frame[c].to_numpy(dtype=float)))
-            if len(frame)
-            else float("nan")
-            for c in frame.columns
-        }
+        means = np.nanmean(values, axis=0).tolist()
+    return dict(zip(columns, means, strict=True))
 
 
-def _per_query(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+def _per_query(
+    index: list[object], columns: list[str], values: np.ndarray
+) -> dict[str, dict[str, float]]:
     """``{query: {measure: value}}`` (column by column: no per-row pandas objects)."""
-    columns = [str(c) for c in frame.columns]
-    values = frame.to_numpy(dtype=float).tolist()
     return {
         str(q): dict(zip(columns, row, strict=True))
-        for q, row in zip(frame.index.tolist(), values, strict=True)
+        for q, row in zip(index, values.tolist(), strict=True)
+    }
+
+
+def score_payload(
+    evaluation: EvaluationResult, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON view of an evaluation (see :func:`score_report`), without a table."""
+    frame = evaluation.per_query
+    columns = [str(c) for c in frame.columns]
+    values = frame.to_numpy(dtype=float)
+    means = _means(values, columns)
+    nan_counts = np.isnan(values).sum(axis=0).tolist()
+    undefined = {c: int(n) for c, n in zip(columns, nan_counts, strict=True) if n}
+    notes = []
+    if evaluation.queries_without_orl:
+        notes.append(f"{evaluation.queries_without_orl} run queries have no ORL and were ignored")
+    missing = list(evaluation.missing_queries)
+    if evaluation.warnings:
+        notes.extend(evaluation.warnings)  # names the ORL queries missing from the run
+    elif missing:
+        shown = ", ".join(repr(str(q)) for q in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
+    for measure, count in undefined.items():
+        notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
+    return {
+        **(extra or {}),
+        "queries": len(frame),
+        "mean": means,
+        "per_query": _per_query(frame.index.tolist(), columns, values),
+        "undefined": undefined,
+        "conventions": dict(evaluation.conventions),
+        "warnings": notes,
     }
 
 
@@ -56,30 +92,8 @@ def score_report(
         "per_query", "undefined", "conventions", "warnings"}``; ``per_query``
         is always present in JSON.
     """
-    frame = evaluation.per_query
-    means = measure_means(frame)
-    undefined = {str(c): int(frame[c].isna().sum()) for c in frame.columns if frame[c].isna().any()}
-    notes = []
-    if evaluation.queries_without_orl:
-        notes.append(f"{evaluation.queries_without_orl} run queries have no ORL and were ignored")
-    missing = list(evaluation.missing_queries)
-    if evaluation.warnings:
-        notes.extend(evaluation.warnings)  # names the ORL queries missing from the run
-    elif missing:
-        shown = ", ".join(repr(str(q)) for q in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
-    for measure, count in undefined.items():
-        notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
-    payload: dict[str, Any] = {
-        **(extra or {}),
-        "queries": len(frame),
-        "mean": means,
-        "per_query": _per_query(frame),
-        "undefined": undefined,
-        "conventions": dict(evaluation.conventions),
-        "warnings": notes,
-    }
+    payload = score_payload(evaluation, extra)
+    frame, means = evaluation.per_query, payload["mean"]
     if per_query:
         table = pd.concat([frame, pd.DataFrame([means], index=pd.Index(["mean"], name="query"))])
         table.index.name = "query"
