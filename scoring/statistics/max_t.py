@@ -40,9 +40,9 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
+from scoring.statistics.tukey import checked_panel
 
 __all__ = ["max_t_pvalues"]
 
@@ -143,13 +143,7 @@ def max_t_pvalues(
     A permuted statistic within a relative ``1e-9`` of the observed one counts
     as reaching it (float64 rounding), so two identical systems get ``p = 1``.
     """
-    if permutations < 1:
-        raise ScoringError(f"permutations must be at least 1, got {permutations}")
-    matrix = np.asarray(scores, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 2:
-        raise ScoringError(f"expected a (n_queries, n_systems >= 2) matrix, got {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ScoringError("per-query scores must be finite")
+    matrix = checked_panel(scores, permutations)
     generator = np.random.default_rng(rng)
     # centring each query leaves every difference (and every shuffle) unchanged and
     # keeps the sums of squares small, so that X'X loses no precision

@@ -25,10 +25,28 @@ from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
 
-__all__ = ["permutation_ranges", "tukey_hsd_pvalues"]
+__all__ = ["checked_panel", "permutation_ranges", "tukey_hsd_pvalues"]
 
 #: Entries of one chunk of permuted scores (float64: 32 MiB).
 CHUNK_ENTRIES: Final = 1 << 22
+
+
+def checked_panel(scores: npt.ArrayLike, permutations: int) -> FloatMatrix:
+    """``scores`` as a finite float ``(n_queries, n_systems >= 2)`` matrix, ``permutations >= 1``.
+
+    Raises
+    ------
+    ScoringError
+        Naming what is wrong with either.
+    """
+    if permutations < 1:
+        raise ScoringError(f"permutations must be at least 1, got {permutations}")
+    matrix = np.asarray(scores, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 2:
+        raise ScoringError(f"expected a (n_queries, n_systems >= 2) matrix, got {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ScoringError("per-query scores must be finite")
+    return matrix
 
 
 def permutation_ranges(
@@ -95,13 +113,7 @@ def tukey_hsd_pvalues(
     column sum) of the observed difference counts as reaching it, so that two
     identical systems get ``p = 1`` despite float64 rounding.
     """
-    if permutations < 1:
-        raise ScoringError(f"permutations must be at least 1, got {permutations}")
-    matrix = np.asarray(scores, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 2:
-        raise ScoringError(f"expected a (n_queries, n_systems >= 2) matrix, got {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ScoringError("per-query scores must be finite")
+    matrix = checked_panel(scores, permutations)
     generator = np.random.default_rng(rng)
     ranges = np.sort(permutation_ranges(matrix, permutations, generator))
     sums = matrix.sum(axis=0)
