@@ -12,15 +12,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from orlbuild.ingest.file_ingest import (
         IngestResult,
-        ParsedInput,
         ingest_file,
         ingest_graded_file,
         ingest_listwise_file,
         ingest_pairwise_file,
         ingest_run_file,
-        read_input,
     )
     from orlbuild.ingest.kinds import DuplicatePolicy
+    from orlbuild.ingest.reading import ParsedInput, read_input
     from orlbuild.ingest.source import InputFormat
 
 _HOME = {

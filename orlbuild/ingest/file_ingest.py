@@ -19,7 +19,7 @@ from sqlalchemy import Engine
 from orlbuild.errors import ConfigError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS, DuplicatePolicy, ScorePrecisionName
-from orlbuild.ingest.reading import ParsedInput, kind_formats, read_input
+from orlbuild.ingest.reading import read_input
 from orlbuild.ingest.source import InputFormat
 from orlbuild.store.batches import NewBatch, store_batch
 from orlbuild.store.models import NAME_LENGTH
@@ -29,14 +29,11 @@ from orlbuild.store.users import USER_ENV_VAR, current_user
 __all__ = [
     "USER_ENV_VAR",
     "IngestResult",
-    "ParsedInput",
     "ingest_file",
     "ingest_graded_file",
     "ingest_listwise_file",
     "ingest_pairwise_file",
     "ingest_run_file",
-    "kind_formats",
-    "read_input",
 ]
 
 
