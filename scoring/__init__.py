@@ -11,8 +11,6 @@ The pure scoring core of orlbuild; it imports nothing from :mod:`orlbuild`.
 from __future__ import annotations
 
 import importlib
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,11 +27,11 @@ if TYPE_CHECKING:
         spearman_rho,
     )
     from scoring.errors import ScoringError, UnknownMeasureError
-    from scoring.evaluate import EvaluationResult, evaluate, evaluate_run
+    from scoring.evaluation import EvaluationResult, evaluate, evaluate_run
     from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
     from scoring.orl import ORL
     from scoring.penalties import register_penalty
-    from scoring.rdq import rdq
+    from scoring.rank_deviation import rdq
     from scoring.run import rankings_from_frame
     from scoring.weights import WEIGHT_PRESETS, Weights
 
@@ -41,8 +39,8 @@ if TYPE_CHECKING:
 #: command line's option declarations import :mod:`scoring.vocabulary`, and
 #: must not pay for NumPy and pandas.
 _HOME = {
-    "EvaluationResult": "evaluate",
-    "evaluate_run": "evaluate",
+    "EvaluationResult": "evaluation",
+    "evaluate_run": "evaluation",
     "MEASURES": "measures",
     "Measure": "measures",
     "ORL": "orl",
@@ -52,7 +50,7 @@ _HOME = {
     "Weights": "weights",
     "average_precision": "baselines",
     "compatibility": "baselines",
-    "evaluate": "evaluate",
+    "evaluate": "evaluation",
     "kendall_tau": "baselines",
     "ndcg": "baselines",
     "parse_measure": "measures",
@@ -62,7 +60,7 @@ _HOME = {
     "rank_correlation": "baselines",
     "rankings_from_frame": "run",
     "rbp_residual": "baselines",
-    "rdq": "rdq",
+    "rdq": "rank_deviation",
     "reciprocal_rank": "baselines",
     "register_penalty": "penalties",
     "spearman_rho": "baselines",
@@ -101,17 +99,3 @@ def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-
-
-class _ScoringPackage(ModuleType):
-    """Keeps ``scoring.evaluate`` and ``scoring.rdq`` the functions: importing the submodule
-    of the same name would otherwise rebind the package attribute to the module (the eager
-    imports this package had before won by running last)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, ModuleType) and _HOME.get(name) == name:
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _ScoringPackage

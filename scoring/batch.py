@@ -3,7 +3,7 @@
 :func:`prepare_batch` joins every query's candidate list with its ORL in a
 handful of NumPy operations and lays the result out as ``(queries x k)``
 matrices; each measure's ``batch`` method then reduces those matrices along
-the position axis. The per-query functions in :mod:`scoring.rdq` and
+the position axis. The per-query functions in :mod:`scoring.rank_deviation` and
 :mod:`scoring.baselines` are the readable reference; the tests check that the
 two agree on random data.
 """

@@ -2,7 +2,7 @@
 
 A measure is a frozen dataclass holding its validated parameters (the
 *definition*); it computes a query with the readable per-query functions of
-:mod:`scoring.rdq` / :mod:`scoring.baselines` and many queries with a
+:mod:`scoring.rank_deviation` / :mod:`scoring.baselines` and many queries with a
 vectorised ``batch`` kernel over :class:`scoring.batch.BatchData` (the
 *computation*). Names follow ir_measures' style: ``nDCG@10``,
 ``RBP(p=0.8)@10``, ``RDQ(penalty=m2,alpha=2)@10``.
@@ -24,7 +24,7 @@ from scoring.batch import BatchData
 from scoring.errors import ScoringError, UnknownMeasureError
 from scoring.orl import ORL
 from scoring.penalties import PENALTIES, get_penalty
-from scoring.rdq import rdq
+from scoring.rank_deviation import rdq
 from scoring.weights import WEIGHT_PRESETS, Weights, resolve_weights
 
 __all__ = [

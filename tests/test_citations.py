@@ -62,7 +62,7 @@ FILES = _checked_files()
 
 def test_the_checked_folders_hold_files() -> None:
     assert len(FILES) > 100
-    assert ROOT / "scoring" / "rdq.py" in FILES
+    assert ROOT / "scoring" / "rank_deviation.py" in FILES
 
 
 def test_no_file_cites_a_specification_outside_the_repository() -> None:

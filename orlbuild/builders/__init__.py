@@ -18,23 +18,23 @@ if TYPE_CHECKING:
     from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
     from orlbuild.builders.parameters import BuildParameters, resolve_parameters
     from orlbuild.builders.quality import QualityReport, build_quality, raw_preferences
-    from orlbuild.builders.records import (
+    from orlbuild.builders.tiering import tiers_from_scores
+    from orlbuild.records import (
         BuildOutcome,
         QueryBuildError,
         QueryFailure,
         QueryORL,
         TieDecision,
     )
-    from orlbuild.builders.tiering import tiers_from_scores
 
 _HOME = {
-    "BuildOutcome": "records",
+    "BuildOutcome": "orlbuild.records",
     "BuildParameters": "parameters",
     "QualityReport": "quality",
-    "QueryBuildError": "records",
-    "QueryFailure": "records",
-    "QueryORL": "records",
-    "TieDecision": "records",
+    "QueryBuildError": "orlbuild.records",
+    "QueryFailure": "orlbuild.records",
+    "QueryORL": "orlbuild.records",
+    "TieDecision": "orlbuild.records",
     "build_orls": "build",
     "build_quality": "quality",
     "merge_adjacent_tiers": "overrides",
@@ -65,4 +65,5 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    home = _HOME[name]
+    return getattr(importlib.import_module(home if "." in home else f"{__name__}.{home}"), name)

@@ -16,9 +16,9 @@ import choix
 import numpy as np
 from scipy.special import expit
 
-from orlbuild.builders.comparisons import FloatArray
 from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.records import EstimationError
+from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.records import EstimationError
 
 __all__ = [
     "bradley_terry_information",

@@ -20,18 +20,18 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from orlbuild.builders.comparisons import (
+from orlbuild.builders.graded import aggregate_grades, graded_orl
+from orlbuild.builders.listwise import listwise_query_orl
+from orlbuild.builders.pairwise import pairwise_query_orl
+from orlbuild.builders.pairwise_data import (
     PairwiseComparisons,
     comparisons_from_arrays,
     group_positions,
 )
-from orlbuild.builders.graded import aggregate_grades, graded_orl
-from orlbuild.builders.listwise import listwise_query_orl
-from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
-from orlbuild.builders.records import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
-from orlbuild.builders.vocabulary import OnError, values
 from orlbuild.errors import BuildError, ConfigError
+from orlbuild.records import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
+from orlbuild.vocabulary import OnError, values
 
 __all__ = ["REQUIRED_COLUMNS", "build_orls", "query_rng", "resolve_for_frame"]
 
@@ -201,7 +201,7 @@ def build_orls(
     params
         Build options; defaults are resolved against the data first.
     on_error
-        An :class:`~orlbuild.builders.vocabulary.OnError` word. ``"stop"``
+        An :class:`~orlbuild.vocabulary.OnError` word. ``"stop"``
         (default): any failing query makes the whole build fail with a
         :class:`~orlbuild.errors.BuildError` listing every failed query and
         its cause; ``"skip"``: build the rest and list the failures.
@@ -210,7 +210,7 @@ def build_orls(
         mapper reports progress instead.
     mapper
         Runs the per-query work, ``map``-like with results in query order (for
-        example :func:`orlbuild.services.executor.map_ordered` bound to an
+        example :func:`orlbuild.executor.map_ordered` bound to an
         executor). Each query gets its own generator from ``(seed, query)``,
         so the ORLs are identical for any mapper. Default: a plain loop.
 
@@ -225,7 +225,7 @@ def build_orls(
     ------
     BuildError
         With ``on_error="stop"`` when a query fails (a
-        :class:`~orlbuild.builders.records.QueryBuildError` when only one did).
+        :class:`~orlbuild.records.QueryBuildError` when only one did).
     ConfigError
         Invalid options.
     """

@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.comparisons import PairwiseComparisons
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 
 __all__ = [
     "comparison_components",

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.records import EstimationError
+from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.records import EstimationError
 
 __all__ = ["NEEDS_REG", "fitted_scores"]
 

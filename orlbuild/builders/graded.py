@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.records import QueryBuildError, QueryORL, TieDecision
+from orlbuild.records import QueryBuildError, QueryORL, TieDecision
 
 __all__ = ["aggregate_grades", "graded_orl"]
 

@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 from scipy.special import expit
 
-from orlbuild.builders.comparisons import FloatArray
+from orlbuild.builders.pairwise_data import FloatArray
 
 __all__ = ["ItemLikelihood", "PairwiseLikelihood", "RankingLikelihood"]
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.comparisons import comparisons_from_lists, factorize_ids, group_positions
+from orlbuild.builders.pairwise_data import comparisons_from_lists, factorize_ids, group_positions
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import QueryBuildError, QueryORL, TieDecision
 from orlbuild.builders.strength_models import (
     BordaModel,
     BradleyTerryModel,
@@ -25,6 +24,7 @@ from orlbuild.builders.strength_models import (
     StrengthModel,
 )
 from orlbuild.builders.tiered_orl import orl_from_model
+from orlbuild.records import QueryBuildError, QueryORL, TieDecision
 
 __all__ = ["direct_orl", "listwise_query_orl", "ranked_lists"]
 

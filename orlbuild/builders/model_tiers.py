@@ -40,11 +40,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import minimize
 
-from orlbuild.builders.comparisons import FloatArray, IntArray
 from orlbuild.builders.likelihoods import ItemLikelihood
-from orlbuild.builders.records import EstimationError, TieDecision
+from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.tiering import EXACT_TIE, score_order, tiers_from_separations
 from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.records import EstimationError, TieDecision
 
 __all__ = ["grouped_log_likelihood", "model_tiers", "ordered_split_penalty"]
 

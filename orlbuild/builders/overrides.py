@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from orlbuild.builders.records import QueryORL, TieDecision
 from orlbuild.errors import ConfigError
+from orlbuild.records import QueryORL, TieDecision
 
 __all__ = ["merge_adjacent_tiers", "split_tier_at"]
 

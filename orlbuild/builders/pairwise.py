@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orlbuild.builders.comparisons import PairwiseComparisons
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import QueryORL
 from orlbuild.builders.strength_models import BradleyTerryModel, RankCentralityModel, StrengthModel
 from orlbuild.builders.tiered_orl import orl_from_model
+from orlbuild.records import QueryORL
 
 __all__ = ["PAIRWISE_MODELS", "pairwise_query_orl"]
 
@@ -34,7 +34,8 @@ def pairwise_query_orl(
     query
         Query id.
     comparisons
-        The query's comparisons (:func:`~orlbuild.builders.comparisons.comparisons_from_pairwise`).
+        The query's comparisons
+        (:func:`~orlbuild.builders.pairwise_data.comparisons_from_pairwise`).
     params
         Resolved parameters (method ``bt`` or ``rank-centrality``).
     rng

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from orlbuild.builders.vocabulary import (
+from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import (
     Cluster,
     Disconnected,
     GradeAggregate,
@@ -25,7 +26,6 @@ from orlbuild.builders.vocabulary import (
     Uncertainty,
     values,
 )
-from orlbuild.errors import ConfigError
 
 __all__ = [
     "DEFAULT_REG",

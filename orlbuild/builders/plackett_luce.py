@@ -15,8 +15,8 @@ import choix
 import numpy as np
 from scipy.special import softmax
 
-from orlbuild.builders.comparisons import FloatArray
 from orlbuild.builders.estimation import fitted_scores
+from orlbuild.builders.pairwise_data import FloatArray
 
 __all__ = ["plackett_luce_information", "plackett_luce_rankings"]
 

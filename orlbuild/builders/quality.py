@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.builders.comparison_graph import majority_preference_cycles
-from orlbuild.builders.comparisons import comparisons_from_arrays
+from orlbuild.builders.pairwise_data import comparisons_from_arrays
 
 __all__ = ["QualityReport", "build_quality", "raw_preferences"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from choix.utils import statdist
 
-from orlbuild.builders.comparisons import FloatArray
 from orlbuild.builders.estimation import fitted_scores
+from orlbuild.builders.pairwise_data import FloatArray
 
 __all__ = ["rank_centrality_pairwise"]
 

@@ -29,10 +29,10 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from orlbuild.builders.build import build_orls
-from orlbuild.builders.comparisons import FloatArray, IntArray
+from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.parameters import TIERINGS, BuildParameters
-from orlbuild.builders.vocabulary import SimulatedMethod, values
 from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import SimulatedMethod, values
 
 __all__ = [
     "CALIBRATION_VARIANTS",

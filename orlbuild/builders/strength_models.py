@@ -28,8 +28,8 @@ from orlbuild.builders.bradley_terry import (
     bradley_terry_pairwise,
     regularisation_information,
 )
-from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
 from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
+from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
 from orlbuild.builders.plackett_luce import plackett_luce_information, plackett_luce_rankings
 from orlbuild.builders.rank_centrality import rank_centrality_pairwise
 

@@ -6,7 +6,7 @@ resolved parameters and the query's random generator, and returns the tiers
 and the decisions with the procedure's evidence:
 
 * ``simultaneous`` - the leader walk with the max-t critical values of the
-  query (:mod:`orlbuild.builders.max_t`; Romano-Wolf step-down unless
+  query (:mod:`orlbuild.builders.critical_values`; Romano-Wolf step-down unless
   ``step_down`` is off): Monte Carlo from ``N(0, C)``
   (``mc_draws`` draws seeded by the build's seed) for Fisher, sandwich and EP
   covariances, the studentized bootstrap replicates otherwise;
@@ -23,19 +23,19 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.max_t import (
+from orlbuild.builders.critical_values import (
     null_draws_from_bootstrap,
     null_draws_from_covariance,
     single_step_critical,
     step_down_critical,
 )
 from orlbuild.builders.model_tiers import model_tiers
+from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import TieDecision
 from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tiering import tiers_from_scores
 from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.records import TieDecision
 
 __all__ = ["TIERING_PROCEDURES", "simultaneous_critical"]
 

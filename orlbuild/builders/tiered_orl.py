@@ -21,9 +21,8 @@ from dataclasses import replace
 import numpy as np
 
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
-from orlbuild.builders.comparisons import IntArray
+from orlbuild.builders.pairwise_data import IntArray
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import EstimationError, QueryBuildError, QueryORL, TieDecision
 from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tier_procedures import TIERING_PROCEDURES
 from orlbuild.builders.uncertainty import (
@@ -34,6 +33,7 @@ from orlbuild.builders.uncertainty import (
     fisher_uncertainty,
     sandwich_uncertainty,
 )
+from orlbuild.records import EstimationError, QueryBuildError, QueryORL, TieDecision
 
 __all__ = ["UNCERTAINTY_ESTIMATORS", "orl_from_model", "score_uncertainty"]
 

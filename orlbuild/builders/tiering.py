@@ -10,7 +10,7 @@ procedure's:
 * ``leader``: the p-value of the item against its leader is ``< sig`` (one
   test per item at level ``sig``; no multiplicity control);
 * ``simultaneous``: ``|d| / se > c`` with ``c`` the max-t critical value of
-  the query (:mod:`orlbuild.builders.max_t`).
+  the query (:mod:`orlbuild.builders.critical_values`).
 
 With ``sig = 0`` there are no ties except exact score ties
 (``|diff| <= EXACT_TIE``).
@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
-from orlbuild.builders.comparisons import FloatArray
-from orlbuild.builders.records import TieDecision
+from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.records import TieDecision
 
 __all__ = ["EXACT_TIE", "score_order", "tiers_from_scores", "tiers_from_separations"]
 

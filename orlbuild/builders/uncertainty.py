@@ -28,8 +28,8 @@ import numpy.typing as npt
 from scipy.special import erfc, expit
 
 from orlbuild.builders.bradley_terry import pairs_from_counts
-from orlbuild.builders.comparisons import FloatArray, IntArray, PairwiseComparisons
-from orlbuild.builders.records import EstimationError
+from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
+from orlbuild.records import EstimationError
 
 __all__ = [
     "Z_95",

@@ -9,7 +9,20 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.builders.vocabulary import (
+from orlbuild.cli.options import (
+    CollectionOption,
+    FormatOption,
+    JobsOption,
+    OutputFormat,
+    SchedulerOption,
+)
+from orlbuild.cli.render import emit
+from orlbuild.cli.state import get_state, opened_store
+from orlbuild.executor import resolve_executor
+from orlbuild.progress import progress_bar
+from orlbuild.services.builds import build_and_store
+from orlbuild.services.databases import DEFAULT_COLLECTION
+from orlbuild.vocabulary import (
     Cluster,
     Disconnected,
     GradeAggregate,
@@ -21,19 +34,6 @@ from orlbuild.builders.vocabulary import (
     TieringProcedure,
     Uncertainty,
 )
-from orlbuild.cli.options import (
-    CollectionOption,
-    FormatOption,
-    JobsOption,
-    OutputFormat,
-    SchedulerOption,
-)
-from orlbuild.cli.render import emit
-from orlbuild.cli.state import get_state, opened_store
-from orlbuild.progress import progress_bar
-from orlbuild.services.builds import build_and_store
-from orlbuild.services.databases import DEFAULT_COLLECTION
-from orlbuild.services.executor import resolve_executor
 
 __all__ = ["opened_store", "register"]
 

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.builders.vocabulary import SimulatedMethod
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import SimulatedMethod
 
 __all__ = ["register"]
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.builders.vocabulary import GradeAggregate, values
 from orlbuild.cli.options import (
     AlphaOption,
     DuplicatesOption,
@@ -22,6 +21,7 @@ from orlbuild.cli.options import (
 from orlbuild.cli.render import emit
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, InputFormat, sniff_trec
+from orlbuild.vocabulary import GradeAggregate, values
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
@@ -123,10 +123,10 @@ def _read_together(run_files: list[Path], fmt: InputFormat | None) -> CodedRuns 
     ``None`` (each file is then read on its own, errors named exactly) unless
     there are several runs, all regular files in TREC run format (forced by
     ``--run-format trec`` or recognised by content), and
-    :func:`orlbuild.trec_reader.fast_trec_runs` accepts them all.
+    :func:`orlbuild.ingest.trec_reader.fast_trec_runs` accepts them all.
     """
+    from orlbuild.ingest.trec_reader import fast_trec_runs
     from orlbuild.orl_io.reading import first_line
-    from orlbuild.trec_reader import fast_trec_runs
 
     if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
         return None
@@ -146,13 +146,13 @@ def _evaluate_together(
     missing: str,
     precision: str,
 ) -> dict[str, EvaluationResult] | None:
-    """:func:`scoring.evaluate.evaluate_runs` by system name; ``None`` when a run fails.
+    """:func:`scoring.evaluation.evaluate_runs` by system name; ``None`` when a run fails.
 
     On ``None`` the caller scores each run on its own, so that the error names
     the run file.
     """
     from scoring import ScoringError
-    from scoring.evaluate import evaluate_runs
+    from scoring.evaluation import evaluate_runs
 
     try:
         results = evaluate_runs(

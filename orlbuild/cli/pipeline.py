@@ -40,8 +40,8 @@ def pipeline_command(
     the mean scores only).
     """
     # the pipeline stack (builders, SciPy, matplotlib) loads only when the command runs
+    from orlbuild.executor import SCHEDULER_ENVIRONMENT_VARIABLE, resolve_executor
     from orlbuild.pipeline import load_config, run_pipeline
-    from orlbuild.services.executor import SCHEDULER_ENVIRONMENT_VARIABLE, resolve_executor
 
     state = get_state(ctx)
     settings = load_config(config)

@@ -71,7 +71,7 @@ def power_command(
     is then the share of query subsets on which a pair separates in a
     comparison of all the systems (family-wise).
     """
-    from orlbuild.services.executor import resolve_executor
+    from orlbuild.executor import resolve_executor
 
     chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)

@@ -59,9 +59,9 @@ def report_command(
 ) -> None:
     """Write one self-contained HTML report: scores with intervals, significance, ORLs, power."""
     # the evaluation stack (SciPy, matplotlib) loads only when the command runs
+    from orlbuild.executor import resolve_executor
     from orlbuild.report import write_report
     from orlbuild.services.build_evaluation import CompareSpec, PowerSpec, evaluate_stored_build
-    from orlbuild.services.executor import resolve_executor
     from scoring import parse_measures
 
     measures = list(measure or DEFAULT_MEASURES)

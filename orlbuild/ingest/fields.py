@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.records import ColumnChunk
-from orlbuild.ingest.vocabulary import Vocabulary
-from orlbuild.trec_reader import NAME_LENGTH  # the store's limit, without importing the store
+from orlbuild.ingest.name_codes import Vocabulary
+from orlbuild.ingest.rows import ColumnChunk
+from orlbuild.ingest.trec_reader import (
+    NAME_LENGTH,  # the store's limit, without importing the store
+)
 
 __all__ = ["finite_floats", "flags", "identifier_codes", "identifier_pair_codes", "integers"]
 

@@ -23,9 +23,9 @@ from orlbuild.ingest.fields import (
     identifier_pair_codes,
     integers,
 )
-from orlbuild.ingest.records import Column, ColumnChunk, RecordLayout
+from orlbuild.ingest.name_codes import Vocabularies
+from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
-from orlbuild.ingest.vocabulary import Vocabularies
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
     DuplicatePolicy,

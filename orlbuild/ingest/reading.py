@@ -28,9 +28,9 @@ from orlbuild.ingest.kinds import (
     IngestKind,
     ScorePrecisionName,
 )
-from orlbuild.ingest.records import RecordLayout, read_chunks
+from orlbuild.ingest.name_codes import Vocabularies
+from orlbuild.ingest.rows import RecordLayout, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
-from orlbuild.ingest.vocabulary import Vocabularies
 
 __all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
 

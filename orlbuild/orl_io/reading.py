@@ -10,7 +10,7 @@ same code as ``orlbuild ingest``, so every error names the file, line and value.
 TREC qrels and runs are recognised by their content whatever the file is
 called, and ``.gz``/``.bz2`` files are read directly (README, "Evaluating
 files"). Good TREC files are read by the C-speed reader of
-:mod:`orlbuild.trec_reader`; anything it cannot vouch for is read again by the
+:mod:`orlbuild.ingest.trec_reader`; anything it cannot vouch for is read again by the
 line-exact ingest reader, whose error names the line.
 """
 
@@ -26,7 +26,7 @@ import pandas as pd
 from orlbuild.errors import InputError
 from orlbuild.ingest.kinds import DuplicatePolicy, ScorePrecisionName
 from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
-from orlbuild.trec_reader import fast_trec_frame
+from orlbuild.ingest.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_grade_table
 

@@ -45,12 +45,12 @@ from orlbuild.builders.parameters import (
     check_number,
     resolve_parameters,
 )
-from orlbuild.builders.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from orlbuild.errors import ConfigError
+from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
 from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
-from orlbuild.services.executor import resolve_executor
+from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from scoring import UnknownMeasureError, parse_measures
 from scoring.run import ScorePrecision
 from scoring.statistics.procedures import default_test

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.builders import QueryORL
+from orlbuild.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
@@ -32,7 +33,6 @@ from orlbuild.services.build_evaluation import (
 )
 from orlbuild.services.builds import build_or_reuse, load_query_orls
 from orlbuild.services.databases import displayed_url, open_database
-from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
 
 if TYPE_CHECKING:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.builders.records import QueryORL
 from orlbuild.errors import ConfigError
+from orlbuild.executor import Executor
+from orlbuild.records import QueryORL
 from orlbuild.report import ReportData
 from orlbuild.services import comparisons as service
 from orlbuild.services.builds import load_query_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
-from orlbuild.services.executor import Executor
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
@@ -32,7 +32,7 @@ from orlbuild.store.builds import (
     load_build_messages,
 )
 from orlbuild.store.read import systems_without_run
-from scoring.evaluate import Missing
+from scoring.evaluation import Missing
 from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,

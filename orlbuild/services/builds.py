@@ -21,9 +21,9 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.errors import BuildError, ConfigError, StoreError
-from orlbuild.services.executor import Executor, map_ordered, start_workers
+from orlbuild.executor import Executor, map_ordered, start_workers
+from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
@@ -92,7 +92,7 @@ def build_and_store(
     name
         Optional build name.
     on_error
-        ``"stop"`` or ``"skip"`` (:class:`~orlbuild.builders.vocabulary.OnError`).
+        ``"stop"`` or ``"skip"`` (:class:`~orlbuild.vocabulary.OnError`).
     progress
         Called with the number of queries; returns a context manager yielding
         the ``advance(n)`` callable of a progress bar, which is called as
@@ -101,7 +101,7 @@ def build_and_store(
         Who ran it (default: :func:`~orlbuild.store.users.current_user`).
     executor
         Where the per-query work runs
-        (:func:`~orlbuild.services.executor.resolve_executor`; default serial).
+        (:func:`~orlbuild.executor.resolve_executor`; default serial).
 
     Returns
     -------
@@ -450,7 +450,7 @@ def tiering_by_query(
         step was used; ``leader``: the normal quantile) or BIC penalty
         (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
         of the critical values (the build seed; the draws depend on it and on
-        the number of items, :func:`orlbuild.builders.max_t.standard_normal_draws`).
+        the number of items, :func:`orlbuild.builders.critical_values.standard_normal_draws`).
     decisions : pandas.DataFrame
         The input with ``procedure`` filled for older builds.
     """

@@ -12,7 +12,7 @@ shared by every front end whether the scores came from the store
    :func:`compare_scores` for steps 2 and 3 at once);
 4. **power** - power and stability per measure (:func:`power_for_panels`),
    its budgets on a local process pool or a Dask cluster when an
-   :class:`~orlbuild.services.executor.Executor` is given.
+   :class:`~orlbuild.executor.Executor` is given.
 
 This module reads no store, so reading files (``orlbuild eval``) does not load
 SQLAlchemy; SciPy and the statistics load when a function runs.
@@ -25,7 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from orlbuild.errors import ConfigError
-from orlbuild.services.executor import Executor, ExecutorKind, map_largest_first
+from orlbuild.executor import Executor, ExecutorKind, map_largest_first
 
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs
     import pandas as pd

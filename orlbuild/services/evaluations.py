@@ -37,6 +37,12 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.errors import ConfigError, InputError, StoreError
+from orlbuild.executor import (
+    Executor,
+    ExecutorKind,
+    map_ordered,
+    start_workers,
+)
 from orlbuild.services.comparisons import (
     compare_panels,
     compare_scores,
@@ -44,12 +50,6 @@ from orlbuild.services.comparisons import (
     power_budgets,
     power_for_panels,
     power_steps,
-)
-from orlbuild.services.executor import (
-    Executor,
-    ExecutorKind,
-    map_ordered,
-    start_workers,
 )
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
@@ -63,7 +63,7 @@ from orlbuild.store.read import load_run, run_order_column
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
-    from scoring.evaluate import Missing
+    from scoring.evaluation import Missing
     from scoring.run import ScorePrecision
 
 __all__ = [

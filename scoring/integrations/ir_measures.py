@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.errors import ScoringError
-from scoring.evaluate import evaluate
+from scoring.evaluation import evaluate
 from scoring.orl import ORL, orls_from_grade_table
 
 __all__ = [

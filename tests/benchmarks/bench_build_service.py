@@ -30,7 +30,7 @@ from bench_build import peak_rss_mb, simulated_pairwise
 
 import orlbuild.services.builds as service
 from orlbuild.builders import BuildParameters
-from orlbuild.services.executor import Executor, resolve_executor
+from orlbuild.executor import Executor, resolve_executor
 from orlbuild.store import open_store, upgrade
 from tests.builders.store_data import store_judgments
 

@@ -41,14 +41,14 @@ import pandas as pd
 from bench_build import simulated_pairwise
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.services.evaluations import power_budgets, power_for_panels
-from orlbuild.services.executor import (
+from orlbuild.executor import (
     Executor,
     _loky_pool,
     map_ordered,
     resolve_executor,
     start_workers,
 )
+from orlbuild.services.evaluations import power_budgets, power_for_panels
 
 
 def _peak_mb() -> float:

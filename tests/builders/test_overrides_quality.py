@@ -95,7 +95,7 @@ def test_raw_preferences_of_lists_and_grades() -> None:
 
 def test_cycles_are_the_shortest_ones() -> None:
     from orlbuild.builders.comparison_graph import majority_preference_cycles
-    from orlbuild.builders.comparisons import comparisons_from_pairwise
+    from orlbuild.builders.pairwise_data import comparisons_from_pairwise
 
     # a > b > c > d > a is the only cycle; adding a > c leaves the 3-cycle a > c > d > a
     square = pd.DataFrame(

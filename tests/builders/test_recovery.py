@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.comparisons import comparisons_from_pairwise
+from orlbuild.builders.pairwise_data import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
 from orlbuild.builders.strength_models import BradleyTerryModel
 from orlbuild.builders.tiered_orl import score_uncertainty

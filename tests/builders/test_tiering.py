@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from orlbuild.builders import BuildParameters, build_orls, tiers_from_scores
 from orlbuild.builders.bradley_terry import bradley_terry_pairwise, pairs_from_counts
-from orlbuild.builders.comparisons import comparisons_from_pairwise
+from orlbuild.builders.pairwise_data import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
 from orlbuild.builders.rank_centrality import rank_centrality_pairwise
 from orlbuild.builders.strength_models import BradleyTerryModel

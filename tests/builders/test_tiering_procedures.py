@@ -14,8 +14,8 @@ from scipy.optimize import check_grad
 from store_cli import cli_json
 
 from orlbuild.builders import BuildParameters, build_orls
+from orlbuild.builders.critical_values import max_t_critical_from_covariance, step_down_critical
 from orlbuild.builders.likelihoods import PairwiseLikelihood, RankingLikelihood
-from orlbuild.builders.max_t import max_t_critical_from_covariance, step_down_critical
 from orlbuild.builders.model_tiers import ordered_split_penalty
 from orlbuild.builders.parameters import resolve_parameters
 from orlbuild.builders.simulation import (

@@ -59,8 +59,8 @@ def test_unknown_command_is_a_usage_error() -> None:
 
 
 def test_eval_reader_name_limit_matches_the_store() -> None:
+    from orlbuild.ingest.trec_reader import NAME_LENGTH as READER_LIMIT
     from orlbuild.store.models import NAME_LENGTH
-    from orlbuild.trec_reader import NAME_LENGTH as READER_LIMIT
 
     assert READER_LIMIT == NAME_LENGTH
 

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.vocabulary import OnError, Uncertainty
 from orlbuild.cli.main import app, load_command
 from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import OnError, Uncertainty
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 
@@ -33,7 +33,7 @@ def test_every_missing_option_offers_the_scoring_words(command: str) -> None:
 
 def test_build_options_offer_the_builder_words() -> None:
     from orlbuild.builders.parameters import METHODS, UNCERTAINTY_BY_METHOD
-    from orlbuild.builders.vocabulary import Method
+    from orlbuild.vocabulary import Method
 
     assert _choices("build", "uncertainty") == tuple(u.value for u in Uncertainty)
     assert _choices("build", "on_error") == ("stop", "skip")

@@ -188,7 +188,7 @@ def test_reingest_is_a_noop_that_says_so(seeded_db_url: str, tmp_path: Path) -> 
 def test_bad_last_row_after_thousands_of_good_rows_stores_nothing(
     migrated_db_url: str, write_file: Write, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("orlbuild.ingest.records.CHUNK_ROWS", 1000)  # many chunks
+    monkeypatch.setattr("orlbuild.ingest.rows.CHUNK_ROWS", 1000)  # many chunks
     good = "".join(f"q{i % 50}\ta{i % 7}\td{i}\td{i + 1}\t0\n" for i in range(5000))
     path = write_file(
         "p.tsv", "query\tannotator\twinner\tloser\ttie\n" + good + "q1\ta1\td9\td9\t0\n"
@@ -210,7 +210,7 @@ def test_line_numbers_across_chunk_boundaries(
     migrated_db_url: str, write_file: Write, monkeypatch: pytest.MonkeyPatch, chunk_rows: int
 ) -> None:
     """Blank lines and quoted line breaks keep error lines exact whatever the chunking."""
-    monkeypatch.setattr("orlbuild.ingest.records.CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr("orlbuild.ingest.rows.CHUNK_ROWS", chunk_rows)
     content = 'query,winner,loser\n\n\nq1,"a\nb\nc",d2\n  \nq2,d1,d2\n\nq1,"x\r\n",d3\nq1,d3,d3\n\n'
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("p.csv", content)))
     assert result.exit_code == 1

@@ -348,7 +348,7 @@ def test_uncertainty_the_method_does_not_support_is_reported_by_the_builder(
 
 @pytest.mark.parametrize("name", ["uncertainty", "tiering", "solver", "cluster", "on_error"])
 def test_every_word_the_builder_knows_is_a_toml_choice(name: str) -> None:
-    from orlbuild.builders import vocabulary
+    from orlbuild import vocabulary
     from orlbuild.pipeline import config
 
     enum = {

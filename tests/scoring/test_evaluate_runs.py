@@ -1,4 +1,4 @@
-"""scoring.evaluate.evaluate_runs: several runs scored together equal each run scored alone."""
+"""scoring.evaluation.evaluate_runs: several runs scored together equal each run scored alone."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scoring import ORL, ScoringError
-from scoring.evaluate import evaluate_run, evaluate_runs
+from scoring.evaluation import evaluate_run, evaluate_runs
 from scoring.run import CodedRuns, flat_run_from_frame, flat_runs_from_codes
 
 MEASURES = ["AP", "nDCG@10", "RR", "P@5", "RDQm2-a1@10", "CMP@5", "KendallTau", "SpearmanRho"]

@@ -15,10 +15,10 @@ from store_cli import cli, cli_json
 
 from orlbuild.builders import BuildParameters
 from orlbuild.errors import ConfigError
+from orlbuild.executor import resolve_executor
 from orlbuild.pipeline.config import ExecutionSpec, load_config
 from orlbuild.pipeline.runner import run_pipeline
 from orlbuild.services.builds import build_and_store, load_query_orls
-from orlbuild.services.executor import resolve_executor
 from orlbuild.store import open_store
 from orlbuild.store.builds import get_build
 from orlbuild.store.models import Build, OrlEntry, TieDecisionRow

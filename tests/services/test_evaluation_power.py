@@ -16,6 +16,7 @@ import pytest
 from evaluation_store import evaluation_store
 from store_cli import cli, cli_json
 
+from orlbuild.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.services.build_evaluation import evaluate_stored_build
 from orlbuild.services.evaluations import (
@@ -25,7 +26,6 @@ from orlbuild.services.evaluations import (
     power_for_panels,
     power_steps,
 )
-from orlbuild.services.executor import Executor, ExecutorKind, resolve_executor
 from orlbuild.store import open_store
 
 POWER_ARGS = [

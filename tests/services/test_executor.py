@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from orlbuild.errors import ConfigError, InputError, OrlbuildError
-from orlbuild.services.executor import (
+from orlbuild.executor import (
     Executor,
     ExecutorKind,
     map_ordered,
@@ -146,7 +146,7 @@ def test_a_task_failing_in_a_worker_raises_the_serial_error(kind: str) -> None:
 
 
 def test_chunks_shrink_toward_the_end() -> None:
-    from orlbuild.services.executor import _Cutter
+    from orlbuild.executor import _Cutter
 
     cutter = _Cutter(range(1000), 1000, 2, None)
     sizes = []
@@ -164,7 +164,7 @@ def test_chunks_shrink_toward_the_end() -> None:
 
 
 def test_largest_first_gives_results_in_task_order() -> None:
-    from orlbuild.services.executor import map_largest_first
+    from orlbuild.executor import map_largest_first
 
     sizes = [5, 1, 40, 3, 22, 8]
     expected = [s * s for s in sizes]

@@ -10,10 +10,10 @@ import pytest
 
 from orlbuild.builders.build import build_orls
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.records import QueryBuildError
 from orlbuild.builders.simulation import simulate_pairwise
 from orlbuild.errors import BuildError
-from orlbuild.services.executor import Executor, map_ordered, resolve_executor
+from orlbuild.executor import Executor, map_ordered, resolve_executor
+from orlbuild.records import QueryBuildError
 
 
 def pairwise_judgments(seed: int, n_queries: int, n_items: int, per_query: int) -> pd.DataFrame:

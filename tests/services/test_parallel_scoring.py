@@ -17,7 +17,7 @@ from evaluation_store import evaluation_store
 
 import orlbuild.services.evaluations as service
 from orlbuild.errors import InputError
-from orlbuild.services.executor import resolve_executor
+from orlbuild.executor import resolve_executor
 from orlbuild.store import open_store
 
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP", "KendallTau"]

@@ -133,7 +133,7 @@ def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
 def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
     """Many TREC runs read as :func:`fast_trec_frames` reads them, kept as shared codes.
 
-    For scoring them all at once (:func:`scoring.evaluate.evaluate_runs`)
+    For scoring them all at once (:func:`scoring.evaluation.evaluate_runs`)
     without building a table per file.
 
     Parameters

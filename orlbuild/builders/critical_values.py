@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.comparisons import FloatArray, IntArray
+from orlbuild.builders.pairwise_data import FloatArray, IntArray
 
 __all__ = [
     "max_t_critical_from_bootstrap",
