@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orlbuild.ingest import read_input
+from orlbuild.ingest import InputFormat, read_input
 from orlbuild.store import load_pairwise, open_store
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 
@@ -201,8 +201,12 @@ _comparisons = st.lists(
 
 
 def _decoded(name: str, text: str) -> list[tuple[str, str, str, str, bool]]:
-    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store)."""
-    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()))
+    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store).
+
+    A name ending in ``.prefs-release`` is read with ``--format prefs-release``.
+    """
+    fmt = InputFormat.prefs_release if name.endswith(".prefs-release") else None
+    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()), fmt=fmt)
     return pairwise_tuples(parsed.decoded())
 
 
@@ -245,4 +249,7 @@ def test_arena_and_release_shapes_store_what_the_native_shape_stores(
         expected = sorted(
             (q, "_", *((a, b) if o == "first" else (b, a)), False) for q, a, b, o in decided
         )
-        assert _decoded("r.txt", release) == expected
+        # Item "0" winning everything is also all-zero TREC qrels: refused unless named
+        # (test_all_zero_qrels_are_not_read_as_preferences).
+        name = "r.txt" if {w for _q, _l, w, *_ in expected} != {"0"} else "r.prefs-release"
+        assert _decoded(name, release) == expected
