@@ -126,6 +126,8 @@ class InputSpec:
         System name; required for runs, forbidden otherwise.
     format
         Explicit input format, or ``None`` to detect it from the extension.
+    query
+        Pairwise only: every row goes into this one query (``--query``).
     """
 
     kind: InputKind
@@ -133,6 +135,7 @@ class InputSpec:
     collection: str
     system: str | None = None
     format: str | None = None
+    query: str | None = None
 
 
 @dataclass(frozen=True)
@@ -499,14 +502,20 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
         table.problems.add(table.key("system"), "is required for kind = 'run' (the system's name)")
     if kind is not None and kind != "run" and system is not None:
         table.problems.add(table.key("system"), f"only allowed for kind = 'run' (this is {kind!r})")
+    query = table.get("query", str, None, check=_non_empty)
+    if kind is not None and kind != "pairwise" and query is not None:
+        table.problems.add(
+            table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
+        )
     coll = table.get("collection", str, collection, check=_non_empty).strip()
-    table.finish(("kind", "path", "format", "system", "collection"))
+    table.finish(("kind", "path", "format", "system", "collection", "query"))
     return InputSpec(
         kind=cast(InputKind, kind),
         path=path,
         collection=coll,
         system=None if system is None else system.strip(),
         format=fmt,
+        query=None if query is None else query.strip(),
     )
 
 

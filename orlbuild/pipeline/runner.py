@@ -180,6 +180,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         system=spec.system,
         fmt=spec.format,
         progress=lambda size: ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet),
+        query=spec.query,
     )
 
 

@@ -62,6 +62,7 @@ def ingest_unless_stored(
     system: str | None = None,
     fmt: str | None = None,
     progress: IngestProgressFactory | None = None,
+    query: str | None = None,
 ) -> IngestedInput:
     """Ingest ``path`` unless the same content is stored (checked by SHA-256 first).
 
@@ -82,6 +83,8 @@ def ingest_unless_stored(
     progress
         Opens the progress bars of a file about to be read (not called for a
         file found stored).
+    query
+        Pairwise only: every row goes into this one query (``--query``).
 
     Returns
     -------
@@ -113,6 +116,7 @@ def ingest_unless_stored(
             system=system,
             on_progress=None if shown is None else shown.read,
             on_write=None if shown is None else shown.write,
+            query=query,
         )
     return IngestedInput(
         kind,

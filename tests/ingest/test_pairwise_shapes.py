@@ -29,7 +29,9 @@ def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, s
         engine.dispose()
 
 
-@pytest.mark.parametrize("name", ["arena.csv", "prefs_release.txt", "trec_prefs.txt"])
+@pytest.mark.parametrize(
+    "name", ["arena.csv", "prefs_release.txt", "trec_prefs.txt", "evalica.csv", "crowd_kit.csv"]
+)
 def test_golden_shape_is_detected_and_stored_as_meant(
     name: str, migrated_db_url: str, tmp_path: Path
 ) -> None:
@@ -40,6 +42,30 @@ def test_golden_shape_is_detected_and_stored_as_meant(
     expected = [tuple(row) for row in EXPECTED[name]]
     assert _pairs(migrated_db_url) == expected
     assert f"stored {len(expected)} pairwise rows" in result.output
+    if name in ("evalica.csv", "crowd_kit.csv"):  # no query column: said, never silent
+        assert "no query column: every row is in query '_'" in result.output
+
+
+def test_golden_counts_in_a_json_array_with_one_query(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    """LMArena's clean_battle_*.json is a JSON array; counts weight rows; --query names
+    the leaderboard (its question_id is a per-battle id)."""
+    path = tmp_path / "arena_counts.json"
+    shutil.copy(GOLDEN / "arena_counts.json", path)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--query", "arena")
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 row(s) with count 0" in result.output
+    assert "--query 'arena' puts every row into one query" in result.output
+    engine = open_store(migrated_db_url)
+    try:
+        frame = load_pairwise(engine)
+    finally:
+        engine.dispose()
+    assert frame["count"].dtype == "int64"
+    columns = ("query", "annotator", "winner", "loser", "tie", "count")
+    stored = sorted(zip(*(frame[c] for c in columns), strict=True))
+    assert stored == [tuple(row) for row in EXPECTED["arena_counts.json"]]
 
 
 @pytest.mark.parametrize(
