@@ -46,9 +46,7 @@ def test_golden_shape_is_detected_and_stored_as_meant(
         assert "no query column: every row is in query '_'" in result.output
 
 
-def test_golden_counts_in_a_json_array_with_one_query(
-    migrated_db_url: str, tmp_path: Path
-) -> None:
+def test_golden_counts_in_a_json_array_with_one_query(migrated_db_url: str, tmp_path: Path) -> None:
     """LMArena's clean_battle_*.json is a JSON array; counts weight rows; --query names
     the leaderboard (its question_id is a per-battle id)."""
     path = tmp_path / "arena_counts.json"
