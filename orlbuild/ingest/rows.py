@@ -433,6 +433,12 @@ def _delimited_chunks(
                 )
                 rows = []
         yield from _delimited_chunk(rows, feed.rows, skipped, header, positions, label, layout)
+        if not quoted and feed.quoted:
+            notes.append(
+                f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, so "
+                "quotes are kept as part of the values (quote every header field to read the "
+                "file as a quoted TSV)"
+            )
     except csv.Error as exc:
         raise InputError(
             f"malformed {name} ({exc})",
@@ -477,6 +483,7 @@ class _OneRowPerLine:
         self._label, self._skipped, self._name = label, skipped, name
         self.given = 0
         self.rows = 0
+        self.quoted = 0  # lines holding a double quote (noted for a plain TSV)
 
     def __iter__(self) -> _OneRowPerLine:
         return self
@@ -492,6 +499,8 @@ class _OneRowPerLine:
             )
         line = next(self._lines)
         self.given += 1
+        if '"' in line:
+            self.quoted += 1
         return line
 
 
