@@ -519,8 +519,19 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
     )
 
 
+def _build_name(value: str) -> str | None:
+    """The problem with a build name, as ``orlbuild build --name`` sees it (or ``None``)."""
+    from orlbuild.services.builds import check_build_name
+
+    try:
+        check_build_name(value)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=_non_empty)
+    name = table.get("name", str, check=_build_name)
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
     methods = BUILD_METHODS.get(source or "", ())
     method = table.get("method", str, None, choices=methods or None)
