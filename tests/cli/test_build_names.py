@@ -49,7 +49,7 @@ def test_second_build_of_a_name_is_a_new_version(store_with_pairs: str) -> None:
     audit = cli_json(url, "audit", "X@1")
     assert {d["build"] for d in audit["decisions"]} == {first["build"]}  # not the newest
     derived = cli_json(
-        url, "audit", "override", "X@1", "--query", "q1", "--merge-tiers", "1",
+        url, "audit", "override", "X@1", "--query", "q1", "--split-at", "d2",
         "--reason", "same", "--by", "tester",
     )  # fmt: skip
     assert derived["version"] == "X@3" and derived["parent"] == first["build"]
