@@ -95,8 +95,8 @@ NAMED_IDS = 5
 #: Several systems are scored on a parallel executor, one task each, only when
 #: the first system's run has this many entries: shipping a run to a worker
 #: costs about half of scoring it, and on two processes runs of 500,000
-#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (docs/parallel.md,
-#: "Running on many cores or a cluster").
+#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (docs/performance.md,
+#: "Scoring several systems in parallel").
 SCORE_PARALLEL_MIN_ENTRIES = 1_000_000
 
 
