@@ -1,6 +1,6 @@
 """How many times a pairwise outcome happened: ``pairwise_judgments.count``.
 
-Published count tables (README, "Input formats": every pairwise shape may
+Published count tables (docs/input-formats.md, "Input formats": every pairwise shape may
 carry ``count``) store one row per distinct outcome with its multiplicity
 instead of one row per comparison. The column is NOT NULL with a server
 default of 1, so every row stored before this revision counts once, and is

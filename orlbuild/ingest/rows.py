@@ -6,7 +6,7 @@ Three families, all streaming in chunks of :data:`CHUNK_ROWS` rows:
   RFC 4180 quoting; ``tsv`` without quoting (a quote is data), unless every
   field of its header is quoted (a *quoted TSV*, read with the CSV rules). A
   field may not span lines: every physical data line is one row, or an error
-  naming the line (README "Input formats", "Quoting");
+  naming the line (docs/input-formats.md, "Quoting");
 * JSON: one object per line (JSON Lines), or one array of objects (``.json``,
   as LMArena publishes battles) read as a stream, object by object; including
   the nested-tier listwise shape
@@ -21,7 +21,7 @@ A kind may accept several *shapes* (pairwise: native, arena, ...): the header
 mixes two is an error naming the columns found and the shapes accepted. A
 column no shape uses is reported in ``notes`` (or, when it looks like a typo of
 an absent column, is an error): nothing the user gave is dropped silently
-(README "Input formats").
+(docs/input-formats.md, "Input formats").
 
 Every value comes out as a string (missing optional columns are absent, empty
 cells are ``""``), each row with the number of the physical line it starts on,
@@ -225,7 +225,7 @@ def choose_layout(
     Returns
     -------
     RecordLayout
-        The matching shape (README "Input formats": which pairwise shape).
+        The matching shape (docs/input-formats.md, "Input formats": which pairwise shape).
 
     Raises
     ------
@@ -292,7 +292,7 @@ def unused_columns(
     Returns
     -------
     list of str
-        The names to report as ignored (README "Input formats": columns the
+        The names to report as ignored (docs/input-formats.md, "Input formats": columns the
         shape does not use).
 
     Raises

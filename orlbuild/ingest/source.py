@@ -9,7 +9,7 @@ Line length is capped while the line is read (:data:`MAX_LINE_CHARS`), before
 it is buffered: a compressed file that expands to one enormous line is
 refused after reading a few blocks, in bounded memory.
 
-Compressed input (README, "Input formats"): a gzip or bz2 stream is recognised
+Compressed input (docs/input-formats.md, "Input formats"): a gzip or bz2 stream is recognised
 by its first bytes, whatever the file is called, and decompressed while it is
 read (never whole in memory). The hash is that of the decompressed content,
 so the same data stored plain or compressed is recognised as the same batch.
@@ -60,14 +60,14 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2")
 #: Bytes read (and decoded) at a time.
 BLOCK_BYTES = 1 << 20
 
-#: Longest physical line (or JSON object) accepted, in characters (README, "Input
-#: formats"). A line completed inside one block is never longer than the block, so
-#: the cap is checked only on lines that span blocks (and on the unfinished tail).
+#: Longest physical line (or JSON object) accepted, in characters (docs/input-formats.md,
+#: "Limits and refused values"). A line completed inside one block is never longer than
+#: the block, so the cap is checked only on lines that span blocks (and on the tail).
 MAX_LINE_CHARS = BLOCK_BYTES
 
 
 class InputFormat(str, Enum):
-    """File formats of README, "Input formats" (``--format`` values)."""
+    """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
 
     tsv = "tsv"
     csv = "csv"
@@ -76,7 +76,7 @@ class InputFormat(str, Enum):
     json = "json"
     qrels = "qrels"
     trec = "trec"
-    # Pairwise shapes (README "Input formats"): arena is tabular (syntax from the
+    # Pairwise shapes (docs/input-formats.md, "Input formats"): arena is tabular (syntax from the
     # extension), the other two are headerless and whitespace-separated.
     arena = "arena"
     prefs_release = "prefs-release"
@@ -321,7 +321,8 @@ _INTEGER_FIELD = re.compile(r"[+-]?\d+")
 
 
 def sniff_trec(first_line: str | None) -> InputFormat | None:
-    r"""A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
+    r"""A TREC qrels or run line, recognised as trec_eval reads them (docs/input-formats.md, "Input
+    formats").
 
     ``query iteration item grade`` (four whitespace-separated fields, an
     integer grade) is qrels; ``query Q0 item rank score tag`` (six fields, an

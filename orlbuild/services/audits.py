@@ -124,7 +124,7 @@ def derive_override(
     override : dict
         ``build, parent, query, action, argument, reason, by``: what was done, by
         whom; and ``version``, the name the new build is reachable by
-        (``NAME@N``, README "Build names"; ``None`` for an unnamed build).
+        (``NAME@N``, docs/tiers-and-audit.md, "Build names"; ``None`` for an unnamed build).
     """
     new_id = override_build(
         engine, build, query=query, reason=reason, merge_tier=merge_tier, split_at=split_at, by=by

@@ -3,7 +3,7 @@
 This module joins the store (:mod:`orlbuild.store.builds`, persistence only)
 and the builders (pure computation on plain frames): it reads a collection's
 judgments, runs the per-query work where the executor says (serially, on
-local processes or on a Dask cluster; README, "Running on many cores or a
+local processes or on a Dask cluster; docs/parallel.md, "Running on many cores or a
 cluster"), and writes the build in one transaction from this process. The
 CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 """
@@ -88,7 +88,7 @@ def check_build_name(name: str) -> str:
 def version_note(bind: Bind, name: str, build_id: int) -> str | None:
     """What storing ``build_id`` under ``name`` did to the name, when it was taken already.
 
-    Never silent (README, "Build names"): the name now means the new build,
+    Never silent (docs/tiers-and-audit.md, "Build names"): the name now means the new build,
     and the earlier ones stay reachable as ``NAME@1``, ``NAME@2``, ...
 
     Returns

@@ -1,6 +1,6 @@
 """ORL builds in the store: records, writing a build, reading it back.
 
-A build is immutable (README, "Audit"): once written, no function
+A build is immutable (docs/tiers-and-audit.md, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
 resolved (JSON), the package version, the seed, the ingest batches it read
 (id and content hash, kept even if a batch is later force-deleted), its ORL
@@ -124,7 +124,7 @@ def _now() -> datetime:
 # --- what a build hands to the store -------------------------------------------------------
 # The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
 # ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
-# persistence imports nothing from the computing layers (README, "Development").
+# persistence imports nothing from the computing layers (docs/development.md, "Development").
 
 
 class StoredParameters(Protocol):
@@ -400,7 +400,7 @@ JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
 # --- reading ------------------------------------------------------------------------------
 
 
-#: ``NAME@N``: the N-th build stored under NAME (README, "Build names").
+#: ``NAME@N``: the N-th build stored under NAME (docs/tiers-and-audit.md, "Build names").
 VERSIONED_NAME = re.compile(r"(?s)(.+)@([1-9][0-9]*)")
 
 
@@ -409,7 +409,7 @@ def resolve_build(bind: Bind, ref: str | int) -> int:
 
     Every build stored under a name is a version of it, numbered from 1 in
     the order they were stored: ``NAME`` is the newest, ``NAME@1`` the first
-    (README, "Build names"). A build derived by an override keeps its
+    (docs/tiers-and-audit.md, "Build names"). A build derived by an override keeps its
     parent's name, so a name follows the audited version.
 
     Raises
@@ -521,7 +521,8 @@ def list_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
     """All builds, newest first: ``id, name, version, collection, source, method, queries,
     failed, created_at, created_by, parent``.
 
-    ``version`` is N of ``NAME@N`` (README, "Build names"), empty for unnamed builds.
+    ``version`` is N of ``NAME@N`` (docs/tiers-and-audit.md, "Build names"), empty for
+    unnamed builds.
     """
     stmt = (
         select(

@@ -1,4 +1,6 @@
-"""A second ``build --name X`` is a new version, never silent (issue 21; README "Build names").
+"""A second ``build --name X`` is a new version, never silent (issue 21).
+
+docs/tiers-and-audit.md, "Build names".
 
 ``X`` means the newest build named X, ``X@N`` the N-th; names that read as an
 id or a version are refused; the pipeline still reuses an identical rebuild
