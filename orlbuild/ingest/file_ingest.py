@@ -131,7 +131,7 @@ def _reading_words(
     if kind == "run":
         words.append(f"--score-precision {ScorePrecisionName(score_precision).value}")
     if query is not None:
-        words.append(f"--query {query[:100]!r}")
+        words.append(f"--query {query.strip()[:100]!r}")
     return ", ".join(words)
 
 

@@ -53,6 +53,15 @@ class IngestedInput:
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
+def _same_query(reading: str | None, query: str | None) -> bool:
+    """Whether a stored batch's reading used the same ``--query`` (or none) as this one."""
+    if reading is None:  # stored before readings were recorded: its content counts as stored
+        return True
+    if query is None:
+        return ", --query " not in reading
+    return reading.endswith(f", --query {query.strip()[:100]!r}")  # the last option named
+
+
 def ingest_unless_stored(
     engine: Engine,
     kind: str,
@@ -98,6 +107,8 @@ def ingest_unless_stored(
         Bad input (nothing of the file is stored).
     """
     existing = find_batch(engine, collection, kind, file_sha256(path))
+    if existing is not None and not _same_query(existing.reading, query):
+        existing = None  # read into another query: ingest_file refuses it, naming both readings
     if existing is not None:
         if kind == "run" and existing.system != system:
             raise ConfigError(

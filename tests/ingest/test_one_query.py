@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orlbuild.errors import ConfigError
+from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
 from orlbuild.store import load_pairwise, open_store
@@ -107,3 +107,24 @@ build = "main"
 
 def _bytes(text: str) -> io.BytesIO:
     return io.BytesIO(text.encode())
+
+
+def test_pipeline_does_not_skip_a_file_stored_into_another_query(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    from orlbuild.services.ingests import ingest_unless_stored
+    from orlbuild.store import open_store as open_engine
+
+    path = tmp_path / "battles.json"
+    path.write_text(json.dumps(_battles(12)))
+    engine = open_engine(migrated_db_url)
+    try:
+        first = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
+        again = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
+        assert first.created and not again.created and again.batch_id == first.batch_id
+        with pytest.raises(StoreError, match="--query 'other'"):
+            ingest_unless_stored(engine, "pairwise", path, collection="c", query="other")
+        with pytest.raises(StoreError, match="already stored as batch"):
+            ingest_unless_stored(engine, "pairwise", path, collection="c")
+    finally:
+        engine.dispose()
