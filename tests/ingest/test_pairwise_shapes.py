@@ -278,3 +278,62 @@ def test_arena_and_release_shapes_store_what_the_native_shape_stores(
         # (test_all_zero_qrels_are_not_read_as_preferences).
         name = "r.txt" if {w for _q, _l, w, *_ in expected} != {"0"} else "r.prefs-release"
         assert _decoded(name, release) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=_comparisons, counted=st.booleans())
+def test_evalica_and_crowd_kit_shapes_store_what_the_native_shape_stores(
+    rows: list[tuple[str, str, str, str, str]], counted: bool
+) -> None:
+    """Same comparisons, three shapes, the same stored rows (crowd-kit has no ties)."""
+    count = ",count" if counted else ""
+    times = ",3" if counted else ""
+
+    def native(subset: list[tuple[str, str, str, str, str]]) -> str:
+        lines = "".join(
+            f"{q},{u},{b if o == 'second' else a},{a if o == 'second' else b},"
+            f"{int(o == 'tie')}{times}\n"
+            for q, u, a, b, o in subset
+        )
+        return f"query,annotator,winner,loser,tie{count}\n" + lines
+
+    side = {"first": "left", "second": "Right", "tie": "TIE"}
+    evalica = f"query,judge,left,right,winner{count}\n" + "".join(
+        f"{q},{u},{a},{b},{side[o]}{times}\n" for q, u, a, b, o in rows
+    )
+    assert _decoded_with_counts("e.csv", evalica) == _decoded_with_counts("n.csv", native(rows))
+    decided = [r for r in rows if r[4] != "tie"]
+    if decided:
+        crowd = f"query,worker,left,right,label{count}\n" + "".join(
+            f"{q},{u},{a},{b},{a if o == 'first' else b}{times}\n" for q, u, a, b, o in decided
+        )
+        assert _decoded_with_counts("c.csv", crowd) == _decoded_with_counts(
+            "n.csv", native(decided)
+        )
+
+
+def _decoded_with_counts(name: str, text: str) -> list[tuple[object, ...]]:
+    """Decoded rows with their count (1 where the file has no count column)."""
+    frame = read_input("pairwise", name, stream=io.BytesIO(text.encode())).decoded()
+    counts = frame["count"] if "count" in frame else [1] * len(frame)
+    columns = ("query", "annotator", "winner", "loser", "tie")
+    return sorted(zip(*(frame[c] for c in columns), counts, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "reason"),
+    [
+        ("left,right,winner", "d1,d2,a", "winner must be left, right or tie"),
+        ("left,right,winner", "d1,d1,left", "winner and loser are the same item"),
+        ("worker,left,right,label", "w,d1,d2,d3", "label is not one of the two items"),
+        ("worker,left,right,label", "w,d1,d2,tie", "label is not one of the two items"),
+        ("left,right,winner,label", "d1,d2,left,d1", "match none of the accepted shapes"),
+    ],
+)
+def test_evalica_and_crowd_kit_refusals(
+    header: str, row: str, reason: str, migrated_db_url: str, write_file: Write
+) -> None:
+    path = write_file("p.csv", f"{header}\n{row}\n")
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    assert reason in result.output and f"{path}, line " in result.output
