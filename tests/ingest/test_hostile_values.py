@@ -192,3 +192,17 @@ def test_a_json_array_on_one_line_is_not_a_long_line(tmp_path: Path) -> None:
     path = tmp_path / "battles.json"
     path.write_text(text)
     assert len(read_input("pairwise", path, query="arena")) == 40_000
+
+
+def test_eval_reports_integers_beyond_64_bits_in_one_line(write_file: Write) -> None:
+    """The C-speed reader of ``orlbuild eval`` hands such files to the exact reader."""
+    qrels = write_file("g.qrels", "q1 0 d1 1\n")
+    run = write_file("r.trec", f"q1 Q0 d1 {HUGE} 1.5 t\n")
+    line = _one_error_line(
+        run_cli("sqlite:///unused.db", "eval", str(qrels), str(run), "-m", "P@1")
+    )
+    assert f"{run}, line 1: rank is too large" in line
+    big = write_file("big.qrels", f"q1 0 d1 {HUGE}\n")
+    ok = write_file("ok.trec", "q1 Q0 d1 1 1.5 t\n")
+    line = _one_error_line(run_cli("sqlite:///unused.db", "eval", str(big), str(ok), "-m", "P@1"))
+    assert f"{big}, line 1: grade is too large" in line
