@@ -331,18 +331,16 @@ def _per_battle_warning(facts: Facts, vocab: Vocabularies, label: str) -> list[s
     """A warning when most queries compare only two items (a per-battle id read as the query)."""
     if not len(facts["query_id"]) or len(vocab.queries.names) < PER_BATTLE_MIN_QUERIES:
         return []
-    pairs = pd.DataFrame(
-        {
-            "query": np.concatenate([facts["query_id"], facts["query_id"]]),
-            "item": np.concatenate([facts["winner_id"], facts["loser_id"]]),
-        }
-    )
-    items = pairs.drop_duplicates().groupby("query").size()
-    two = int((items <= 2).sum())
-    if two * 2 <= len(items):
+    queries = np.concatenate([facts["query_id"], facts["query_id"]]).astype(np.int64)
+    items = np.concatenate([facts["winner_id"], facts["loser_id"]]).astype(np.int64)
+    width = int(items.max()) + 1
+    per_query = np.bincount(np.unique(queries * width + items) // width)  # distinct items
+    per_query = per_query[per_query > 0]
+    two = int((per_query <= 2).sum())
+    if two * 2 <= len(per_query):
         return []
     return [
-        f"{label}: {two} of {len(items)} queries compare only two items: a per-battle id "
+        f"{label}: {two} of {len(per_query)} queries compare only two items: a per-battle id "
         "(such as LMArena's question_id) was probably read as the query; to rank all items "
         "in one leaderboard, ingest again with --query NAME (TOML: query = NAME)"
     ]
