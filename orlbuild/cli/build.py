@@ -50,7 +50,12 @@ def build_command(
         ),
     ] = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
-    name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="A name for the build; a name already used gets the next version (NAME@2)."
+        ),
+    ] = None,
     sig: Annotated[
         float,
         typer.Option(
