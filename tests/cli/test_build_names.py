@@ -33,7 +33,7 @@ def store_with_pairs(migrated_db_url: str, tmp_path: Path) -> str:
     return migrated_db_url
 
 
-def test_second_build_of_a_name_is_a_new_version(store_with_pairs: str) -> None:
+def test_second_build_of_a_name_is_a_new_version(store_with_pairs: str, tmp_path: Path) -> None:
     url = store_with_pairs
     first = cli_json(url, "build", "--source", "pairwise", "--name", "X")
     assert first["new_version"] is None
@@ -48,6 +48,13 @@ def test_second_build_of_a_name_is_a_new_version(store_with_pairs: str) -> None:
     assert code == 1 and "build 'X' has 2 version(s); no 'X@3'" in err
     listed = {b["id"]: b["version"] for b in cli_json(url, "orl", "list")}
     assert listed == {first["build"]: 1, second["build"]: 2}
+    run = (
+        Path(url.removeprefix("sqlite:///")).parent / "s.trec" if url.startswith("sqlite") else None
+    )
+    if run is not None:  # scoring reads the same name resolution (run files live next to SQLite)
+        run.write_text("q1 Q0 d1 1 3 s\nq1 Q0 d3 2 2 s\nq2 Q0 d6 1 1 s\n")
+        scored = cli_json(url, "score", "--build", "X@1", "--run", str(run), "-m", "P@1")
+        assert scored["build"]["id"] == first["build"]
     audit = cli_json(url, "audit", "X@1")
     assert {d["build"] for d in audit["decisions"]} == {first["build"]}  # not the newest
     derived = cli_json(
