@@ -14,20 +14,19 @@ from pathlib import Path
 import pytest
 
 from orlbuild.store import load_pairwise, open_store
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import counted_pairwise_tuples, run_cli, store_counts
 
 Write = Callable[[str, str | bytes], Path]
 
 
-def _stored(url: str) -> list[tuple[str, str, str, bool, int]]:
+def _stored(url: str) -> list[tuple[object, ...]]:
+    """``(query, winner, loser, tie, count)`` of every stored preference, sorted."""
     engine = open_store(url)
     try:
-        frame = load_pairwise(engine)
+        rows = counted_pairwise_tuples(load_pairwise(engine))
     finally:
         engine.dispose()
-    assert frame["count"].dtype == "int64"
-    columns = ("query", "winner", "loser", "tie", "count")
-    return sorted(zip(*(frame[c] for c in columns), strict=True))
+    return [(q, w, lo, t, n) for q, _a, w, lo, t, n in rows]
 
 
 SHAPES = {
