@@ -28,10 +28,9 @@ from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
     BuildEvaluation,
-    build_failures,
     evaluate_stored_build,
 )
-from orlbuild.services.builds import build_or_reuse, load_query_orls
+from orlbuild.services.builds import build_or_reuse, built_orls
 from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
 
@@ -199,9 +198,8 @@ def build_orls_for(
         progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
         executor=executor,
     )
-    orls = load_query_orls(engine, record.id)
-    failed = tuple(build_failures(engine, record.id))
-    return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
+    orls, failed = built_orls(engine, record.id)
+    return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=tuple(failed)), orls
 
 
 def run_pipeline(

@@ -23,13 +23,12 @@ from orlbuild.executor import Executor
 from orlbuild.records import QueryORL
 from orlbuild.report import ReportData
 from orlbuild.services import comparisons as service
-from orlbuild.services.builds import load_query_orls
+from orlbuild.services.builds import built_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
     get_build,
-    load_build_messages,
 )
 from orlbuild.store.read import systems_without_run
 from scoring.evaluation import Missing
@@ -49,7 +48,6 @@ __all__ = [
     "BuildEvaluation",
     "CompareSpec",
     "PowerSpec",
-    "build_failures",
     "build_metadata",
     "compare_panels",
     "compare_scores",
@@ -480,24 +478,18 @@ def evaluate_stored_build(
         with bar as advance:
             results = _power(panels, comparison, power, advance, executor)
     first = next(iter(scores.values()))
+    orls, failures = built_orls(engine, record.id)
     return BuildEvaluation(
         build=build_metadata(record),
-        orls=load_query_orls(engine, record.id),
+        orls=orls,
         per_query=per_query,
         comparisons=pd.DataFrame() if comparison is None else comparison.pairs,
         compare=settings,
         power=results,
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
-        failures=build_failures(engine, record.id),
+        failures=failures,
         missing=missing,
         without_run=without_run,
         plans={} if comparison is None else dict(comparison.plans),
     )
-
-
-def build_failures(engine: Engine, build_id: int) -> list[str]:
-    """``query: cause`` of the queries a build skipped."""
-    messages = load_build_messages(engine, build_id)
-    failed = messages[messages["kind"] == "failure"]
-    return [f"{q}: {m}" for q, m in zip(failed["query"], failed["message"], strict=True)]

@@ -1,4 +1,4 @@
-"""ORL builds in the store: records, writing a build, reading it back.
+"""ORL builds in the store: writing a build, reading it back.
 
 A build is immutable (README, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
@@ -12,6 +12,10 @@ The ``build_batches.batch_id`` foreign key to ``ingest_batches`` is what makes
 ``orlbuild batches delete`` refuse a batch that a build read
 (:func:`orlbuild.store.batches.delete_batch` finds every such reference);
 :func:`builds_using_batch` answers the same question directly.
+
+This is the one module that maps the build records of :mod:`orlbuild.records`
+(``QueryORL``, ``TieDecision``, ``QueryFailure``, ``BuildOutcome``) to rows and
+back.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
@@ -30,6 +34,7 @@ from sqlalchemy import (
 
 from orlbuild import __version__
 from orlbuild.errors import StoreError
+from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
     Build,
@@ -55,12 +60,16 @@ if TYPE_CHECKING:
 __all__ = [
     "BuildRecord",
     "builds_using_batch",
+    "float_or_none",
     "get_build",
+    "int_or_none",
     "list_builds",
     "load_build_entries",
     "load_build_judgments",
     "load_build_messages",
     "load_build_orls",
+    "load_query_failures",
+    "load_query_orls",
     "load_tie_decisions",
     "resolve_build",
     "store_build",
@@ -118,119 +127,10 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# --- what a build hands to the store -------------------------------------------------------
-# The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
-# ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
-# persistence imports nothing from the computing layers (README, "Development").
-
-
-class StoredParameters(Protocol):
-    """The resolved parameters of a build: what :func:`store_build` reads of them."""
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def method(self) -> object: ...
-
-    @property
-    def seed(self) -> int | None: ...
-
-    def to_json(self) -> dict[str, Any]: ...
-
-
-class StoredDecision(Protocol):
-    """One tie-or-separate decision, as stored in ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def leader(self) -> str: ...
-
-    @property
-    def item(self) -> str: ...
-
-    @property
-    def score_leader(self) -> float: ...
-
-    @property
-    def score_item(self) -> float: ...
-
-    @property
-    def diff(self) -> float: ...
-
-    @property
-    def se(self) -> float | None: ...
-
-    @property
-    def p_value(self) -> float | None: ...
-
-    @property
-    def decision(self) -> str: ...
-
-    @property
-    def rule(self) -> str: ...
-
-    @property
-    def variance(self) -> str: ...
-
-    @property
-    def procedure(self) -> str | None: ...
-
-    @property
-    def family_size(self) -> int | None: ...
-
-
-class StoredORL(Protocol):
-    """One query's ORL with its evidence, as stored in ``orl_entries`` and ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def tiers(self) -> Sequence[Sequence[str]]: ...
-
-    @property
-    def scores(self) -> Mapping[str, float]: ...
-
-    @property
-    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
-
-    @property
-    def native_grades(self) -> Mapping[str, float] | None: ...
-
-    @property
-    def decisions(self) -> Sequence[StoredDecision]: ...
-
-    @property
-    def warnings(self) -> Sequence[str]: ...
-
-
-class StoredFailure(Protocol):
-    """A query that failed to build, and why."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def cause(self) -> str: ...
-
-
-class StoredOutcome(Protocol):
-    """What a build produced: ORLs by query and failed queries."""
-
-    @property
-    def orls(self) -> Mapping[str, StoredORL]: ...
-
-    @property
-    def failures(self) -> Sequence[StoredFailure]: ...
-
-
 # --- writing ------------------------------------------------------------------------------
 
 
-def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
@@ -252,7 +152,7 @@ def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]
     return rows
 
 
-def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     return [
         {
             "build_id": build_id,
@@ -277,7 +177,7 @@ def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, A
     ]
 
 
-def _message_rows(build_id: int, outcome: StoredOutcome) -> list[dict[str, Any]]:
+def _message_rows(build_id: int, outcome: BuildOutcome) -> list[dict[str, Any]]:
     rows = [
         {"build_id": build_id, "query": f.query, "kind": "failure", "message": f.cause}
         for f in outcome.failures
@@ -294,8 +194,8 @@ def store_build(
     engine: Engine,
     *,
     collection: str,
-    params: StoredParameters,
-    outcome: StoredOutcome,
+    parameters: Mapping[str, Any],
+    outcome: BuildOutcome,
     batches: Sequence[BatchInfo],
     name: str | None = None,
     created_by: str | None = None,
@@ -310,8 +210,9 @@ def store_build(
         The store.
     collection
         Collection the judgments came from.
-    params
-        The *resolved* parameters.
+    parameters
+        The *resolved* parameters as JSON (``BuildParameters.to_json``): their
+        ``source``, ``method`` and ``seed`` fill the build's columns.
     outcome
         ORLs, failures and warnings.
     batches
@@ -341,11 +242,11 @@ def store_build(
             .values(
                 collection_id=cid,
                 name=name,
-                source=params.source,
-                method=str(params.method),
-                parameters=params.to_json(),
+                source=str(parameters["source"]),
+                method=str(parameters["method"]),
+                parameters=dict(parameters),
                 package_version=__version__,
-                seed=int(params.seed or 0),
+                seed=int(parameters.get("seed") or 0),
                 created_at=now,
                 created_by=created_by or current_user(),
                 parent_id=parent_id,
@@ -654,6 +555,76 @@ def load_build_orls(bind: Bind, build: str | int) -> dict[str, ORL]:
     return orls
 
 
+def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
+    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    build_id
+        The build.
+
+    Returns
+    -------
+    dict of str to QueryORL
+        Query -> record, sorted by query.
+    """
+    entries = load_build_entries(bind, build_id)
+    decisions = load_tie_decisions(bind, [build_id])
+    messages = load_build_messages(bind, build_id)
+    by_query: dict[str, list[TieDecision]] = {}
+    for row in decisions.itertuples(index=False):
+        by_query.setdefault(str(row.query), []).append(
+            TieDecision(
+                query=str(row.query),
+                leader=str(row.leader),
+                item=str(row.item),
+                score_leader=nan_or_float(row.score_leader),
+                score_item=nan_or_float(row.score_item),
+                diff=nan_or_float(row.diff),
+                se=float_or_none(row.se),
+                p_value=float_or_none(row.p_value),
+                decision=str(row.decision),
+                rule=str(row.rule),
+                variance=str(row.variance),
+                procedure=None if row.procedure is None else str(row.procedure),
+                family_size=int_or_none(row.family_size),
+                **{k: float_or_none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+            )
+        )
+    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
+    out: dict[str, QueryORL] = {}
+    for query, part in entries.groupby("query", sort=True):
+        q = str(query)
+        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
+        grades = part["native_grade"]
+        out[q] = QueryORL(
+            query=q,
+            tiers=tiers,
+            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
+            intervals={
+                i: None if pd.isna(lo) else (float(lo), float(hi))
+                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
+            },
+            decisions=by_query.get(q, []),
+            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
+            if grades.notna().all()
+            else None,
+            warnings=list(warnings.get(q, [])),
+        )
+    return out
+
+
+def load_query_failures(bind: Bind, build_id: int) -> list[QueryFailure]:
+    """The queries a stored build failed on, with their causes, in stored order."""
+    messages = load_build_messages(bind, build_id)
+    return [
+        QueryFailure(str(r.query), str(r.message))
+        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
+    ]
+
+
 def load_build_judgments(bind: Bind, build: BuildRecord) -> pd.DataFrame:
     """The judgments a build read (its source, restricted to its batches)."""
     frame = JUDGMENT_LOADERS[build.source](bind, build.collection)
@@ -671,3 +642,18 @@ def builds_using_batch(bind: Bind, batch_id: int) -> list[int]:
     )
     with connect(bind) as connection:
         return [int(b) for b in connection.scalars(stmt)]
+
+
+def nan_or_float(value: Any) -> float:
+    """``value`` as a float, NaN for a missing (``None``/NaN) value."""
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` as an int, ``None`` for a missing (``None``/NA) value."""
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def float_or_none(value: Any) -> float | None:
+    """``value`` as a float, ``None`` for a missing (``None``/NaN) value."""
+    return None if value is None or pd.isna(value) else float(value)

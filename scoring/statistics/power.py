@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -64,10 +64,8 @@ POWER_THRESHOLD = 0.8
 TAU_THRESHOLD = 0.8
 
 
-class ProgressCallback(Protocol):
-    """Called with the number of work steps just completed (one per subsample)."""
-
-    def __call__(self, n: int = 1) -> None: ...
+#: Called with the number of work steps just completed (one per subsample).
+ProgressCallback = Callable[[int], None]
 
 
 @dataclass(frozen=True, eq=False)
