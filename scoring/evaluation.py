@@ -17,6 +17,7 @@ import pandas as pd
 from scoring.batch import FlatRun, flatten_rankings, prepare_batch
 from scoring.errors import ScoringError
 from scoring.measures import Measure, parse_measures
+from scoring.messages import first_and_more
 from scoring.orl import ORL
 from scoring.run import (
     DEFAULT_SCORE_PRECISION,
@@ -44,8 +45,6 @@ __all__ = [
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
 
-#: How many ids an overlap message shows from each side.
-SHOWN_IDS = 5
 
 _PRECISION_TEXT = {
     "float32": "float32: scores compared as 32-bit floats, equal in float32 = tie "
@@ -161,13 +160,6 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     return FlatRun(qarr, offsets, items)
 
 
-def _shown(ids: Sequence[str]) -> str:
-    """The first few ids of a list, quoted, with how many more there are."""
-    head = ", ".join(repr(q) for q in ids[:SHOWN_IDS])
-    more = len(ids) - SHOWN_IDS
-    return head + (f" (and {more} more)" if more > 0 else "")
-
-
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
     """Check that a run shares queries with the ORLs (README, "Evaluating files").
 
@@ -193,8 +185,8 @@ def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) 
     if not shared and orl_queries and run_queries:
         raise ScoringError(
             "the run and the ORLs share no query: run queries "
-            f"{_shown(list(run_queries))}; ORL queries "
-            f"{_shown(list(orl_queries))} (ids are compared exactly, "
+            f"{first_and_more(list(run_queries))}; ORL queries "
+            f"{first_and_more(list(orl_queries))} (ids are compared exactly, "
             "case included)"
         )
     absent = [q for q in orl_queries if q not in in_run]
@@ -202,7 +194,7 @@ def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) 
         return []
     return [
         f"{len(absent)} of {len(orl_queries)} ORL queries are missing from the run: "
-        f"{_shown(absent)}"
+        f"{first_and_more(absent)}"
     ]
 
 

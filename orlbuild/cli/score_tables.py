@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from scoring.messages import first_and_more
+
 if TYPE_CHECKING:
     from scoring import EvaluationResult
 
@@ -54,9 +56,9 @@ def score_payload(
     if evaluation.warnings:
         notes.extend(evaluation.warnings)  # names the ORL queries missing from the run
     elif missing:
-        shown = ", ".join(repr(str(q)) for q in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
+        notes.append(
+            f"{len(missing)} ORL queries are missing from the run: {first_and_more(missing)}"
+        )
     for measure, count in undefined.items():
         notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
     return {

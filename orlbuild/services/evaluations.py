@@ -60,6 +60,7 @@ from orlbuild.store.evaluations import (
     save_evaluation,
 )
 from orlbuild.store.read import load_run, run_order_column
+from scoring.messages import first_and_more
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
@@ -67,7 +68,6 @@ if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command sco
     from scoring.run import ScorePrecision
 
 __all__ = [
-    "NAMED_IDS",
     "SavedEvaluation",
     "SystemPanels",
     "SystemScores",
@@ -88,9 +88,6 @@ __all__ = [
     "score_run",
     "score_systems",
 ]
-
-#: How many ids a message names before it says "and N more".
-NAMED_IDS = 5
 
 #: Several systems are scored on a parallel executor, one task each, only when
 #: the first system's run has this many entries: shipping a run to a worker
@@ -315,13 +312,6 @@ def _build_and_orls(
     return record, orls
 
 
-def _some(names: Sequence[str]) -> str:
-    """Up to :data:`NAMED_IDS` quoted names, then how many more there are."""
-    shown = ", ".join(repr(str(n)) for n in names[:NAMED_IDS])
-    rest = len(names) - NAMED_IDS
-    return shown + (f" and {rest} more" if rest > 0 else "")
-
-
 def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> str:
     """The warning for a run that answers only some ORL queries, naming the missing ones.
 
@@ -330,7 +320,7 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
     system
         The run's system.
     queries
-        The ORL queries the run does not answer; the first :data:`NAMED_IDS` are named.
+        The ORL queries the run does not answer; the first few are named.
     missing
         ``zero`` or ``skip``: what those queries count as.
 
@@ -342,7 +332,7 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
     treatment = "scored 0" if missing == "zero" else "left out"
     return (
         f"{system}: {len(queries)} ORL queries are missing from the run ({treatment}): "
-        f"{_some(list(queries))}"
+        f"{first_and_more(list(queries))}"
     )
 
 
@@ -382,8 +372,8 @@ def check_query_overlap(
         return
     raise InputError(
         f"the run of {system!r} shares no query with the ORLs of build {build_id} "
-        f"(run queries: {_some(sorted(run_queries)) or 'none'}; "
-        f"ORL queries: {_some(sorted(str(q) for q in orls))})",
+        f"(run queries: {first_and_more(sorted(run_queries)) or 'none'}; "
+        f"ORL queries: {first_and_more(sorted(str(q) for q in orls))})",
         file=run_file,
         hint="query ids are compared exactly (no case folding); check that the run and the "
         "judgments use the same ids",
