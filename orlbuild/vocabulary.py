@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 __all__ = [
     "BUILD_OPTION_VALUES",
+    "DEFAULT_COLLECTION",
     "Cluster",
     "Disconnected",
     "GradeAggregate",
@@ -27,6 +28,10 @@ __all__ = [
     "Uncertainty",
     "values",
 ]
+
+
+#: The collection judgments, runs and builds belong to when none is named.
+DEFAULT_COLLECTION = "default"
 
 
 class Source(str, Enum):

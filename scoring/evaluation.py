@@ -34,8 +34,6 @@ from scoring.vocabulary import Missing, MissingPolicy
 
 __all__ = [
     "EvaluationResult",
-    "Missing",
-    "MissingPolicy",
     "check_query_overlap",
     "conventions",
     "evaluate",

@@ -28,11 +28,9 @@ from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
     "CodedRuns",
-    "DuplicatePolicy",
     "Duplicates",
     "OrderBy",
     "ScorePrecision",
-    "ScorePrecisionName",
     "check_score_precision",
     "comparable_scores",
     "flat_run_from_frame",

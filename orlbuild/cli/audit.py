@@ -8,7 +8,8 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.audits import audit_builds, derive_override
 

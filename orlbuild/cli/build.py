@@ -21,8 +21,8 @@ from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store
-from orlbuild.services.databases import DEFAULT_COLLECTION
 from orlbuild.vocabulary import (
+    DEFAULT_COLLECTION,
     Cluster,
     Disconnected,
     GradeAggregate,
@@ -35,7 +35,9 @@ from orlbuild.vocabulary import (
     Uncertainty,
 )
 
-__all__ = ["opened_store", "register"]
+__all__ = [
+    "register",
+]
 
 
 def build_command(

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.cli.render import emit
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import SimulatedMethod
 

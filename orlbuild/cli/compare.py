@@ -30,12 +30,8 @@ from orlbuild.cli.options import (
 from orlbuild.cli.render import emit, print_table
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
-from orlbuild.services.evaluations import (
-    SystemPanels,
-    build_summary,
-    compare_panels,
-    panels_for_systems,
-)
+from orlbuild.services.comparisons import compare_panels
+from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
 from scoring.vocabulary import (
     MissingPolicy,
     ScorePrecisionName,

@@ -9,10 +9,11 @@ import typer
 
 from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
-from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
+from orlbuild.ingest import DuplicatePolicy, InputFormat
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
-from orlbuild.services.databases import DEFAULT_COLLECTION
+from orlbuild.services.ingests import ingest_file
+from orlbuild.vocabulary import DEFAULT_COLLECTION
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(

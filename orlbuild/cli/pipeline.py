@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orlbuild.cli.options import JobsOption, SchedulerOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json, print_table
+from orlbuild.cli.options import FormatOption, JobsOption, OutputFormat, SchedulerOption
+from orlbuild.cli.render import emit, print_json, print_table
 from orlbuild.cli.state import get_state
 
 if TYPE_CHECKING:

@@ -30,12 +30,8 @@ from orlbuild.cli.render import emit
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import get_state
 from orlbuild.progress import progress_bar
-from orlbuild.services.evaluations import (
-    build_summary,
-    power_budgets,
-    power_for_panels,
-    power_steps,
-)
+from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps
+from orlbuild.services.evaluations import build_summary
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs

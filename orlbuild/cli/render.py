@@ -17,9 +17,14 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.cli.options import OutputFormat
 
-__all__ = ["FormatOption", "OutputFormat", "emit", "jsonable", "print_json", "print_table"]
+__all__ = [
+    "emit",
+    "jsonable",
+    "print_json",
+    "print_table",
+]
 
 #: Width a table may take when standard output is not a terminal (no truncation in practice).
 PIPED_WIDTH = 100_000

@@ -20,7 +20,6 @@ from orlbuild.cli.options import (
     OutputFormat,
     PerQueryOption,
     ScorePrecisionOption,
-    SystemsOption,
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report
@@ -41,7 +40,10 @@ from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePre
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
 
-__all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
+__all__ = [
+    "register",
+    "warn",
+]
 
 
 def score_command(

@@ -36,10 +36,8 @@ __all__ = [
     "DEFAULT_ANNOTATOR",
     "KINDS",
     "NAME_COLUMNS",
-    "DuplicatePolicy",
     "Facts",
     "IngestKind",
-    "ScorePrecisionName",
 ]
 
 #: Annotator of rows whose file names none.

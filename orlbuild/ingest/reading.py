@@ -1,7 +1,7 @@
 """Read and validate one input file of any kind, without storing it (README, "Input formats").
 
 :func:`read_input` streams a file once (hashing, decoding and parsing in
-chunks) and checks it completely; :mod:`orlbuild.ingest.file_ingest` stores
+chunks) and checks it completely; :mod:`orlbuild.services.ingests` stores
 what it returns, and ``orlbuild eval`` scores it without a database. Nothing
 here touches the store.
 """
@@ -20,17 +20,11 @@ import pandas as pd
 
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.gc_pause import paused_gc
-from orlbuild.ingest.kinds import (
-    KINDS,
-    NAME_COLUMNS,
-    DuplicatePolicy,
-    Facts,
-    IngestKind,
-    ScorePrecisionName,
-)
+from orlbuild.ingest.kinds import KINDS, NAME_COLUMNS, Facts, IngestKind
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import RecordLayout, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
 
@@ -230,7 +224,7 @@ def read_input(
 ) -> ParsedInput:
     """Read and validate one file exactly as ingesting it does, without storing it.
 
-    Used by :func:`orlbuild.ingest.file_ingest.ingest_file` before it stores,
+    Used by :func:`orlbuild.services.ingests.ingest_file` before it stores,
     and by ``orlbuild eval`` to score files without a database. Parameters
     are those of ``ingest_file``; ``format_option`` is the option that
     error hints name for forcing the format.

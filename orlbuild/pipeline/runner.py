@@ -38,7 +38,12 @@ if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
     from orlbuild.services.orls import BuildRecord
 
-__all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
+__all__ = [
+    "BuiltOrls",
+    "PipelineResult",
+    "open_pipeline_store",
+    "run_pipeline",
+]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ from orlbuild.store.builds import (
     get_build,
 )
 from orlbuild.store.read import systems_without_run
-from scoring.evaluation import Missing
 from scoring.run import ScorePrecision
 from scoring.statistics import (
     PowerResult,
@@ -39,7 +38,7 @@ from scoring.statistics import (
     SystemComparison,
     TestPlan,
 )
-from scoring.vocabulary import CorrectionName, SignificanceTest
+from scoring.vocabulary import CorrectionName, Missing, SignificanceTest
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -37,8 +37,9 @@ from orlbuild.store.builds import (
     store_build,
 )
 from orlbuild.store.engine import Bind
-from orlbuild.store.read import DEFAULT_COLLECTION, batch_fingerprints
+from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import DEFAULT_COLLECTION
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper

@@ -44,28 +44,19 @@ from orlbuild.executor import (
     start_workers,
 )
 from orlbuild.services.comparisons import (
-    compare_panels,
-    compare_scores,
     panels_from_scores,
-    power_budgets,
-    power_for_panels,
-    power_steps,
 )
+from orlbuild.store import evaluations as stored_evaluations
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
-from orlbuild.store.evaluations import (
-    SavedEvaluation,
-    list_evaluations,
-    load_evaluation,
-    save_evaluation,
-)
+from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
 from scoring.messages import first_and_more
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
-    from scoring.evaluation import Missing
     from scoring.run import ScorePrecision
+    from scoring.vocabulary import Missing
 
 __all__ = [
     "SavedEvaluation",
@@ -74,20 +65,19 @@ __all__ = [
     "build_summary",
     "check_measures_fit_build",
     "check_query_overlap",
-    "compare_panels",
-    "compare_scores",
     "list_evaluations",
     "load_evaluation",
     "missing_queries_note",
     "panels_for_systems",
-    "panels_from_scores",
-    "power_budgets",
-    "power_for_panels",
-    "power_steps",
     "score_and_save",
     "score_run",
     "score_systems",
 ]
+
+# The saved evaluations, as the services hand them to the front ends (``orlbuild results``).
+SavedEvaluation = stored_evaluations.SavedEvaluation
+list_evaluations = stored_evaluations.list_evaluations
+load_evaluation = stored_evaluations.load_evaluation
 
 #: Several systems are scored on a parallel executor, one task each, only when
 #: the first system's run has this many entries: shipping a run to a worker

@@ -33,10 +33,10 @@ from orlbuild.store.models import (
     RunEntry,
     System,
 )
+from orlbuild.vocabulary import DEFAULT_COLLECTION
 
 __all__ = [
     "BATCH_COLUMNS",
-    "DEFAULT_COLLECTION",
     "BatchInfo",
     "batch_fingerprints",
     "collection_id",
@@ -51,8 +51,6 @@ __all__ = [
     "systems_without_run",
 ]
 
-#: The collection used when none is named.
-DEFAULT_COLLECTION = "default"
 
 BATCH_COLUMNS = [
     "id",

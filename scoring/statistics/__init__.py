@@ -28,14 +28,7 @@ from scoring.statistics.power import (
     power_analysis,
     power_analysis_steps,
 )
-from scoring.statistics.procedures import (
-    CorrectionName,
-    SignificanceTest,
-    TestPlan,
-    default_test,
-    plan_test,
-    resolve_test,
-)
+from scoring.statistics.procedures import TestPlan, default_test, plan_test, resolve_test
 from scoring.statistics.randomization import (
     exact_randomization_pvalues,
     pairwise_randomization_pvalues,
@@ -44,6 +37,7 @@ from scoring.statistics.randomization import (
 from scoring.statistics.stability import first_budget_reaching, kendall_tau_rows, normalised_auc
 from scoring.statistics.tiers import TIER_COLUMNS, compact_letters, leader_tiers, system_tiers
 from scoring.statistics.tukey import permutation_ranges, tukey_hsd_pvalues
+from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
     "COMPARISON_COLUMNS",

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatVector
-from scoring.statistics.procedures import CorrectionName
+from scoring.vocabulary import CorrectionName
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "bonferroni_adjust", "holm_adjust"]
 

@@ -18,9 +18,9 @@ import numpy as np
 from scoring.errors import ScoringError
 from scoring.statistics.max_t import max_t_pvalues
 from scoring.statistics.panel import FloatMatrix, FloatVector
-from scoring.statistics.procedures import SignificanceTest
 from scoring.statistics.randomization import PairIndex, pairwise_randomization_pvalues
 from scoring.statistics.tukey import tukey_hsd_pvalues
+from scoring.vocabulary import SignificanceTest
 
 __all__ = ["PAIRED_TESTS", "PairedTest", "get_paired_test", "paired_t_pvalues"]
 

@@ -38,12 +38,13 @@ from scoring.statistics.panel import (
     ScorePanel,
     as_panel,
 )
-from scoring.statistics.procedures import SignificanceTest, resolve_test
+from scoring.statistics.procedures import resolve_test
 from scoring.statistics.stability import (
     first_budget_reaching,
     kendall_tau_rows,
     normalised_auc,
 )
+from scoring.vocabulary import SignificanceTest
 
 __all__ = [
     "POWER_THRESHOLD",

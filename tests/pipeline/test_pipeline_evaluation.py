@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.services.build_evaluation import (
     BuildEvaluation,
+    CompareSpec,
+    PowerSpec,
     compare_panels,
     compare_scores,
     power_panels,

@@ -17,15 +17,14 @@ from evaluation_store import evaluation_store
 from store_cli import cli, cli_json
 
 from orlbuild.executor import Executor, ExecutorKind, resolve_executor
-from orlbuild.pipeline.config import CompareSpec, PowerSpec
-from orlbuild.services.build_evaluation import evaluate_stored_build
-from orlbuild.services.evaluations import (
+from orlbuild.services.build_evaluation import CompareSpec, PowerSpec, evaluate_stored_build
+from orlbuild.services.comparisons import (
     compare_panels,
-    panels_for_systems,
     power_budgets,
     power_for_panels,
     power_steps,
 )
+from orlbuild.services.evaluations import panels_for_systems
 from orlbuild.store import open_store
 
 POWER_ARGS = [
