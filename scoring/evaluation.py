@@ -22,15 +22,13 @@ from scoring.orl import ORL
 from scoring.run import (
     DEFAULT_SCORE_PRECISION,
     CodedRuns,
-    Duplicates,
     OrderBy,
-    ScorePrecision,
     check_score_precision,
     flat_run_from_frame,
     flat_run_from_scores,
     flat_runs_from_codes,
 )
-from scoring.vocabulary import Missing, MissingPolicy
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 __all__ = [
     "EvaluationResult",
@@ -52,9 +50,9 @@ _PRECISION_TEXT = {
 
 
 def conventions(
-    missing: Missing,
+    missing: MissingPolicy,
     order_by: str = "score",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> dict[str, str]:
     """The conventions an evaluation used, for machine-readable output."""
     return {
@@ -201,10 +199,10 @@ def evaluate_run(
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> EvaluationResult:
     """Score a run against ORLs: one row per ORL query, one column per measure.
 
@@ -279,8 +277,8 @@ def evaluate_runs(
     runs: Sequence[pd.DataFrame] | CodedRuns,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> list[EvaluationResult]:
     """:func:`evaluate_run` of several run tables against the same ORLs, scored together.
 
@@ -363,8 +361,8 @@ class _Setup:
     labels: list[str]
     parsed: list[Measure]
     bound: int | None
-    missing: Missing
-    precision: ScorePrecision
+    missing: MissingPolicy
+    precision: ScorePrecisionName
 
     @classmethod
     def of(
@@ -390,7 +388,7 @@ class _Setup:
             labels=labels,
             parsed=parsed,
             bound=bound,
-            missing=MissingPolicy(missing).literal,
+            missing=MissingPolicy(missing),
             precision=check_score_precision(score_precision),
         )
 
@@ -452,10 +450,10 @@ def evaluate(
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> pd.DataFrame:
     """Score a run against ORLs: :func:`evaluate_run` as a DataFrame.
 

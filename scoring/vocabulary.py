@@ -9,18 +9,14 @@ function that takes one of these words also takes the plain string.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
 
 __all__ = [
     "CorrectionName",
     "DuplicatePolicy",
-    "Missing",
     "MissingPolicy",
     "ScorePrecisionName",
     "SignificanceTest",
 ]
-
-Missing = Literal["zero", "skip"]
 
 
 class MissingPolicy(str, Enum):
@@ -29,11 +25,6 @@ class MissingPolicy(str, Enum):
 
     zero = "zero"
     skip = "skip"
-
-    @property
-    def literal(self) -> Missing:
-        """The plain word, typed as :data:`Missing`."""
-        return "skip" if self is MissingPolicy.skip else "zero"
 
 
 class DuplicatePolicy(str, Enum):

@@ -59,7 +59,7 @@ def build_command(
             help="Family-wise level per query (simultaneous, model), per test (leader); "
             "0 = no ties."
         ),
-    ] = 0.05,
+    ] = BuildParameters.sig,
     tiering: Annotated[
         TieringProcedure | None,
         typer.Option(
@@ -69,7 +69,7 @@ def build_command(
     ] = None,
     mc_draws: Annotated[
         int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
-    ] = 2000,
+    ] = BuildParameters.mc_draws,
     step_down: Annotated[
         bool,
         typer.Option(
@@ -95,7 +95,9 @@ def build_command(
     reg: Annotated[
         float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
     ] = DEFAULT_REG,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap resamples.")
+    ] = BuildParameters.bootstrap,
     seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
     solver: Annotated[
         Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from orlbuild.builders.parameters import BuildParameters
 from orlbuild.cli.options import FormatOption, OutputFormat
 from orlbuild.cli.render import emit
 from orlbuild.errors import ConfigError
@@ -41,7 +42,7 @@ def calibrate_command(
     queries: Annotated[int, typer.Option(help="Queries of each simulation.")] = 200,
     tiers: Annotated[str, typer.Option(help="True tiers of a mixed query, LOW-HIGH.")] = "1-5",
     gap: Annotated[float, typer.Option(help="Log-strength gap between true tiers.")] = 1.5,
-    sig: Annotated[float, typer.Option(help="The builds' --sig.")] = 0.05,
+    sig: Annotated[float, typer.Option(help="The builds' --sig.")] = BuildParameters.sig,
     seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples (rank-centrality).")] = 200,
     fmt: FormatOption = OutputFormat.table,

@@ -35,7 +35,7 @@ from orlbuild.services.evaluations import (
     score_systems,
 )
 from scoring.errors import ScoringError
-from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
@@ -76,9 +76,9 @@ def score_command(
             system,
             run,
             measure,
-            missing.literal,
+            missing,
             duplicates,
-            score_precision.value,
+            score_precision,
             run_format,
         )
         saved = score_and_save(engine, scores) if save else None
@@ -97,9 +97,9 @@ def _score(
     system: str | None,
     run: Path | None,
     measures: list[str],
-    missing: Missing,
+    missing: MissingPolicy,
     duplicates: DuplicatePolicy,
-    precision: str = "float32",
+    precision: ScorePrecisionName = ScorePrecisionName.float32,
     run_format: InputFormat | None = None,
 ) -> SystemScores:
     """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
@@ -111,7 +111,7 @@ def _score(
             [system],
             measures=measures,
             missing=missing,
-            score_precision=precision,  # type: ignore[arg-type]
+            score_precision=precision,
         )[system]
     notes: list[str] = []
     frame = read_run_file(
@@ -119,7 +119,7 @@ def _score(
         fmt=run_format,
         duplicates=duplicates,
         notes=notes,
-        score_precision=ScorePrecisionName(precision),
+        score_precision=precision,
     )
     for note in notes:  # e.g. columns a run does not use: reported, never dropped silently
         typer.echo(f"Warning: {note}", err=True)
@@ -132,7 +132,7 @@ def _score(
             measures=measures,
             missing=missing,
             run_file=str(run),
-            score_precision=precision,  # type: ignore[arg-type]
+            score_precision=precision,
         )
     except ScoringError as exc:  # e.g. no query shared with the build: name the file
         raise InputError(str(exc), file=str(run)) from None

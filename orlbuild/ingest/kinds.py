@@ -441,7 +441,7 @@ def _check_run(
     ascending = [False, True] if has_scores else [True, True]
     if has_scores:
         frame["score"] = comparable_scores(
-            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision).value
+            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision)
         )
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())

@@ -49,14 +49,13 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
-from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
+from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from scoring import UnknownMeasureError, parse_measures
-from scoring.run import ScorePrecision
+from scoring.settings import TestSettings
 from scoring.statistics.procedures import default_test
 from scoring.vocabulary import (
     CorrectionName,
-    Missing,
     MissingPolicy,
     ScorePrecisionName,
     SignificanceTest,
@@ -167,8 +166,8 @@ class ScoringSpec:
 
     build: str
     systems: tuple[str, ...]
-    missing: Missing = "zero"
-    score_precision: ScorePrecision = "float32"
+    missing: MissingPolicy = MissingPolicy.zero
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32
 
 
 @dataclass(frozen=True)
@@ -203,7 +202,7 @@ class PipelineConfig:
     builds: tuple[BuildSpec, ...]
     measures: tuple[str, ...]
     scoring: ScoringSpec
-    compare: CompareSpec
+    compare: TestSettings
     power: PowerSpec | None = None
     report: ReportSpec | None = None
     collection: str = "default"
@@ -606,12 +605,12 @@ def _scoring(
     return ScoringSpec(
         build=build or "",
         systems=systems,
-        missing=cast(Missing, missing),
-        score_precision=cast(ScorePrecision, precision),
+        missing=cast(MissingPolicy, missing),
+        score_precision=cast(ScorePrecisionName, precision),
     )
 
 
-def _compare(table: _Table, n_systems: int) -> CompareSpec:
+def _compare(table: _Table, n_systems: int) -> TestSettings:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
     family_wise = test.family_wise
@@ -624,12 +623,12 @@ def _compare(table: _Table, n_systems: int) -> CompareSpec:
             f"does not apply to test '{test.value}'{because}, whose p-values are adjusted over all "
             f"pairs already; drop it, or set test = 'randomization' (got {correction!r})",
         )
-    spec = CompareSpec(
+    spec = TestSettings(
         test=test,
-        permutations=table.get("permutations", int, 1000, check=_positive),
+        permutations=table.get("permutations", int, TestSettings.permutations, check=_positive),
         correction=None if family_wise or correction is None else CorrectionName(correction),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
+        seed=table.get("seed", int, TestSettings.seed),
     )
     table.finish()
     return spec
@@ -655,10 +654,10 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
         )
     spec = PowerSpec(
         budgets=clean,
-        subsamples=table.get("subsamples", int, 300, check=_positive),
-        permutations=table.get("permutations", int, 1000, check=_positive),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_positive),
+        permutations=table.get("permutations", int, PowerSpec.permutations, check=_positive),
+        alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
+        seed=table.get("seed", int, PowerSpec.seed),
         measures=chosen or tuple(measures),
     )
     table.finish()

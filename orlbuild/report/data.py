@@ -16,6 +16,7 @@ import pandas as pd
 
 from orlbuild.errors import OrlbuildError
 from orlbuild.records import QueryORL
+from scoring.settings import TestSettings
 from scoring.statistics import PowerResult
 
 __all__ = ["ReportData"]
@@ -68,7 +69,7 @@ class ReportData:
     build: Mapping[str, Any] = field(default_factory=dict)
     power: Mapping[str, PowerResult] | None = None
     notes: Sequence[str] = ()
-    alpha: float = 0.05
+    alpha: float = TestSettings.alpha
     correction: str = "holm"
     test: str = ""
     level: float = 0.95

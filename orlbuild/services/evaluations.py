@@ -52,11 +52,10 @@ from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
 from scoring.messages import first_and_more
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
-    from scoring.run import ScorePrecision
-    from scoring.vocabulary import Missing
 
 __all__ = [
     "SavedEvaluation",
@@ -184,9 +183,9 @@ def score_run(
     *,
     system: str,
     measures: Sequence[str],
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     run_file: str | None = None,
-    score_precision: ScorePrecision = "float32",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> SystemScores:
     """Score one run (columns ``query, item, rank, score``) against a stored build.
 
@@ -229,8 +228,8 @@ def score_systems(
     systems: Sequence[str],
     *,
     measures: Sequence[str],
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = "float32",
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
     executor: Executor | None = None,
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
@@ -377,9 +376,9 @@ class _ScoringTask:
     orls: Mapping[str, ORL]
     run: pd.DataFrame
     measures: tuple[str, ...]
-    missing: Missing
+    missing: MissingPolicy
     order_by: Literal["score", "rank"]
-    score_precision: ScorePrecision
+    score_precision: ScorePrecisionName
 
 
 def _parallel(executor: Executor | None) -> bool:
@@ -392,9 +391,9 @@ def _scoring_task(
     run: pd.DataFrame,
     system: str,
     measures: Sequence[str],
-    missing: Missing,
+    missing: MissingPolicy,
     run_file: str | None,
-    score_precision: ScorePrecision,
+    score_precision: ScorePrecisionName,
 ) -> _ScoringTask:
     """Check that the run shares a query with the ORLs, and bundle what scoring it needs."""
     check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
@@ -427,7 +426,7 @@ def _system_scores(
     record: BuildRecord,
     system: str,
     result: EvaluationResult,
-    missing: Missing,
+    missing: MissingPolicy,
     run_file: str | None,
 ) -> SystemScores:
     return SystemScores(
@@ -467,8 +466,8 @@ def panels_for_systems(
     systems: Sequence[str],
     *,
     measures: Sequence[str],
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = "float32",
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
     undefined: Literal["error", "drop"] = "error",
 ) -> SystemPanels:
     """Score the stored runs of ``systems`` and lay the scores out as paired panels.

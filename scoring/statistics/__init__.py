@@ -5,10 +5,10 @@ per-query score panel, a DataFrame with one column per system and one row per
 query (or the float64 matrix of a :class:`ScorePanel`).
 """
 
+from scoring.settings import TestSettings
 from scoring.statistics.comparison import (
     COMPARISON_COLUMNS,
     SystemComparison,
-    compare_systems,
     system_comparison,
     wins_ties_losses,
 )
@@ -51,11 +51,11 @@ __all__ = [
     "SignificanceTest",
     "SystemComparison",
     "TestPlan",
+    "TestSettings",
     "adjust_pvalues",
     "as_panel",
     "bonferroni_adjust",
     "compact_letters",
-    "compare_systems",
     "default_budgets",
     "default_test",
     "exact_randomization_pvalues",

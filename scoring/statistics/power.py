@@ -30,6 +30,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import (
     FloatMatrix,
@@ -228,8 +229,8 @@ def power_analysis(
     *,
     budgets: Sequence[int] | None = None,
     subsamples: int = 300,
-    permutations: int = 1000,
-    alpha: float = 0.05,
+    permutations: int = TestSettings.permutations,
+    alpha: float = TestSettings.alpha,
     test: str | None = "randomization",
     seed: int | None = None,
     progress: ProgressCallback | None = None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scoring.statistics import compare_systems
+from scoring.settings import TestSettings
+from scoring.statistics import system_comparison
 
 ALPHA = 0.05
 EXPERIMENTS = 400
@@ -31,14 +32,12 @@ def _rejections(shift: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = np.zeros((EXPERIMENTS, 3), dtype=bool)
     for i in range(EXPERIMENTS):
-        pairs = compare_systems(
+        pairs = system_comparison(
             _panel(rng, shift),
-            test="randomization",
-            permutations=400,
-            correction="holm",
-            alpha=ALPHA,
-            seed=i,
-        )
+            TestSettings(
+                test="randomization", permutations=400, correction="holm", alpha=ALPHA, seed=i
+            ),
+        ).pairs
         out[i] = pairs["significant"].to_numpy(dtype=bool)
     return out
 

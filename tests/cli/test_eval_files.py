@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from orlbuild.cli.main import app
 from orlbuild.ingest.source import InputFormat, sniff_trec
 from scoring import ORL, ScoringError, evaluate
+from scoring.settings import TestSettings
 
 runner = CliRunner()
 
@@ -179,7 +180,7 @@ def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
         ("alpha", "gamma"),
         ("beta", "gamma"),
     }
-    from scoring.statistics import compare_systems
+    from scoring.statistics import system_comparison
 
     frames = {
         name: _expected(text)[["AP"]]
@@ -187,9 +188,10 @@ def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
     }
     frames["gamma"] = _expected(RUN_B.replace("beta", "gamma").replace("e9", "e1"))[["AP"]]
     panel = pd.DataFrame({n: f["AP"] for n, f in frames.items()})
-    expected = compare_systems(
-        {"AP": panel}, test="randomization", permutations=500, correction="holm", seed=3
-    )
+    expected = system_comparison(
+        {"AP": panel},
+        TestSettings(test="randomization", permutations=500, correction="holm", seed=3),
+    ).pairs
     for got, want in zip(pairs, expected.to_dict(orient="records"), strict=True):
         assert got["p_adjusted"] == pytest.approx(want["p_adjusted"])
         assert got["p_value"] == pytest.approx(want["p_value"])
