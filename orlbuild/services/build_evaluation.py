@@ -44,11 +44,11 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 __all__ = [
-    "comparable_panels",
-    "comparison_power",
     "BuildEvaluation",
     "PowerSpec",
     "build_metadata",
+    "comparable_panels",
+    "comparison_power",
     "evaluate_stored_build",
 ]
 
