@@ -1,8 +1,9 @@
-"""Error rates of ``orlbuild eval --compare`` (paired randomization + Holm), by seeded simulation.
+"""Error rates of ``orlbuild eval --compare --test randomization`` (+ Holm), by seeded simulation.
 
-``--compare`` calls :func:`scoring.statistics.compare_systems` with
-``test="randomization", correction="holm"`` on the per-query panels of the
-runs; these simulations measure what it guarantees: a family-wise error rate
+``--compare`` calls :func:`scoring.statistics.system_comparison` with the
+settings of ``orlbuild compare`` on the per-query panels of the runs; with
+``--test randomization`` (Holm by default) these simulations measure what it
+guarantees: a family-wise error rate
 per measure of at most ``alpha`` when no run differs, and power when one does.
 """
 
