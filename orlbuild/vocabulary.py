@@ -120,17 +120,10 @@ class Disconnected(str, Enum):
 
 class OnError(str, Enum):
     """``--on-error``: a query that cannot be ordered stops the build (nothing is stored), or is
-    skipped and listed.
-
-    ``"raise"``, the library's word before this vocabulary, still reads as ``stop``.
-    """
+    skipped and listed."""
 
     stop = "stop"
     skip = "skip"
-
-    @classmethod
-    def _missing_(cls, value: object) -> OnError | None:
-        return cls.stop if value == "raise" else None
 
 
 def values(vocabulary: type[Enum]) -> tuple[str, ...]:

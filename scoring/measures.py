@@ -14,7 +14,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -553,8 +553,3 @@ def parse_measure(name: str | Measure) -> Measure:
         With the reason and the list of valid names.
     """
     return parse_measures([name])[0]
-
-
-def with_cutoff(measure: Measure, cutoff: int | None) -> Measure:
-    """A copy of ``measure`` with another cutoff."""
-    return replace(measure, cutoff=cutoff)

@@ -14,11 +14,6 @@ if TYPE_CHECKING:
     from scoring import EvaluationResult
 
 
-def measure_means(frame: pd.DataFrame) -> dict[str, float]:
-    """Mean of each measure over queries; undefined values (NaN) are left out."""
-    return _means(frame.to_numpy(dtype=float), [str(c) for c in frame.columns])
-
-
 def _means(values: np.ndarray, columns: list[str]) -> dict[str, float]:
     """Column means of ``values`` (queries x measures), NaN left out; NaN for no query."""
     if not len(values):

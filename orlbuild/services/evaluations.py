@@ -63,7 +63,6 @@ __all__ = [
     "SystemScores",
     "build_summary",
     "check_measures_fit_build",
-    "check_query_overlap",
     "list_evaluations",
     "load_evaluation",
     "missing_queries_note",
@@ -325,7 +324,7 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
     )
 
 
-def check_query_overlap(
+def _refuse_disjoint_run(
     orls: Mapping[str, object],
     run: pd.DataFrame,
     system: str,
@@ -335,38 +334,21 @@ def check_query_overlap(
 ) -> None:
     """Refuse a run none of whose queries has an ORL (README, "Input formats", runs).
 
-    Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
-    that is an error naming a few ids from each side, never a mean of 0.
-
-    Parameters
-    ----------
-    orls
-        The build's ORLs by query.
-    run
-        The run (a ``query`` column).
-    system
-        The run's system, for the message.
-    build_id
-        The build, for the message.
-    run_file
-        The file the run was read from, named in the message when given.
-
-    Raises
-    ------
-    InputError
-        No run query is an ORL query.
+    :func:`scoring.evaluation.check_query_overlap` decides, before the run is
+    sent to a worker; its error becomes an :class:`InputError` naming the system,
+    the build and the run file.
     """
-    run_queries = [str(q) for q in pd.unique(run["query"])]
-    if set(run_queries) & {str(q) for q in orls}:
-        return
-    raise InputError(
-        f"the run of {system!r} shares no query with the ORLs of build {build_id} "
-        f"(run queries: {first_and_more(sorted(run_queries)) or 'none'}; "
-        f"ORL queries: {first_and_more(sorted(str(q) for q in orls))})",
-        file=run_file,
-        hint="query ids are compared exactly (no case folding); check that the run and the "
-        "judgments use the same ids",
-    )
+    from scoring import ScoringError
+    from scoring.evaluation import check_query_overlap
+
+    try:
+        check_query_overlap([str(q) for q in orls], [str(q) for q in pd.unique(run["query"])])
+    except ScoringError as exc:
+        raise InputError(
+            f"the run of {system!r} vs build {build_id}: {exc}",
+            file=run_file,
+            hint="check that the run and the judgments use the same query ids",
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -396,7 +378,7 @@ def _scoring_task(
     score_precision: ScorePrecisionName,
 ) -> _ScoringTask:
     """Check that the run shares a query with the ORLs, and bundle what scoring it needs."""
-    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    _refuse_disjoint_run(orls, run, system, build_id=record.id, run_file=run_file)
     return _ScoringTask(orls, run, tuple(measures), missing, run_order_column(run), score_precision)
 
 
