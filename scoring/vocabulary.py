@@ -16,10 +16,23 @@ __all__ = [
     "MissingPolicy",
     "ScorePrecisionName",
     "SignificanceTest",
+    "Word",
 ]
 
 
-class MissingPolicy(str, Enum):
+class Word(str, Enum):
+    """A vocabulary word: a ``str`` enum that prints as its value (``f"{MissingPolicy.zero}"``
+    is ``zero``, on every Python version), so a word reads the same in messages, tables and
+    JSON whether it is passed as the member or as the plain string."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class MissingPolicy(Word):
     """What ORL queries absent from a run count as (README, "Conventions and caveats"):
     ``zero`` (score 0, as ``trec_eval -c``) or ``skip`` (dropped)."""
 
@@ -27,21 +40,21 @@ class MissingPolicy(str, Enum):
     skip = "skip"
 
 
-class DuplicatePolicy(str, Enum):
+class DuplicatePolicy(Word):
     """A repeated (query, item) in a run: an error (as trec_eval), or the first one kept."""
 
     error = "error"
     keep_first = "keep-first"
 
 
-class ScorePrecisionName(str, Enum):
+class ScorePrecisionName(Word):
     """How run scores are compared (README, "Score precision"); ``float32`` is the default."""
 
     float32 = "float32"
     float64 = "float64"
 
 
-class SignificanceTest(str, Enum):
+class SignificanceTest(Word):
     """``--test``: how a pair of systems is tested (README "Comparing many systems")."""
 
     randomization = "randomization"
@@ -55,7 +68,7 @@ class SignificanceTest(str, Enum):
         return self in (SignificanceTest.tukey_hsd, SignificanceTest.max_t)
 
 
-class CorrectionName(str, Enum):
+class CorrectionName(Word):
     """``--correction``: adjustment over the pairs of a measure (not with the family-wise tests)."""
 
     holm = "holm"

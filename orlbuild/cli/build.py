@@ -9,13 +9,7 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.options import (
-    CollectionOption,
-    FormatOption,
-    JobsOption,
-    OutputFormat,
-    SchedulerOption,
-)
+from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
@@ -28,6 +22,7 @@ from orlbuild.vocabulary import (
     GradeAggregate,
     Method,
     OnError,
+    OutputFormat,
     Resample,
     Solver,
     Source,

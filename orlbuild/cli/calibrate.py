@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.cli.options import FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import SimulatedMethod
+from orlbuild.vocabulary import OutputFormat, SimulatedMethod
 
 __all__ = ["register"]
 

@@ -20,7 +20,6 @@ from orlbuild.cli.options import (
     FormatOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
     ScorePrecisionOption,
     SeedOption,
@@ -32,6 +31,7 @@ from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
 from orlbuild.services.comparisons import compare_panels
 from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
+from orlbuild.vocabulary import OutputFormat
 from scoring.settings import TestSettings
 from scoring.vocabulary import (
     MissingPolicy,

@@ -15,7 +15,6 @@ from orlbuild.cli.options import (
     FormatOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
     PerQueryOption,
     ScorePrecisionOption,
@@ -24,7 +23,7 @@ from orlbuild.cli.options import (
 )
 from orlbuild.cli.render import emit
 from orlbuild.ingest.source import InputFormat
-from orlbuild.vocabulary import GradeAggregate, values
+from orlbuild.vocabulary import GradeAggregate, OutputFormat, values
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 

@@ -13,7 +13,7 @@ from orlbuild.ingest import DuplicatePolicy, InputFormat
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
 from orlbuild.services.ingests import ingest_file
-from orlbuild.vocabulary import DEFAULT_COLLECTION
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
@@ -39,7 +39,17 @@ FormatOpt = Annotated[
 INTERRUPTED_EXIT = 130
 
 
-def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None:
+def _ingest(
+    ctx: typer.Context,
+    kind: InputKind,
+    file: str,
+    *,
+    collection: str,
+    fmt: InputFormat | None,
+    system: str | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+) -> None:
     """Open the store, ingest one file with a progress display, print the outcome.
 
     Ctrl-C rolls the file's transaction back and says so (exit 130).
@@ -54,9 +64,13 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
                 engine,
                 kind,
                 file,
+                collection=collection,
+                fmt=fmt,
+                system=system,
+                duplicates=duplicates,
+                score_precision=score_precision,
                 on_progress=bars.read,
                 on_write=bars.write,
-                **options,  # type: ignore[arg-type]
             )
     except KeyboardInterrupt:
         name = "standard input" if file == "-" else file
@@ -69,14 +83,20 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
 
 #: Judgment kinds and their help text (the command bodies are identical).
 JUDGMENT_COMMANDS = {
-    "listwise": "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers).",
-    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie; "
-    "or the arena, prefs-release and trec-prefs shapes.",
-    "graded": "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade.",
+    InputKind.listwise: (
+        "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers)."
+    ),
+    InputKind.pairwise: (
+        "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie; "
+        "or the arena, prefs-release and trec-prefs shapes."
+    ),
+    InputKind.graded: (
+        "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade."
+    ),
 }
 
 
-def _judgment_command(kind: str) -> Callable[..., None]:
+def _judgment_command(kind: InputKind) -> Callable[..., None]:
     """The ``ingest KIND FILE`` command for one judgment kind."""
 
     def command(
@@ -92,7 +112,7 @@ def _judgment_command(kind: str) -> Callable[..., None]:
 
 
 for _kind in JUDGMENT_COMMANDS:
-    ingest_app.command(_kind)(_judgment_command(_kind))
+    ingest_app.command(_kind.value)(_judgment_command(_kind))
 
 
 @ingest_app.command("run")
@@ -114,7 +134,7 @@ def run_command(
     """Ingest a system's run: TREC run, or query, item, rank, score (optional)."""
     _ingest(
         ctx,
-        "run",
+        InputKind.run,
         file,
         collection=collection,
         fmt=fmt,

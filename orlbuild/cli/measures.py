@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.cli.options import FormatOption
 from orlbuild.cli.render import emit
+from orlbuild.vocabulary import OutputFormat
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,7 +17,6 @@ from orlbuild.cli.options import (
     JobsOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
     SchedulerOption,
     ScorePrecisionOption,
@@ -32,6 +31,7 @@ from orlbuild.cli.state import get_state
 from orlbuild.progress import progress_bar
 from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps
 from orlbuild.services.evaluations import build_summary
+from orlbuild.vocabulary import OutputFormat
 from scoring.settings import TestSettings
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 

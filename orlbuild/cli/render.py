@@ -17,7 +17,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from orlbuild.cli.options import OutputFormat
+from orlbuild.vocabulary import OutputFormat
 
 __all__ = [
     "emit",

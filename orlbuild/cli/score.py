@@ -17,7 +17,6 @@ from orlbuild.cli.options import (
     FormatOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PerQueryOption,
     ScorePrecisionOption,
 )
@@ -34,6 +33,7 @@ from orlbuild.services.evaluations import (
     score_run,
     score_systems,
 )
+from orlbuild.vocabulary import OutputFormat
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 

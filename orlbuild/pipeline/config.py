@@ -34,9 +34,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from orlbuild.builders.parameters import (
     METHODS,
@@ -50,7 +51,7 @@ from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
 from orlbuild.services.build_evaluation import PowerSpec
-from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
+from orlbuild.vocabulary import BUILD_OPTION_VALUES, InputKind, OnError, Source, values
 from scoring import UnknownMeasureError, parse_measures
 from scoring.settings import TestSettings
 from scoring.statistics.procedures import default_test
@@ -79,8 +80,6 @@ __all__ = [
     "parse_config",
 ]
 
-InputKind = Literal["listwise", "pairwise", "graded", "run"]
-Source = Literal["listwise", "pairwise", "graded"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
@@ -499,12 +498,24 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
     coll = table.get("collection", str, collection, check=_non_empty).strip()
     table.finish(("kind", "path", "format", "system", "collection"))
     return InputSpec(
-        kind=cast(InputKind, kind),
+        kind=_word(InputKind, kind),
         path=path,
         collection=coll,
         system=None if system is None else system.strip(),
         format=fmt,
     )
+
+
+W = TypeVar("W", bound=Enum)
+
+
+def _word(vocabulary: type[W], word: str | None) -> W:
+    """``word`` as a member of ``vocabulary``, the one coercion of the TOML's words.
+
+    A missing or unknown word has been reported as a problem already (the
+    config is refused), so it is passed on as it is.
+    """
+    return vocabulary(word) if word in values(vocabulary) else cast(W, word)
 
 
 def _build(table: _Table, collection: str) -> BuildSpec:
@@ -520,7 +531,7 @@ def _build(table: _Table, collection: str) -> BuildSpec:
         _check_with_builder(table, source, method, parameters)
     return BuildSpec(
         name=(name or "").strip(),
-        source=cast(Source, source),
+        source=_word(Source, source),
         method=method,
         collection=coll,
         parameters=MappingProxyType(parameters),
@@ -605,8 +616,8 @@ def _scoring(
     return ScoringSpec(
         build=build or "",
         systems=systems,
-        missing=cast(MissingPolicy, missing),
-        score_precision=cast(ScorePrecisionName, precision),
+        missing=_word(MissingPolicy, missing),
+        score_precision=_word(ScorePrecisionName, precision),
     )
 
 

@@ -31,6 +31,7 @@ from orlbuild.store.builds import (
     get_build,
 )
 from orlbuild.store.read import systems_without_run
+from orlbuild.vocabulary import UndefinedPanels
 from scoring.settings import TestSettings
 from scoring.statistics import (
     PowerResult,
@@ -301,7 +302,7 @@ def comparable_panels(
     """
     if len(per_query) < 2:
         return {}
-    panels, _ = service.panels_from_scores(per_query, measures, undefined="drop")
+    panels, _ = service.panels_from_scores(per_query, measures, undefined=UndefinedPanels.drop)
     return panels
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from orlbuild.errors import ConfigError
 from orlbuild.executor import Executor, ExecutorKind, map_largest_first
+from orlbuild.vocabulary import UndefinedPanels
 from scoring.settings import TestSettings
 
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs
@@ -47,7 +48,7 @@ def panels_from_scores(
     per_query: Mapping[str, pd.DataFrame],
     measures: Sequence[str],
     *,
-    undefined: Literal["error", "drop"] = "error",
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Lay per-system scores out as one paired panel per measure.
 
@@ -83,7 +84,7 @@ def panels_from_scores(
     kept: dict[str, pd.DataFrame] = {}
     for measure, panel in panels.items():
         if panel.empty:
-            if undefined == "drop":
+            if undefined is UndefinedPanels.drop:
                 continue
             raise ConfigError(
                 f"no query has a defined {measure} for every system (with --missing skip, "
@@ -117,7 +118,7 @@ def compare_scores(
     measures: Sequence[str],
     settings: TestSettings,
     *,
-    undefined: Literal["error", "drop"] = "error",
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> tuple[SystemComparison | None, list[str]]:
     """Lay per-system scores out as panels and test every pair per measure.
 

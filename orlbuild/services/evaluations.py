@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -51,11 +51,13 @@ from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
+from orlbuild.vocabulary import UndefinedPanels
 from scoring.messages import first_and_more
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
+    from scoring.run import OrderBy
 
 __all__ = [
     "SavedEvaluation",
@@ -359,7 +361,7 @@ class _ScoringTask:
     run: pd.DataFrame
     measures: tuple[str, ...]
     missing: MissingPolicy
-    order_by: Literal["score", "rank"]
+    order_by: OrderBy
     score_precision: ScorePrecisionName
 
 
@@ -450,7 +452,7 @@ def panels_for_systems(
     measures: Sequence[str],
     missing: MissingPolicy = MissingPolicy.zero,
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
-    undefined: Literal["error", "drop"] = "error",
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> SystemPanels:
     """Score the stored runs of ``systems`` and lay the scores out as paired panels.
 

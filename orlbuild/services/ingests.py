@@ -26,7 +26,7 @@ from orlbuild.ingest.source import InputFormat, file_sha256
 from orlbuild.store.batches import NewBatch, find_batch, store_batch
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.messages import first_and_more
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
@@ -142,7 +142,7 @@ def _reading_words(
 
 def ingest_file(
     engine: Engine,
-    kind: str,
+    kind: InputKind,
     path: str | Path,
     *,
     collection: str = DEFAULT_COLLECTION,
@@ -274,7 +274,7 @@ class IngestedInput:
 
 def ingest_unless_stored(
     engine: Engine,
-    kind: str,
+    kind: InputKind,
     path: Path,
     *,
     collection: str,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,9 @@ from orlbuild.store.models import (
     System,
 )
 from orlbuild.vocabulary import DEFAULT_COLLECTION
+
+if TYPE_CHECKING:
+    from scoring.run import OrderBy
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -134,7 +137,7 @@ def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> lis
         return sorted(connection.scalars(stmt))
 
 
-def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
+def run_order_column(run: pd.DataFrame) -> OrderBy:
     """``"score"`` when every entry of a run has a score, else ``"rank"`` (README, "Input formats").
 
     A run ingested without scores (``query, item, rank``) is ordered by its
