@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 import pandas as pd
@@ -131,7 +131,7 @@ def _as_orl(query: str, value: Any) -> ORL:
     raise ScoringError(f"query {query!r}: expected an ORL or an item -> rank mapping")
 
 
-def _is_scored(run: Mapping[str, Any]) -> bool:
+def _is_scored(run: Mapping[str, Any]) -> TypeGuard[Mapping[str, Mapping[str, float]]]:
     """Whether a run maps queries to ``{item: score}`` (pytrec_eval's shape), not to lists."""
     first = next(iter(run.values()), None)
     return isinstance(first, Mapping)
@@ -255,7 +255,7 @@ def evaluate_run(
     """
     setup = _Setup.of(orls, measures, missing, score_precision)
     if not isinstance(run, pd.DataFrame) and _is_scored(run):
-        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)  # type: ignore[arg-type]
+        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)
     elif isinstance(run, pd.DataFrame):
         flat = flat_run_from_frame(
             run,
@@ -265,7 +265,7 @@ def evaluate_run(
             score_precision=setup.precision,
         )
     else:
-        flat = flatten_rankings(run, depth=setup.bound)  # type: ignore[arg-type]
+        flat = flatten_rankings(cast(Mapping[str, Sequence[str]], run), depth=setup.bound)
     part = setup.part(flat)
     data = prepare_batch(part.orls, part.queries, part.flat, part.depth)
     values = {label: m.batch(data) for label, m in zip(setup.labels, setup.parsed, strict=True)}
