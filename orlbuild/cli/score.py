@@ -25,7 +25,7 @@ from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.source import InputFormat
-from orlbuild.orl_io.reading import read_run_file
+from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.services.evaluations import (
     SystemScores,
     build_summary,

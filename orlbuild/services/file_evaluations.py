@@ -77,7 +77,7 @@ def evaluate_files(
         Measure names (:func:`scoring.parse_measures`).
     missing, duplicates, score_precision
         As in :func:`scoring.evaluate_run` and
-        :func:`orlbuild.orl_io.reading.read_run_file`.
+        :func:`orlbuild.orl_io.eval_files.read_run_file`.
     grade_agg
         How annotators' grades of the ORL file are combined.
     orl_format, run_format
@@ -94,7 +94,7 @@ def evaluate_files(
     InputError
         Bad input; the message names the file.
     """
-    from orlbuild.orl_io.reading import read_orl_file, read_run_file
+    from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
     from scoring import parse_measures
 
     parse_measures(measures)  # report every bad name at once, before reading any file
@@ -136,7 +136,7 @@ def _read_together(run_files: Sequence[Path], fmt: InputFormat | None) -> CodedR
     :func:`orlbuild.ingest.trec_reader.fast_trec_runs` accepts them all.
     """
     from orlbuild.ingest.trec_reader import fast_trec_runs
-    from orlbuild.orl_io.reading import first_line
+    from orlbuild.orl_io.eval_files import first_line
 
     if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
         return None
@@ -204,7 +204,7 @@ def system_names(run_files: Sequence[Path]) -> list[str]:
         replaced by their file stems, and any name still repeated gets ``#2``,
         ``#3``, ...
     """
-    from orlbuild.orl_io.reading import first_line
+    from orlbuild.orl_io.eval_files import first_line
 
     stems = [_stem(p) for p in run_files]
     names = []

@@ -17,7 +17,7 @@ import pytest
 from evaluation_store import N_QUERIES, evaluation_store
 from store_cli import cli, cli_json
 
-from orlbuild.orl_io.reading import read_run_file
+from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.store import load_run, open_store
 from orlbuild.store.builds import load_build_orls
 from scoring import evaluate

@@ -12,7 +12,7 @@ from pathlib import Path
 
 PROBE = """
 import sys
-from orlbuild.orl_io.reading import read_orl_file, read_run_file
+from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
 orls = read_orl_file({orl!r})
 run = read_run_file({run!r})
 assert len(orls[0]) == 1 and len(run) == 2, (orls, run)
