@@ -3,7 +3,7 @@
 The input kinds, the build options, the output and export formats: the Typer
 options, the pipeline TOML validator (:mod:`orlbuild.pipeline.config`) and
 :func:`~orlbuild.builders.parameters.resolve_parameters` all take their
-allowed values from here, so they cannot drift (README, "Development"). The
+allowed values from here, so they cannot drift (docs/development.md, "Development"). The
 scoring words live in :mod:`scoring.vocabulary`. Members are ``str`` enums:
 ``Uncertainty.ep == "ep"``, and the stored build parameters stay plain strings.
 """
@@ -67,7 +67,7 @@ class ScoresFileFormat(Word):
 
 
 class ExportFormat(Word):
-    """``orlbuild orl export --format`` (README, "Input formats": ORL exports)."""
+    """``orlbuild orl export --format`` (docs/input-formats.md, "Input formats": ORL exports)."""
 
     json = "json"
     tsv = "tsv"
@@ -128,8 +128,8 @@ class Uncertainty(Word):
 
 
 class TieringProcedure(Word):
-    """``--tiering``: how tiers are decided from scored items, the default first (README,
-    "How tiers are decided and audited")."""
+    """``--tiering``: how tiers are decided from scored items, the default first
+    (docs/tiers-and-audit.md, "How tiers are decided and audited")."""
 
     simultaneous = "simultaneous"
     model = "model"

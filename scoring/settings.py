@@ -3,7 +3,7 @@
 :class:`TestSettings` is what ``orlbuild compare``, ``orlbuild eval --compare``,
 the pipeline's ``[compare]`` and :func:`scoring.statistics.system_comparison`
 share: the command line and the TOML take their defaults from it, and it is
-passed down unchanged (README, "Comparing many systems"). This module imports
+passed down unchanged (docs/comparing-systems.md, "Comparing many systems"). This module imports
 only the vocabulary, so that option declarations can read the defaults without
 loading NumPy.
 """

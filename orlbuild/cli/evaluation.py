@@ -120,7 +120,7 @@ def _emit_one(
 def _emit_many(
     result: FileEvaluation, *, per_query: bool, fmt: OutputFormat, title: str, compared: bool
 ) -> None:
-    """Several runs: a systems x measures table (README, "Evaluating files")."""
+    """Several runs: a systems x measures table (docs/evaluating-files.md, "Evaluating files")."""
     import pandas as pd
 
     from orlbuild.cli.score_tables import score_payload, score_report

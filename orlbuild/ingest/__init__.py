@@ -1,4 +1,5 @@
-"""Ingestion of judgments (listwise, pairwise, graded) and system runs (README, "Input formats").
+"""Ingestion of judgments (listwise, pairwise, graded) and system runs (docs/input-formats.md,
+"Input formats").
 
 The readers never touch the store: :func:`orlbuild.services.ingests.ingest_file`
 stores what they read. The names below are loaded on first use (PEP 562).

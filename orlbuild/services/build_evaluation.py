@@ -347,9 +347,9 @@ def evaluate_stored_build(
     systems
         Systems to score; default every system with a run in the build's collection.
     missing
-        ``zero`` or ``skip`` (README "Conventions and caveats").
+        ``zero`` or ``skip`` (docs/conventions.md, "Conventions and caveats").
     score_precision
-        Compare run scores as ``float32`` (default) or ``float64`` (README,
+        Compare run scores as ``float32`` (default) or ``float64`` (docs/evaluating-files.md,
         "Score precision").
     compare
         Test settings (default :class:`TestSettings`).

@@ -1,6 +1,6 @@
 """One path from per-query scores to paired panels, pairwise tests and power.
 
-Steps 2-4 of the evaluation use cases (README, "Comparing many systems"),
+Steps 2-4 of the evaluation use cases (docs/comparing-systems.md, "Comparing many systems"),
 shared by every front end whether the scores came from the store
 (:mod:`orlbuild.services.evaluations`: ``orlbuild score``, ``compare``,
 ``power``, ``report``, the pipeline) or from files (``orlbuild eval
@@ -101,7 +101,8 @@ def panels_from_scores(
 
 
 def compare_panels(panels: Mapping[str, pd.DataFrame], settings: TestSettings) -> SystemComparison:
-    """Every pair of systems tested per measure (README, "Comparing many systems").
+    """Every pair of systems tested per measure (docs/comparing-systems.md, "Comparing many
+    systems").
 
     :func:`scoring.statistics.system_comparison` with ``settings`` as given:
     ``None`` test is the studentized step-down Tukey HSD (``max-t``) for more

@@ -1,6 +1,6 @@
 """Evaluate files: an ORL file and run files in, per-run scores (and their comparison) out.
 
-The use case behind ``orlbuild eval`` (README, "Evaluating files"): no store
+The use case behind ``orlbuild eval`` (docs/evaluating-files.md, "Evaluating files"): no store
 is opened. Several TREC runs are read in one pass and scored together; when
 that fails, each run is read and scored on its own so that an error names its
 file. With :class:`~scoring.settings.TestSettings` the runs are compared as
@@ -70,7 +70,7 @@ def evaluate_files(
     Parameters
     ----------
     orl_file
-        ORLs: TREC qrels, ``query item rank`` TSV or JSON (README, "Input formats").
+        ORLs: TREC qrels, ``query item rank`` TSV or JSON (docs/input-formats.md, "Input formats").
     run_files
         One or more runs.
     measures

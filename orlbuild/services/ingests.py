@@ -3,7 +3,7 @@
 :func:`ingest_file` (``orlbuild ingest``) streams and checks the file completely
 with :func:`orlbuild.ingest.reading.read_input`; only then is it written, so any
 error leaves the store untouched. Identical content already stored is reported
-and skipped when this reading keeps the same rows (README, "Input formats"); read
+and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first
 (:func:`orlbuild.ingest.source.file_sha256`), so a stored file is skipped without
@@ -154,7 +154,8 @@ def ingest_file(
     on_write: Callable[[int, int], None] | None = None,
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> IngestResult:
-    """Read, validate and store one file of judgments or one run (README, "Input formats").
+    """Read, validate and store one file of judgments or one run (docs/input-formats.md,
+    "Input formats").
 
     Parameters
     ----------
@@ -183,7 +184,7 @@ def ingest_file(
         batch is written (the second phase of a progress display).
     score_precision
         Runs only: scores compared as float32 (default) or float64 when
-        ``keep-first`` orders repeated lines (README, "Score precision").
+        ``keep-first`` orders repeated lines (docs/evaluating-files.md, "Score precision").
 
     Returns
     -------
@@ -297,7 +298,7 @@ def ingest_unless_stored(
     system
         The system of a run.
     fmt
-        Input format (README, "Input formats"); ``None``: by extension.
+        Input format (docs/input-formats.md, "Input formats"); ``None``: by extension.
     progress
         Opens the progress bars of a file about to be read (not called for a
         file found stored).

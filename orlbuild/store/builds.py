@@ -1,6 +1,6 @@
 """ORL builds in the store: writing a build, reading it back.
 
-A build is immutable (README, "Audit"): once written, no function
+A build is immutable (docs/tiers-and-audit.md, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
 resolved (JSON), the package version, the seed, the ingest batches it read
 (id and content hash, kept even if a batch is later force-deleted), its ORL
