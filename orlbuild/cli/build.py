@@ -126,7 +126,7 @@ def build_command(
             params,
             collection=collection,
             name=name,
-            on_error=on_error.value,
+            on_error=on_error,
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )

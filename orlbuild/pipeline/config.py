@@ -144,9 +144,9 @@ class BuildSpec:
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def on_error(self) -> str:
+    def on_error(self) -> OnError:
         """``stop`` (default) or ``skip``: what a failed query does."""
-        return str(self.parameters.get("on_error", OnError.stop.value))
+        return OnError(self.parameters.get("on_error", OnError.stop))
 
     def builder_parameters(self) -> BuildParameters:
         """The builder's options (every parameter but ``on_error``, which is not stored)."""

@@ -39,7 +39,7 @@ from orlbuild.store.builds import (
 from orlbuild.store.engine import Bind
 from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION
+from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
@@ -68,7 +68,7 @@ def build_and_store(
     *,
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     created_by: str | None = None,
     executor: Executor | None = None,
@@ -446,7 +446,7 @@ def build_or_reuse(
     *,
     name: str,
     collection: str = DEFAULT_COLLECTION,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     executor: Executor | None = None,
 ) -> tuple[BuildRecord, bool]:
@@ -464,7 +464,7 @@ def build_or_reuse(
         Whether it was reused.
     """
     record = reusable_build(
-        engine, name, params, collection=collection, failures_allowed=on_error == "skip"
+        engine, name, params, collection=collection, failures_allowed=on_error is OnError.skip
     )
     if record is not None:
         return record, True
