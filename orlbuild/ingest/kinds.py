@@ -26,6 +26,7 @@ from orlbuild.ingest.fields import (
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
+from orlbuild.vocabulary import InputKind
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
     DuplicatePolicy,
@@ -449,8 +450,8 @@ def _check_run(
     return kept, len(frame) - len(positions)
 
 
-KINDS: Mapping[str, IngestKind] = {
-    "listwise": IngestKind(
+KINDS: Mapping[InputKind, IngestKind] = {
+    InputKind.listwise: IngestKind(
         "listwise",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("rank")),
@@ -459,7 +460,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_listwise,
         _check_listwise,
     ),
-    "pairwise": IngestKind(
+    InputKind.pairwise: IngestKind(
         "pairwise",
         RecordLayout(
             (
@@ -507,7 +508,7 @@ KINDS: Mapping[str, IngestKind] = {
             ),
         ),
     ),
-    "graded": IngestKind(
+    InputKind.graded: IngestKind(
         "graded",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("grade")),
@@ -517,7 +518,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_graded,
         _check_graded,
     ),
-    "run": IngestKind(
+    InputKind.run: IngestKind(
         "run",
         RecordLayout(
             (Column("query"), Column("item"), Column("rank"), Column("score", False)),

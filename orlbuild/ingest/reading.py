@@ -25,6 +25,7 @@ from orlbuild.ingest.kinds import KINDS, NAME_COLUMNS, Facts, IngestKind
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import RecordLayout, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
+from orlbuild.vocabulary import InputKind
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
@@ -57,7 +58,7 @@ def kind_formats(kind: str) -> tuple[InputFormat, ...]:
     syntaxes, then its other shapes: named ones (``arena``) and headerless
     ones (``prefs-release``, ``trec-prefs``).
     """
-    spec = KINDS[kind]
+    spec = KINDS[InputKind(kind)]
     shape_format = {shape: fmt for fmt, shape in SHAPE_FORMATS.items()}
     native = () if spec.layout.headerless is None else (spec.layout.headerless,)
     others = [
@@ -235,7 +236,7 @@ def read_input(
     InputError
         Naming the file, line and value of the first problem.
     """
-    spec = KINDS[kind]
+    spec = KINDS[InputKind(kind)]
     source = Source(str(path), stream=stream, on_progress=on_progress)
     vocab = Vocabularies()
     with paused_gc():

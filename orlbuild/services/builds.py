@@ -39,7 +39,7 @@ from orlbuild.store.builds import (
 from orlbuild.store.engine import Bind
 from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError
+from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, Source
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
@@ -128,7 +128,7 @@ def build_and_store(
         )
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         raise BuildError(
             f"collection {collection!r} has no {params.source} judgments; ingest some first"
@@ -196,7 +196,7 @@ def reusable_build(
         return None
     if record.n_failed and not failures_allowed:
         return None
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         return None
     current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())

@@ -53,6 +53,7 @@ from orlbuild.store.read import (
     load_pairwise,
 )
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import Source
 
 if TYPE_CHECKING:
     from scoring.orl import ORL
@@ -288,10 +289,10 @@ def store_build(
     return int(build_id)
 
 
-JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
-    "pairwise": load_pairwise,
-    "listwise": load_listwise,
-    "graded": load_graded,
+JUDGMENT_LOADERS: dict[Source, Callable[..., pd.DataFrame]] = {
+    Source.pairwise: load_pairwise,
+    Source.listwise: load_listwise,
+    Source.graded: load_graded,
 }
 
 
@@ -627,7 +628,7 @@ def load_query_failures(bind: Bind, build_id: int) -> list[QueryFailure]:
 
 def load_build_judgments(bind: Bind, build: BuildRecord) -> pd.DataFrame:
     """The judgments a build read (its source, restricted to its batches)."""
-    frame = JUDGMENT_LOADERS[build.source](bind, build.collection)
+    frame = JUDGMENT_LOADERS[Source(build.source)](bind, build.collection)
     ids = {b.id for b in build.batches}
     return frame[frame["batch_id"].isin(ids)].reset_index(drop=True)
 
