@@ -22,11 +22,14 @@ __all__ = [
 
 class Word(str, Enum):
     """A vocabulary word: a ``str`` enum that prints as its value (``f"{MissingPolicy.zero}"``
-    is ``zero``, on every Python version), so a word reads the same in messages, tables and
-    JSON whether it is passed as the member or as the plain string."""
+    is ``zero`` and ``repr`` is ``'zero'``, on every Python version), so a word reads the same
+    in messages, tables and JSON whether it is passed as the member or as the plain string."""
 
     def __str__(self) -> str:
         return str(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)

@@ -26,7 +26,7 @@ from orlbuild.cli.options import (
     SystemsOption,
     TestOption,
 )
-from orlbuild.cli.render import emit, print_table
+from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
 from orlbuild.services.comparisons import compare_panels
@@ -97,14 +97,6 @@ def comparison_settings(
         "smallest_attainable_p": {m: p.smallest_p for m, p in plans.items()},
         "notes": list(dict.fromkeys(p.note for p in plans.values() if p.note)),
     }
-
-
-def report_plan(notes: list[str], warnings: list[str]) -> None:
-    """Say on standard error what the test plan changed, and what it could not fix."""
-    for note in notes:
-        typer.echo(f"Note: {note}", err=True)
-    for warning in warnings:
-        typer.echo(f"Warning: {warning}", err=True)
 
 
 def load_panels(

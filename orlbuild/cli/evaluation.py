@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.compare import report_plan
 from orlbuild.cli.options import (
     AlphaOption,
     CorrectionOption,
@@ -21,7 +20,7 @@ from orlbuild.cli.options import (
     SeedOption,
     TestOption,
 )
-from orlbuild.cli.render import emit
+from orlbuild.cli.render import emit, report_plan
 from orlbuild.ingest.source import InputFormat
 from orlbuild.vocabulary import GradeAggregate, OutputFormat, values
 from scoring.settings import TestSettings

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -24,6 +25,7 @@ __all__ = [
     "jsonable",
     "print_json",
     "print_table",
+    "report_plan",
 ]
 
 #: Width a table may take when standard output is not a terminal (no truncation in practice).
@@ -101,3 +103,11 @@ def emit(
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
     else:
         print_table(frame, title=title)
+
+
+def report_plan(notes: list[str], warnings: list[str]) -> None:
+    """Say on standard error what the test plan changed, and what it could not fix."""
+    for note in notes:
+        typer.echo(f"Note: {note}", err=True)
+    for warning in warnings:
+        typer.echo(f"Warning: {warning}", err=True)
