@@ -87,7 +87,7 @@ def _exported(tree: ast.Module) -> list[str]:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
-            return [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+            return [str(name) for name in ast.literal_eval(node.value)]
     return []
 
 
