@@ -14,7 +14,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -253,8 +253,8 @@ class RDQ(Measure):
 class nDCG(Measure):
     """Normalised DCG with ORL-derived (bi, ic, lc) or native grades, exp or linear gain."""
 
-    grade: str = "bi"
-    gain: str = "exp"
+    grade: baselines.GradeSource = "bi"
+    gain: baselines.Gain = "exp"
 
     NAME: ClassVar[str] = "nDCG"
     DESCRIPTION: ClassVar[str] = "normalised DCG; grade=bi|ic|lc|native, gain=exp|linear"
@@ -265,7 +265,7 @@ class nDCG(Measure):
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         k = self.cutoff if self.cutoff is not None else max(len(ranking), orl.n_items)
-        return baselines.ndcg(orl, ranking, k, grade=self.grade, gain=self.gain)  # type: ignore[arg-type]
+        return baselines.ndcg(orl, ranking, k, grade=self.grade, gain=self.gain)
 
     def depth(self, longest_run: int, largest_orl: int) -> int:
         return self.cutoff if self.cutoff is not None else max(longest_run, largest_orl, 1)
@@ -420,11 +420,11 @@ class _Correlation(Measure):
     """Shared batch path of the rank correlations: only defined rows are computed."""
 
     RANGE: ClassVar[tuple[float, float]] = (-1.0, 1.0)
-    METHOD: ClassVar[str] = "kendall"
+    METHOD: ClassVar[baselines.CorrelationMethod] = "kendall"
 
     def correlation(self, orl: ORL, ranking: list[str]) -> baselines.RankCorrelation:
         """Value and, when undefined, the reason."""
-        return baselines.rank_correlation(orl, ranking, self.cutoff, method=self.METHOD)  # type: ignore[arg-type]
+        return baselines.rank_correlation(orl, ranking, self.cutoff, method=self.METHOD)
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         return self.correlation(orl, ranking).value
@@ -454,7 +454,7 @@ class SpearmanRho(_Correlation):
 
     NAME: ClassVar[str] = "SpearmanRho"
     DESCRIPTION: ClassVar[str] = "Spearman rho vs the ORL; NaN unless same item set, >1 tier"
-    METHOD: ClassVar[str] = "spearman"
+    METHOD: ClassVar[baselines.CorrelationMethod] = "spearman"
 
 
 #: Registry: measure name -> definition class.
@@ -554,8 +554,3 @@ def parse_measure(name: str | Measure) -> Measure:
         With the reason and the list of valid names.
     """
     return parse_measures([name])[0]
-
-
-def with_cutoff(measure: Measure, cutoff: int | None) -> Measure:
-    """A copy of ``measure`` with another cutoff."""
-    return replace(measure, cutoff=cutoff)

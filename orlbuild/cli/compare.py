@@ -20,22 +20,19 @@ from orlbuild.cli.options import (
     FormatOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
     ScorePrecisionOption,
     SeedOption,
     SystemsOption,
     TestOption,
 )
-from orlbuild.cli.render import emit, print_table
+from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
-from orlbuild.services.evaluations import (
-    SystemPanels,
-    build_summary,
-    compare_panels,
-    panels_for_systems,
-)
+from orlbuild.services.comparisons import compare_panels
+from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
+from orlbuild.vocabulary import OutputFormat
+from scoring.settings import TestSettings
 from scoring.vocabulary import (
     MissingPolicy,
     ScorePrecisionName,
@@ -51,23 +48,18 @@ def compare_command(
     system: SystemsOption,
     measure: MeasureOption,
     test: TestOption = None,
-    permutations: PermutationsOption = 1000,
+    permutations: PermutationsOption = TestSettings.permutations,
     correction: CorrectionOption = None,
-    alpha: AlphaOption = 0.05,
-    seed: SeedOption = 0,
+    alpha: AlphaOption = TestSettings.alpha,
+    seed: SeedOption = TestSettings.seed,
     missing: MissingOption = MissingPolicy.zero,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Test every pair of systems on every measure, and group the systems into tiers."""
-    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision)
     comparison = compare_panels(
-        scored.panels,
-        test=None if test is None else test.value,
-        permutations=permutations,
-        correction=None if correction is None else correction.value,
-        alpha=alpha,
-        seed=seed,
+        scored.panels, TestSettings(test, permutations, correction, alpha, seed)
     )
     tiers = comparison.tiers()
     settings = comparison_settings(comparison.plans, permutations, alpha, seed)
@@ -107,21 +99,13 @@ def comparison_settings(
     }
 
 
-def report_plan(notes: list[str], warnings: list[str]) -> None:
-    """Say on standard error what the test plan changed, and what it could not fix."""
-    for note in notes:
-        typer.echo(f"Note: {note}", err=True)
-    for warning in warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-
-
 def load_panels(
     ctx: typer.Context,
     build: str,
     systems: list[str],
     measures: list[str],
     missing: MissingPolicy,
-    score_precision: str = "float32",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
     with opened_store(ctx) as engine:
@@ -130,8 +114,8 @@ def load_panels(
             build,
             systems,
             measures=measures,
-            missing=missing.literal,
-            score_precision=score_precision,  # type: ignore[arg-type]
+            missing=missing,
+            score_precision=score_precision,
         )
 
 

@@ -28,10 +28,9 @@ from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
     BuildEvaluation,
-    build_failures,
     evaluate_stored_build,
 )
-from orlbuild.services.builds import build_or_reuse, load_query_orls, version_note
+from orlbuild.services.builds import build_or_reuse, built_orls, version_note
 from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
 
@@ -39,7 +38,12 @@ if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
     from orlbuild.services.orls import BuildRecord
 
-__all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
+__all__ = [
+    "BuiltOrls",
+    "PipelineResult",
+    "open_pipeline_store",
+    "run_pipeline",
+]
 
 
 @dataclass(frozen=True)
@@ -204,11 +208,10 @@ def build_orls_for(
         progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
         executor=executor,
     )
-    orls = load_query_orls(engine, record.id)
-    failed = tuple(build_failures(engine, record.id))
+    orls, failed = built_orls(engine, record.id)
     note = None if reused else version_note(engine, spec.name, record.id)
     built = BuiltOrls.of(spec, record, orls, reused=reused)
-    return replace(built, failures=failed, new_version=note), orls
+    return replace(built, failures=tuple(failed), new_version=note), orls
 
 
 def run_pipeline(

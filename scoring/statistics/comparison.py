@@ -19,6 +19,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.correction import adjust_pvalues
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, ScorePanel, as_panel
@@ -29,7 +30,6 @@ from scoring.statistics.tiers import system_tiers
 __all__ = [
     "COMPARISON_COLUMNS",
     "SystemComparison",
-    "compare_systems",
     "system_comparison",
     "wins_ties_losses",
 ]
@@ -108,37 +108,11 @@ def _unique(lines: Iterable[str | None]) -> list[str]:
     return list(dict.fromkeys(line for line in lines if line))
 
 
-def compare_systems(
-    scores: PanelLike | Mapping[str, PanelLike],
-    *,
-    measure: str = "score",
-    test: str | None = "randomization",
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int | None = None,
-) -> pd.DataFrame:
-    """Test every pair of systems, per measure (the pairs of :func:`system_comparison`)."""
-    return system_comparison(
-        scores,
-        measure=measure,
-        test=test,
-        permutations=permutations,
-        correction=correction,
-        alpha=alpha,
-        seed=seed,
-    ).pairs
-
-
 def system_comparison(
     scores: PanelLike | Mapping[str, PanelLike],
+    settings: TestSettings | None = None,
     *,
     measure: str = "score",
-    test: str | None = "randomization",
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int | None = None,
 ) -> SystemComparison:
     """Test every pair of systems, per measure (docs/comparing-systems.md, "Comparing many
     systems").
@@ -148,26 +122,19 @@ def system_comparison(
     scores
         One panel (DataFrame with one column per system and one row per query,
         or a :class:`ScorePanel`), or a mapping ``measure -> panel``.
+    settings
+        Default ``TestSettings()``. The test (``randomization``: paired two-sided sign-flip
+        test; ``t``; ``tukey-hsd``: randomized Tukey HSD; ``max-t``: its studentized
+        step-down form; ``None``: ``max-t`` for more than two systems, else
+        ``randomization``), the requested draws (a minimum, raised or replaced by exact
+        enumeration by :func:`plan_test` when the smallest attainable adjusted p-value would
+        not be below ``alpha / 10``), the correction over the pairs of one measure
+        (``None``: ``holm``; not used by ``max-t`` and ``tukey-hsd``), ``alpha`` (a pair is
+        ``significant`` when its adjusted p-value is below it) and the seed. Every measure
+        uses the same random stream, so a measure's result does not depend on which other
+        measures are compared.
     measure
         Name used in the ``measure`` column when ``scores`` is a single panel.
-    test
-        ``randomization`` (paired two-sided sign-flip test, the default),
-        ``t``, ``tukey-hsd`` (randomized Tukey HSD), ``max-t`` (its studentized
-        step-down form), or ``None``: ``max-t``
-        for more than two systems, else ``randomization``.
-    permutations
-        Requested draws of the randomization tests: a minimum, raised (or
-        replaced by exact enumeration) by :func:`plan_test` when the smallest
-        attainable adjusted p-value would not be below ``alpha / 10``.
-    correction
-        ``holm`` (default), ``bonferroni`` or ``none``; the family is all pairs
-        of one measure. Not used by ``max-t`` and ``tukey-hsd`` (family-wise by
-        construction).
-    alpha
-        A pair is ``significant`` when its adjusted p-value is below ``alpha``.
-    seed
-        Seed of the draws. Every measure uses the same random stream, so a
-        measure's result does not depend on which other measures are compared.
 
     Returns
     -------
@@ -175,22 +142,24 @@ def system_comparison(
         The pairs (``diff = mean_a - mean_b``; for ``max-t`` and ``tukey-hsd`` ``p_value``
         and ``p_adjusted`` are both the family-wise p-value) and the plans.
     """
+    settings = settings or TestSettings()
+    alpha = settings.alpha
     if not 0.0 < alpha < 1.0:
         raise ScoringError(f"alpha must lie in (0, 1), got {alpha}")
     panels = {measure: scores} if isinstance(scores, PanelLike) else dict(scores)
     if not panels:
         raise ScoringError("no measure to compare")
-    entropy = np.random.SeedSequence(seed).entropy
+    entropy = np.random.SeedSequence(settings.seed).entropy
     frames = []
     plans = {}
     for name, panel_like in panels.items():
         panel = as_panel(panel_like)
         plan = plan_test(
-            test,
-            correction,
+            settings.test,
+            settings.correction,
             n_systems=panel.n_systems,
             n_queries=panel.n_queries,
-            permutations=permutations,
+            permutations=settings.permutations,
             alpha=alpha,
         )
         plans[name] = plan

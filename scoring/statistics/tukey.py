@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
 
@@ -84,7 +85,7 @@ def tukey_hsd_pvalues(
     scores: npt.ArrayLike,
     pairs: PairIndex,
     *,
-    permutations: int = 1000,
+    permutations: int = TestSettings.permutations,
     rng: np.random.Generator | int | None = None,
 ) -> FloatVector:
     """Family-wise adjusted p-values of randomized Tukey HSD, one per pair.
