@@ -803,6 +803,8 @@ def _parse_one(name: str) -> Measure:
             kwargs[key] = cls.PARAMS[key](value)
         except ValueError as exc:
             raise ValueError(f"parameter {key}: {exc}") from None
+    if raw_cutoff is None and cls.AT_PARAM is not None and cls.AT_PARAM not in kwargs:
+        raise ValueError(f"{cls.NAME} needs @{cls.AT_PARAM}, e.g. {cls.NAME}@0.5")
     if raw_cutoff is not None and cls.AT_PARAM is not None:
         try:
             kwargs[cls.AT_PARAM] = cls.PARAMS[cls.AT_PARAM](raw_cutoff)
