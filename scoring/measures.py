@@ -503,9 +503,7 @@ class R(Measure):
     """Recall at k: relevant items in the top k over ``|R|`` (trec_eval ``recall_k``)."""
 
     NAME: ClassVar[str] = "R"
-    DESCRIPTION: ClassVar[str] = (
-        "recall: reference items in the top k / |R| (trec_eval recall_k)"
-    )
+    DESCRIPTION: ClassVar[str] = "recall: reference items in the top k / |R| (trec_eval recall_k)"
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         return trec_measures.recall(orl, ranking, self.cutoff)

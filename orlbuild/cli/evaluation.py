@@ -275,6 +275,7 @@ def _emit_many(
     first = ["system", "query"] if per_query else ["system"]
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparisons = None
+    rank_table = None
     if compare is not None:
         from orlbuild.services.comparisons import compare_scores
 
@@ -286,6 +287,12 @@ def _emit_many(
         comparisons = comparison.pairs if comparison is not None else pd.DataFrame()
         out["comparisons"] = comparisons.to_dict(orient="records")
         warnings.extend(dropped)
+        if comparison is not None and comparison.ranks is not None:
+            rank_table = rank_interval_table(comparison.ranks)
+            for row in comparison.ranks.to_dict(orient="records"):
+                entry = systems[str(row["system"])]
+                entry.setdefault("rank_lo", {})[str(row["measure"])] = int(row["rank_lo"])
+                entry.setdefault("rank_hi", {})[str(row["measure"])] = int(row["rank_hi"])
     out["warnings"] = warnings
     if fmt is not OutputFormat.json:
         for note in warnings:
@@ -294,6 +301,15 @@ def _emit_many(
     if comparisons is not None and fmt is OutputFormat.table:
         shown_columns = ["measure", "a", "b", "diff", "p_value", "p_adjusted", "significant"]
         emit(fmt, frame=comparisons[shown_columns], title="Paired randomization tests (Holm)")
+    if rank_table is not None and fmt is OutputFormat.table:
+        emit(fmt, frame=rank_table, title="Rank intervals (simultaneous 95%, 1 = best)")
+
+
+def rank_interval_table(ranks: Any) -> Any:
+    """Systems by measures, each cell ``lo-hi`` (the simultaneous rank interval)."""
+    cells = ranks.assign(interval=ranks["rank_lo"].astype(str) + "-" + ranks["rank_hi"].astype(str))
+    table = cells.pivot_table(index="system", columns="measure", values="interval", aggfunc="first")
+    return table[list(dict.fromkeys(ranks["measure"]))].reset_index()
 
 
 def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
@@ -311,7 +327,7 @@ def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
         )
         rows.append({"measure": f"{alias}@k", "parameters": preset, "description": "RDQ alias"})
-    for name, cls in MEASURES.items():
+    for cls in MEASURES.values():
         defaults = ", ".join(
             f"{f.name}={f.default}" for f in fields(cls) if f.name not in ("cutoff", cls.AT_PARAM)
         )
