@@ -29,6 +29,7 @@ __all__ = [
     "figure_to_svg",
     "interval_figure",
     "plot_power_stability",
+    "rank_interval_figure",
     "save_power_stability",
     "tier_figure",
 ]
@@ -239,3 +240,43 @@ def _lowest_tau(results: Mapping[str, PowerResult]) -> float:
     """Smallest finite mean tau across measures (0 when there is none)."""
     values = [float(v) for r in results.values() for v in r.stability if v == v]
     return min(values, default=0.0)
+
+
+def rank_interval_figure(ranks: pd.DataFrame, measures: Sequence[str]) -> Figure:
+    """A leaderboard with rank intervals, one panel per measure.
+
+    Systems best first (one row each); a bar from ``rank_lo`` to ``rank_hi``
+    (the simultaneous rank interval) and a dot at the point rank.
+
+    Parameters
+    ----------
+    ranks
+        Output of :func:`scoring.statistics.rank_intervals.rank_interval_table`.
+    measures
+        One panel per measure (those without rows are skipped).
+    """
+    shown = [m for m in measures if (ranks["measure"] == m).any()]
+    n_systems = max(int((ranks["measure"] == m).sum()) for m in shown)
+    row = 0.17 if n_systems > 30 else 0.3
+    font = 7 if n_systems > 30 else 9
+    figure = Figure(
+        figsize=(min(4.2 * len(shown), 13.0), 1.0 + row * n_systems), layout="constrained"
+    )
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(shown), squeeze=False)[0]
+    for ax, measure in zip(axes, shown, strict=True):
+        rows = ranks[ranks["measure"] == measure].sort_values(["rank", "system"])
+        positions = np.arange(len(rows))[::-1].astype(float)
+        low = rows["rank_lo"].to_numpy(dtype=float)
+        high = rows["rank_hi"].to_numpy(dtype=float)
+        ax.hlines(positions, low - 0.3, high + 0.3, color="#9fb8d0", lw=5 if n_systems <= 30 else 3)
+        ax.plot(rows["rank"].to_numpy(dtype=float), positions, "o", color="#1f4e79",
+                markersize=4 if n_systems > 30 else 6)  # fmt: skip
+        ax.set_yticks(positions, [str(s) for s in rows["system"]], fontsize=font)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xlim(0.3, n_systems + 0.7)
+        ax.set_xlabel("rank (1 = best)", fontsize=font)
+        ax.set_title(measure, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=font)
+    return figure

@@ -36,12 +36,13 @@ Two null distributions:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatMatrix, FloatVector
@@ -52,6 +53,7 @@ __all__ = [
     "RankIntervals",
     "gaussian_rank_intervals",
     "rank_bounds",
+    "rank_interval_table",
     "system_rank_intervals",
 ]
 
@@ -292,3 +294,51 @@ def gaussian_rank_intervals(
     better, steps = _step_down(observed, 1e-9, null_max, alpha)
     lower, upper = rank_bounds(better)
     return RankIntervals(x, _point_ranks(x), lower, upper, better, 1.0 - alpha, draws, steps)
+
+
+def rank_interval_table(
+    panels: Mapping[str, pd.DataFrame],
+    *,
+    alpha: float = 0.05,
+    permutations: int = 1000,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """Rank intervals of every measure's systems, as one table.
+
+    Parameters
+    ----------
+    panels
+        Measure -> panel (one column per system, one row per query), e.g.
+        :func:`scoring.statistics.score_panels`; panels with fewer than two
+        systems are skipped.
+    alpha, permutations
+        As in :func:`system_rank_intervals`.
+    seed
+        Every measure's draws come from this seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (measure, system), best first: ``measure, system, mean,
+        rank, rank_lo, rank_hi``.
+    """
+    frames = []
+    for measure, panel in panels.items():
+        if panel.shape[1] < 2 or panel.shape[0] < 1:
+            continue
+        result = system_rank_intervals(
+            panel.to_numpy(dtype=np.float64), alpha=alpha, permutations=permutations, rng=seed
+        )
+        frame = pd.DataFrame(
+            {
+                "measure": measure,
+                "system": [str(c) for c in panel.columns],
+                "mean": result.estimates,
+                "rank": result.rank,
+                "rank_lo": result.lower,
+                "rank_hi": result.upper,
+            }
+        )
+        frames.append(frame.sort_values(["rank", "system"], kind="stable"))
+    columns = ["measure", "system", "mean", "rank", "rank_lo", "rank_hi"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
