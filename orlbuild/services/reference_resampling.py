@@ -11,22 +11,25 @@ resamples under which it holds:
 * a system's tier (the same tier number);
 * a system's rank interval (the same ``[rank_lo, rank_hi]``).
 
-The rebuilds go through the build's mapper, so ``--jobs`` and Dask apply to
-them as to a build.
+The rebuilds run on the executor, one task per resample, so ``--jobs`` and
+Dask apply (and the result does not depend on them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from orlbuild.builders.build import QueryMapper, build_orls
+from orlbuild.builders.build import build_orls
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import ConfigError
+from orlbuild.executor import Executor, map_ordered
 from scoring import ORL
 from scoring.evaluation import evaluate_runs
 from scoring.statistics import score_panels, system_comparison
@@ -40,6 +43,8 @@ __all__ = [
 
 #: Verdicts holding under fewer than this share of resamples are flagged.
 HOLD_THRESHOLD = 0.95
+KEY_PAIRS = ["measure", "a", "b"]
+KEY_SYSTEMS = ["measure", "system"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,42 @@ def _direction(pairs: pd.DataFrame) -> pd.Series:
     return pd.Series(np.where(pairs["significant"].to_numpy(dtype=bool), sign, 0.0))
 
 
+def _resample_verdicts(
+    setup: _Setup, index: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """One rebuilt reference: which pair verdicts, tiers and rank intervals it keeps."""
+    rng = np.random.default_rng([setup.seed, index])
+    frame = annotator_resample(setup.judgments, rng)
+    _, rebuilt = build_orls(frame, setup.params, on_error="skip")
+    orls = _orls(rebuilt.orls)
+    if set(orls) != set(setup.queries):
+        return None  # a query lost its ORL: this resample cannot judge the same verdicts
+    pairs, systems = _verdicts(orls, setup.runs, setup.measures, setup.options)
+    pairs = setup.pairs[KEY_PAIRS].merge(pairs, on=KEY_PAIRS, how="left")
+    systems = setup.systems[KEY_SYSTEMS].merge(systems, on=KEY_SYSTEMS, how="left")
+    same_pair = _direction(pairs).to_numpy() == _direction(setup.pairs).to_numpy()
+    same_tier = systems["tier"].to_numpy() == setup.systems["tier"].to_numpy()
+    same_interval = (systems["rank_lo"].to_numpy() == setup.systems["rank_lo"].to_numpy()) & (
+        systems["rank_hi"].to_numpy() == setup.systems["rank_hi"].to_numpy()
+    )
+    return same_pair.astype(float), same_tier.astype(float), same_interval.astype(float)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every resample task needs (pickled once per chunk of tasks)."""
+
+    judgments: pd.DataFrame
+    params: BuildParameters
+    runs: Mapping[str, pd.DataFrame]
+    measures: Sequence[str]
+    options: Mapping[str, Any]
+    seed: int
+    queries: frozenset[str]
+    pairs: pd.DataFrame
+    systems: pd.DataFrame
+
+
 def reference_verdicts(
     judgments: pd.DataFrame,
     params: BuildParameters,
@@ -114,7 +155,8 @@ def reference_verdicts(
     alpha: float = 0.05,
     test: str | None = None,
     permutations: int = 1000,
-    mapper: QueryMapper | None = None,
+    executor: Executor | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> ReferenceVerdicts:
     """Share of annotator-bootstrap references under which each verdict holds.
 
@@ -131,11 +173,15 @@ def reference_verdicts(
     resamples
         ``B``, the number of rebuilt references.
     seed
-        Seed of the annotator draws and of the comparisons.
+        Seed of the annotator draws (resample ``b`` draws from ``(seed, b)``)
+        and of the comparisons.
     alpha, test, permutations
         The comparison (:func:`scoring.statistics.system_comparison`).
-    mapper
-        Runs each rebuild's per-query work (an executor's ordered map).
+    executor
+        Where the rebuilds run (``--jobs``, Dask): one task per resample, so
+        the result does not depend on it.
+    advance
+        Called with 1 per finished resample (progress).
 
     Returns
     -------
@@ -149,31 +195,29 @@ def reference_verdicts(
     if resamples < 1:
         raise ConfigError(f"--reference-resamples must be at least 1, got {resamples}")
     options = {"test": test, "permutations": permutations, "alpha": alpha, "seed": seed}
-    resolved, outcome = build_orls(judgments, params, mapper=mapper)
+    resolved, outcome = build_orls(judgments, params)
     pairs, systems = _verdicts(_orls(outcome.orls), runs, measures, options)
-    direction = _direction(pairs)
-    key_pairs = ["measure", "a", "b"]
-    key_systems = ["measure", "system"]
+    setup = _Setup(
+        judgments, resolved, dict(runs), list(measures), options, seed,
+        frozenset(outcome.orls), pairs, systems,
+    )  # fmt: skip
     pair_hits = np.zeros(len(pairs))
     tier_hits = np.zeros(len(systems))
     interval_hits = np.zeros(len(systems))
     done = 0
-    rng = np.random.default_rng(seed)
-    for _ in range(resamples):
-        frame = annotator_resample(judgments, rng)
-        _, rebuilt = build_orls(frame, resolved, on_error="skip", mapper=mapper)
-        orls = _orls(rebuilt.orls)
-        if set(orls) != set(outcome.orls):
-            continue  # a query lost its ORL: this resample cannot judge the same verdicts
-        b_pairs, b_systems = _verdicts(orls, runs, measures, options)
-        b_pairs = pairs[key_pairs].merge(b_pairs, on=key_pairs, how="left")
-        pair_hits += (_direction(b_pairs).to_numpy() == direction.to_numpy()).astype(float)
-        b_systems = systems[key_systems].merge(b_systems, on=key_systems, how="left")
-        tier_hits += (b_systems["tier"].to_numpy() == systems["tier"].to_numpy()).astype(float)
-        same_interval = (b_systems["rank_lo"].to_numpy() == systems["rank_lo"].to_numpy()) & (
-            b_systems["rank_hi"].to_numpy() == systems["rank_hi"].to_numpy()
-        )
-        interval_hits += same_interval.astype(float)
+    results = map_ordered(
+        partial(_resample_verdicts, setup),
+        list(range(resamples)),
+        executor=executor,
+        advance=advance,
+        chunk_size=1,
+    )
+    for result in results:
+        if result is None:
+            continue
+        pair_hits += result[0]
+        tier_hits += result[1]
+        interval_hits += result[2]
         done += 1
     if done == 0:
         raise ConfigError("no reference resample rebuilt an ORL for every query")
@@ -184,3 +228,23 @@ def reference_verdicts(
         systems["interval_holds"] < HOLD_THRESHOLD
     )
     return ReferenceVerdicts(pairs=pairs, systems=systems.assign(fragile=fragile), resamples=done)
+
+
+def reference_verdicts_for_build(
+    engine: Any,
+    build: str | int,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    **options: Any,
+) -> ReferenceVerdicts:
+    """:func:`reference_verdicts` of a stored build: its judgments, parameters and the
+    systems' stored runs (``options`` as there)."""
+    from orlbuild.store.builds import get_build, load_build_judgments
+    from orlbuild.store.read import load_run
+
+    record = get_build(engine, build)
+    judgments = load_build_judgments(engine, record)
+    params = BuildParameters(**record.parameters)
+    runs = {system: load_run(engine, record.collection, system) for system in systems}
+    runs = {s: r[["query", "item", "score"]] for s, r in runs.items()}
+    return reference_verdicts(judgments, params, runs, measures, **options)
