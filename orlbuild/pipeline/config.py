@@ -632,9 +632,14 @@ def _compare(table: _Table, n_systems: int) -> CompareSpec:
         correction=None if family_wise or correction is None else CorrectionName(correction),
         alpha=table.get("alpha", float, 0.05, check=_probability),
         seed=table.get("seed", int, 0),
+        reference_resamples=table.get("reference_resamples", int, 0, check=_non_negative),
     )
     table.finish()
     return spec
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be >= 0"
 
 
 def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:

@@ -120,6 +120,7 @@ def render_report(data: ReportData) -> str:
     """
     # matplotlib is imported only when a report is drawn: it slows every CLI start-up
     from orlbuild.report.leaderboard import leaderboard_ranks, leaderboard_section
+    from orlbuild.report.reference import reference_section
     from orlbuild.report.sections import (
         header_section,
         heatmap_section,
@@ -139,6 +140,7 @@ def render_report(data: ReportData) -> str:
         systems_section(data, intervals, order),
         leaderboard_section(data, leaderboard_ranks(data)),
         significance_section(data, order),
+        reference_section(data),
         heatmap_section(data, order),
         orl_section(data),
         power_section(data),

@@ -75,6 +75,8 @@ class CompareSpec:
     correction: CorrectionName | None = None
     alpha: float = 0.05
     seed: int = 0
+    #: Annotator-bootstrap rebuilds of the reference (0: off; README, "Comparing many systems").
+    reference_resamples: int = 0
 
     def __post_init__(self) -> None:
         # plain strings (the Literal type of earlier versions) become the enums

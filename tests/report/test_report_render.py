@@ -240,3 +240,15 @@ def test_leaderboard_draws_rank_intervals(page: Page, report_data: ReportData) -
             lo, hi = (int(v) for v in row[column].split("–"))
             rank = 1 + sum(m > means[row[0]] for m in means.values())
             assert 1 <= lo <= rank <= hi <= n
+
+
+def test_reference_section_marks_fragile_verdicts(report_data: ReportData) -> None:
+    pairs = report_data.comparisons.copy()
+    holds = np.linspace(0.5, 1.0, len(pairs))
+    reference = pairs.assign(holds=holds, fragile=holds < 0.95)
+    page = Page(render_report(replace(report_data, reference=reference, reference_resamples=40)))
+    rows = page.table(**{"class": "reference"})
+    assert len(rows) == 1 + len(pairs)
+    marked = [r for r in rows[1:] if "⚠" in r[1]]
+    assert len(marked) == int((holds < 0.95).sum())
+    assert not Page(render_report(report_data)).find("section", id="reference")
