@@ -198,7 +198,7 @@ def _boolean(text: str) -> bool:
 # --- RDQ -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RDQ(Measure):
-    """Rank-Deviation Quality (README, "RDQ") with a penalty, weights, alpha, lam."""
+    """Rank-Deviation Quality (docs/measures.md, "RDQ") with a penalty, weights, alpha, lam."""
 
     penalty: str = "m2"
     alpha: float = 1.0
@@ -380,7 +380,8 @@ class RBP(Measure):
 
 @dataclass(frozen=True)
 class CMP(Measure):
-    """Compatibility-style overlap with the tier-respecting ideal (README, "Baselines")."""
+    """Compatibility-style overlap with the tier-respecting ideal (docs/measures.md,
+    "Baselines")."""
 
     p: float = 0.95
 
@@ -485,7 +486,8 @@ class SpearmanRho(_Correlation):
     METHOD: ClassVar[str] = "spearman"
 
 
-# --- trec_eval, gdeval and ir_measures measures (README, "Measures") -------------------
+# --- trec_eval, gdeval and ir_measures measures ---------------------------------------
+# (docs/measures.md, "trec_eval, gdeval and ir_measures measures")
 def _nonnegative_unit(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:

@@ -1,4 +1,6 @@
-"""trec_eval's and gdeval's measures for one query (README, "Measures"): readable reference code.
+"""trec_eval's and gdeval's measures for one query: readable reference code.
+
+See docs/measures.md, "trec_eval, gdeval and ir_measures measures".
 
 The same input as :mod:`scoring.baselines` - an ORL, a candidate list best
 first, a cutoff ``k`` (``None`` for the whole candidate) - and the same

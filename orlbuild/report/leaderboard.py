@@ -1,4 +1,7 @@
-"""The report's leaderboard with simultaneous rank intervals (README, "Comparing many systems")."""
+"""The report's leaderboard with simultaneous rank intervals.
+
+See docs/comparing-systems.md, "Comparing many systems".
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The report's verdicts under reference resampling (README, "Comparing many systems")."""
+"""The report's verdicts under reference resampling.
+
+See docs/comparing-systems.md, "Comparing many systems".
+"""
 
 from __future__ import annotations
 

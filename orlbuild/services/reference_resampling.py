@@ -1,4 +1,6 @@
-"""Verdicts under the reference's own uncertainty (README, "Comparing many systems").
+"""Verdicts under the reference's own uncertainty.
+
+See docs/comparing-systems.md, "Comparing many systems".
 
 An ORL built from judgments is an estimate. :func:`reference_verdicts`
 rebuilds the ORLs on ``B`` annotator-bootstrap resamples of the judgments

@@ -1,4 +1,6 @@
-"""Simultaneous confidence intervals for ranks (README, "Comparing many systems").
+"""Simultaneous confidence intervals for ranks.
+
+See docs/comparing-systems.md, "Comparing many systems".
 
 Mogstad, Romano, Shaikh & Wilhelm (2024, "Inference for ranks with
 applications to mobility across neighborhoods and academic achievements

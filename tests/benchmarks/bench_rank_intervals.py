@@ -29,10 +29,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rank_coverage import coverage  # noqa: E402
+from rank_coverage import coverage
 
-from scoring.statistics.rank_intervals import system_rank_intervals  # noqa: E402
-from scoring.statistics.tukey import tukey_hsd_pvalues  # noqa: E402
+from scoring.statistics.rank_intervals import system_rank_intervals
+from scoring.statistics.tukey import tukey_hsd_pvalues
 
 PANELS = (5, 20, 63)
 

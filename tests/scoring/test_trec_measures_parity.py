@@ -133,8 +133,7 @@ def test_sample_collection_matches_trec_eval(qrels_file: str, system: str) -> No
 
 def _ir_measures_values(qrels: dict, run: dict, measures: list) -> dict[tuple[str, str], float]:
     return {
-        (m.query_id, str(m.measure)): m.value
-        for m in ir_measures.iter_calc(measures, qrels, run)
+        (m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)
     }
 
 
@@ -168,7 +167,9 @@ def test_judged_matches_ir_measures(seed: int) -> None:
     assert {q for q, _ in expected} == set(got.index)
     for (query, name), value in expected.items():
         assert got.loc[query, name] == pytest.approx(value, abs=1e-12), (query, name)
-    aggregate = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, run)
+    aggregate = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(n) for n in names], qrels, run
+    )
     for measure, value in aggregate.items():
         assert got[str(measure)].mean() == pytest.approx(value, abs=1e-12)
 

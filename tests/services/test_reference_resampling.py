@@ -33,7 +33,9 @@ def _dataset(
     judgments, runs = [], {"a": [], "b": []}
     for q in range(n_queries):
         query = f"q{q:02d}"
-        judgments.append(simulate_pairwise(rng, strengths, comparisons, query=query, n_annotators=4))
+        judgments.append(
+            simulate_pairwise(rng, strengths, comparisons, query=query, n_annotators=4)
+        )
         items = [f"d{i:02d}" for i in range(len(strengths))]
         for system, noise in (("a", 1.0), ("b", 1.0 + gap)):
             scores = strengths + rng.normal(0.0, noise, size=len(strengths))

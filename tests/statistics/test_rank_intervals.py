@@ -1,4 +1,4 @@
-"""Simultaneous rank intervals (README, "Comparing many systems")."""
+"""Simultaneous rank intervals (docs/comparing-systems.md, "Comparing many systems")."""
 
 from __future__ import annotations
 
