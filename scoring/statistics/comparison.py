@@ -253,10 +253,15 @@ def _rank_interval_frame(
 ) -> pd.DataFrame:
     """Rank intervals of one measure's systems, from the comparison's seed.
 
-    The draws are randomized Tukey HSD's (:func:`system_rank_intervals`): at
-    least as many as the test used, and enough that ``1 / (B + 1) < alpha``.
+    The draws are randomized Tukey HSD's (:func:`system_rank_intervals`): as
+    many as a Tukey-family test used; otherwise the requested number (a
+    sign-flip test with Holm may have raised its own to hundreds of thousands,
+    which the intervals do not need), at least ``10 / alpha``.
     """
-    draws = max(plan.permutations or 0, permutations, math.ceil(2.0 / alpha))
+    if plan.test.family_wise and plan.permutations:
+        draws = plan.permutations
+    else:
+        draws = max(permutations, math.ceil(10.0 / alpha))
     rng = np.random.default_rng(np.random.SeedSequence(entropy))
     intervals = system_rank_intervals(panel.scores, alpha=alpha, permutations=draws, rng=rng)
     return pd.DataFrame(
