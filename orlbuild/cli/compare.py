@@ -9,7 +9,7 @@ reach a rejection.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,9 +18,11 @@ from orlbuild.cli.options import (
     BuildOption,
     CorrectionOption,
     FormatOption,
+    JobsOption,
     MeasureOption,
     MissingOption,
     PermutationsOption,
+    SchedulerOption,
     ScorePrecisionOption,
     SeedOption,
     SystemsOption,
@@ -55,6 +57,9 @@ def compare_command(
     missing: MissingOption = MissingPolicy.zero,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     fmt: FormatOption = OutputFormat.table,
+    reference_resamples: ReferenceResamplesOption = 0,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Test every pair of systems on every measure, and group the systems into tiers."""
     scored = load_panels(ctx, build, system, measure, missing, score_precision)
@@ -72,12 +77,75 @@ def compare_command(
         "pairs": comparison.pairs.to_dict(orient="records"),
         "warnings": [*scored.notes, *comparison.warnings],
     }
+    if reference_resamples:
+        payload["reference"] = reference_payload(
+            ctx, build, system, measure, reference_resamples, seed, alpha, test, permutations,
+            jobs, scheduler, fmt,
+        )  # fmt: skip
     warn(scored.notes, fmt)
     report_plan(comparison.notes, comparison.warnings)
     if fmt is OutputFormat.table:
         print_table(tiers, title="Systems: tiers (leader walk) and letters (same letter: n.s.)")
     title = next(iter(comparison.plans.values())).describe()
     emit(fmt, frame=comparison.pairs, payload=payload, title=title)
+
+
+ReferenceResamplesOption = Annotated[
+    int,
+    typer.Option(
+        "--reference-resamples",
+        min=0,
+        help="Rebuild the ORLs on B annotator-bootstrap resamples of the judgments and report "
+        "the share of resamples keeping each verdict (0: off).",
+    ),
+]
+
+
+def reference_payload(
+    ctx: typer.Context,
+    build: str,
+    systems: list[str],
+    measures: list[str],
+    resamples: int,
+    seed: int,
+    alpha: float,
+    test: Any,
+    permutations: int,
+    jobs: int,
+    scheduler: str | None,
+    fmt: OutputFormat,
+) -> dict[str, Any]:
+    """Verdicts under reference resampling: JSON entries, and tables on the terminal."""
+    from orlbuild.executor import resolve_executor
+    from orlbuild.services.reference_resampling import (
+        HOLD_THRESHOLD,
+        reference_verdicts_for_build,
+    )
+
+    with opened_store(ctx) as engine:
+        result = reference_verdicts_for_build(
+            engine, build, systems, measures,
+            resamples=resamples, seed=seed, alpha=alpha,
+            test=None if test is None else test.value, permutations=permutations,
+            executor=resolve_executor(jobs, scheduler),
+        )  # fmt: skip
+    pairs = result.pairs[["measure", "a", "b", "significant", "holds", "fragile"]]
+    shown = result.systems[
+        ["measure", "system", "tier", "rank_lo", "rank_hi", "tier_holds", "interval_holds"]
+    ]
+    if fmt is OutputFormat.table:
+        title = (
+            f"Under {result.resamples} reference resamples (fragile: holds under "
+            f"< {HOLD_THRESHOLD:.0%})"
+        )
+        print_table(pairs, title=title)
+        print_table(shown, title="Tiers and rank intervals under reference resamples")
+    return {
+        "resamples": result.resamples,
+        "threshold": HOLD_THRESHOLD,
+        "pairs": pairs.to_dict(orient="records"),
+        "systems": result.systems.to_dict(orient="records"),
+    }
 
 
 def comparison_settings(

@@ -142,10 +142,17 @@ def _emit_many(
     first = ["system", "query"] if per_query else ["system"]
     shown = shown[first + [c for c in shown.columns if c not in first]]
     comparison = result.comparison
+    rank_table = None
     if compared:
         pairs = comparison.pairs if comparison is not None else pd.DataFrame()
         out["comparisons"] = pairs.to_dict(orient="records")
         warnings.extend(result.comparison_notes)
+        if comparison is not None and comparison.ranks is not None:
+            rank_table = rank_interval_table(comparison.ranks)
+            for row in comparison.ranks.to_dict(orient="records"):
+                entry = systems[str(row["system"])]
+                entry.setdefault("rank_lo", {})[str(row["measure"])] = int(row["rank_lo"])
+                entry.setdefault("rank_hi", {})[str(row["measure"])] = int(row["rank_hi"])
     out["warnings"] = warnings
     if fmt is not OutputFormat.json:
         for note in warnings:
@@ -157,6 +164,15 @@ def _emit_many(
         shown_columns = ["measure", "a", "b", "diff", "p_value", "p_adjusted", "significant"]
         plan = next(iter(comparison.plans.values()))
         emit(fmt, frame=comparison.pairs[shown_columns], title=plan.describe())
+    if rank_table is not None and fmt is OutputFormat.table:
+        emit(fmt, frame=rank_table, title="Rank intervals (simultaneous 95%, 1 = best)")
+
+
+def rank_interval_table(ranks: Any) -> Any:
+    """Systems by measures, each cell ``lo-hi`` (the simultaneous rank interval)."""
+    cells = ranks.assign(interval=ranks["rank_lo"].astype(str) + "-" + ranks["rank_hi"].astype(str))
+    table = cells.pivot_table(index="system", columns="measure", values="interval", aggfunc="first")
+    return table[list(dict.fromkeys(ranks["measure"]))].reset_index()
 
 
 def register(app: typer.Typer) -> None:

@@ -30,11 +30,12 @@ def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()
         )
         rows.append({"measure": f"{alias}@k", "parameters": preset, "description": "RDQ alias"})
-    for name, cls in MEASURES.items():
-        defaults = ", ".join(f"{f.name}={f.default}" for f in fields(cls) if f.name != "cutoff")
-        suffix = "@k" if cls.NEEDS_CUTOFF else "[@k]"
+    for cls in MEASURES.values():
+        defaults = ", ".join(
+            f"{f.name}={f.default}" for f in fields(cls) if f.name not in ("cutoff", cls.AT_PARAM)
+        )
         rows.append(
-            {"measure": name + suffix, "parameters": defaults, "description": cls.DESCRIPTION}
+            {"measure": cls.pattern(), "parameters": defaults, "description": cls.DESCRIPTION}
         )
     frame = pd.DataFrame(rows)
     payload = {

@@ -208,6 +208,9 @@ class PipelineConfig:
     scoring: ScoringSpec
     compare: TestSettings
     power: PowerSpec | None = None
+    #: ``[compare] reference_resamples``: annotator-bootstrap rebuilds of the
+    #: reference (0: off; docs/comparing-systems.md, "Comparing many systems").
+    reference_resamples: int = 0
     report: ReportSpec | None = None
     collection: str = "default"
     execution: ExecutionSpec = field(default_factory=ExecutionSpec)
@@ -449,7 +452,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         scoring_table = _Table({}, "scoring", problems)
     scoring = _scoring(scoring_table, builds, inputs)
     compare_table = root.table("compare") or _Table({}, "compare", problems)
-    compare = _compare(compare_table, len(scoring.systems))
+    compare, reference_resamples = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
     power = None if power_table is None else _power(power_table, measures)
     report_table = root.table("report")
@@ -467,6 +470,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         measures=measures,
         scoring=scoring,
         compare=compare,
+        reference_resamples=reference_resamples,
         power=power,
         report=report,
         collection=collection,
@@ -643,7 +647,7 @@ def _scoring(
     )
 
 
-def _compare(table: _Table, n_systems: int) -> TestSettings:
+def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
     family_wise = test.family_wise
@@ -663,8 +667,13 @@ def _compare(table: _Table, n_systems: int) -> TestSettings:
         alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
         seed=table.get("seed", int, TestSettings.seed),
     )
+    resamples = table.get("reference_resamples", int, 0, check=_non_negative)
     table.finish()
-    return spec
+    return spec, resamples
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be >= 0"
 
 
 def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:

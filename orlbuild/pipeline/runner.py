@@ -33,6 +33,10 @@ from orlbuild.services.build_evaluation import (
 from orlbuild.services.builds import build_or_reuse, built_orls, version_note
 from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
+from orlbuild.services.reference_resampling import (
+    ReferenceVerdicts,
+    reference_verdicts_for_build,
+)
 
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
@@ -292,8 +296,21 @@ def run_pipeline(
         for message in evaluation.plan_messages():
             say(message)
         report = None
+        reference = None
+        if config.reference_resamples:
+            reference = reference_verdicts_for_stored(engine, scored.build_id, config, executor)
+            fragile = int(reference.pairs["fragile"].sum())
+            say(
+                f"reference resampling: {reference.resamples} rebuilds, {fragile} pair verdicts "
+                "hold under fewer than 95% of them"
+            )
         if config.report is not None:
-            report = write_report(evaluation.report_data(config.report.title), config.report.path)
+            data = evaluation.report_data(config.report.title)
+            if reference is not None:
+                data = replace(
+                    data, reference=reference.pairs, reference_resamples=reference.resamples
+                )
+            report = write_report(data, config.report.path)
             say(f"wrote the report to {report}")
     finally:
         engine.dispose()
@@ -306,4 +323,23 @@ def run_pipeline(
         report=report,
         seconds=time.perf_counter() - started,
         measures=config.measures,
+    )
+
+
+def reference_verdicts_for_stored(
+    engine: Any, build_id: int, config: PipelineConfig, executor: Executor | None
+) -> ReferenceVerdicts:
+    """``[compare] reference_resamples``: the scored build's verdicts under rebuilt references."""
+    compare = config.compare
+    return reference_verdicts_for_build(
+        engine,
+        build_id,
+        list(config.scoring.systems),
+        list(config.measures),
+        resamples=config.reference_resamples,
+        seed=compare.seed,
+        alpha=compare.alpha,
+        test=None if compare.test is None else compare.test.value,
+        permutations=compare.permutations,
+        executor=executor,
     )

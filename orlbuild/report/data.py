@@ -56,6 +56,11 @@ class ReportData:
         ``"t"`` (t-interval over per-query scores) or ``"bootstrap"`` (BCa).
     seed
         Seed of the bootstrap intervals.
+    reference
+        Pair verdicts under reference resampling (the pairs' columns plus
+        ``holds`` and ``fragile``), or ``None`` when not computed.
+    reference_resamples
+        How many rebuilt references ``reference`` rests on.
     max_queries
         At most this many queries (in natural order) get a heatmap row and a drawn
         ORL, so that a report on thousands of queries stays small; the page says
@@ -76,6 +81,8 @@ class ReportData:
     interval_method: str = "t"
     seed: int = 0
     max_queries: int = 1000
+    reference: pd.DataFrame | None = None
+    reference_resamples: int = 0
 
     def __post_init__(self) -> None:
         if not self.per_query:

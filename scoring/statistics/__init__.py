@@ -35,6 +35,11 @@ from scoring.statistics.randomization import (
     pairwise_randomization_pvalues,
     randomization_pvalues,
 )
+from scoring.statistics.rank_intervals import (
+    RankIntervals,
+    gaussian_rank_intervals,
+    system_rank_intervals,
+)
 from scoring.statistics.stability import first_budget_reaching, kendall_tau_rows, normalised_auc
 from scoring.statistics.tiers import TIER_COLUMNS, compact_letters, leader_tiers, system_tiers
 from scoring.statistics.tukey import permutation_ranges, tukey_hsd_pvalues
@@ -48,6 +53,7 @@ __all__ = [
     "CorrectionName",
     "PowerResult",
     "ProgressCallback",
+    "RankIntervals",
     "ScorePanel",
     "SignificanceTest",
     "SystemComparison",
@@ -61,6 +67,7 @@ __all__ = [
     "default_test",
     "exact_randomization_pvalues",
     "first_budget_reaching",
+    "gaussian_rank_intervals",
     "get_paired_test",
     "holm_adjust",
     "kendall_tau_rows",
@@ -77,6 +84,7 @@ __all__ = [
     "resolve_test",
     "score_panels",
     "system_comparison",
+    "system_rank_intervals",
     "system_tiers",
     "tukey_hsd_pvalues",
     "wins_ties_losses",

@@ -10,7 +10,8 @@ pairs of that measure, and per-query wins, ties and losses of ``a``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,6 +26,7 @@ from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, ScorePanel, as_panel
 from scoring.statistics.procedures import TestPlan, plan_test
 from scoring.statistics.randomization import exact_randomization_pvalues
+from scoring.statistics.rank_intervals import system_rank_intervals
 from scoring.statistics.tiers import system_tiers
 
 __all__ = [
@@ -83,10 +85,15 @@ class SystemComparison:
         One row per (measure, pair), the columns of :data:`COMPARISON_COLUMNS`.
     plans
         Measure -> the :class:`TestPlan` its pairs were tested with.
+    ranks
+        One row per (measure, system): ``rank_lo``, ``rank_hi``, the
+        simultaneous rank interval of :func:`system_rank_intervals` (``None``
+        when not computed).
     """
 
     pairs: pd.DataFrame
     plans: Mapping[str, TestPlan]
+    ranks: pd.DataFrame | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -99,8 +106,12 @@ class SystemComparison:
         return _unique(p.warning for p in self.plans.values())
 
     def tiers(self) -> pd.DataFrame:
-        """System tiers and letters per measure (:func:`system_tiers`)."""
-        return system_tiers(self.pairs)
+        """System tiers and letters per measure (:func:`system_tiers`), with the
+        rank intervals (``rank_lo``, ``rank_hi``) when computed."""
+        tiers = system_tiers(self.pairs)
+        if self.ranks is None:
+            return tiers
+        return tiers.merge(self.ranks, on=["measure", "system"], how="left", validate="1:1")
 
 
 def _unique(lines: Iterable[str | None]) -> list[str]:
@@ -151,6 +162,7 @@ def system_comparison(
         raise ScoringError("no measure to compare")
     entropy = np.random.SeedSequence(settings.seed).entropy
     frames = []
+    rank_frames: list[pd.DataFrame] = []
     plans = {}
     for name, panel_like in panels.items():
         panel = as_panel(panel_like)
@@ -172,6 +184,9 @@ def system_comparison(
                 panel.scores, panel.pair_index, permutations=plan.permutations or 0, rng=rng
             )
         adjusted = adjust_pvalues(pvalues, plan.correction or "none")
+        rank_frames.append(
+            _rank_interval_frame(name, panel, plan, settings.permutations, alpha, entropy)
+        )
         wins, ties, losses = wins_ties_losses(diffs)
         means = panel.scores.mean(axis=0)
         first, second = panel.pair_index
@@ -194,4 +209,37 @@ def system_comparison(
             )
         )
     pairs = pd.concat(frames, ignore_index=True).loc[:, list(COMPARISON_COLUMNS)]
-    return SystemComparison(pairs=pairs, plans=plans)
+    return SystemComparison(
+        pairs=pairs, plans=plans, ranks=pd.concat(rank_frames, ignore_index=True)
+    )
+
+
+def _rank_interval_frame(
+    name: str,
+    panel: ScorePanel,
+    plan: TestPlan,
+    permutations: int,
+    alpha: float,
+    entropy: int | Sequence[int] | None,
+) -> pd.DataFrame:
+    """Rank intervals of one measure's systems, from the comparison's seed.
+
+    The draws are randomized Tukey HSD's (:func:`system_rank_intervals`): as
+    many as a Tukey-family test used; otherwise the requested number (a
+    sign-flip test with Holm may have raised its own to hundreds of thousands,
+    which the intervals do not need), at least ``10 / alpha``.
+    """
+    if plan.test.family_wise and plan.permutations:
+        draws = plan.permutations
+    else:
+        draws = max(permutations, math.ceil(10.0 / alpha))
+    rng = np.random.default_rng(np.random.SeedSequence(entropy))
+    intervals = system_rank_intervals(panel.scores, alpha=alpha, permutations=draws, rng=rng)
+    return pd.DataFrame(
+        {
+            "measure": name,
+            "system": list(panel.systems),
+            "rank_lo": intervals.lower,
+            "rank_hi": intervals.upper,
+        }
+    )

@@ -159,6 +159,11 @@ def test_compare_matches_the_library_and_finds_real_differences(store: str) -> N
     pd.testing.assert_frame_equal(pairs, expected, check_dtype=False)
     assert doc["settings"]["test"] == "max-t" and doc["settings"]["correction"] is None
     assert doc["settings"]["queries"]["AP@5"] == 30
+    # rank intervals: ideal and twin are tied and above reversed, which is last for sure
+    ranks = {(r["measure"], r["system"]): (r["rank_lo"], r["rank_hi"]) for r in doc["systems"]}
+    for measure in names:
+        assert ranks[(measure, "ideal")] == ranks[(measure, "twin")] == (1, 2)
+        assert ranks[(measure, "reversed")] == (3, 3)
 
     t_doc = cli_json(store, *args, "-m", "AP@5", "--test", "t", "--correction", "none")
     assert t_doc["pairs"][1]["p_value"] < 1e-6 and t_doc["settings"]["permutations"] is None
