@@ -21,6 +21,8 @@ __all__ = [
     "OnError",
     "Resample",
     "SimulatedMethod",
+    "AnnotatorWeighting",
+    "TieModel",
     "Solver",
     "Source",
     "TieringProcedure",
@@ -83,6 +85,24 @@ class TieringProcedure(str, Enum):
     leader = "leader"
 
 
+class TieModel(str, Enum):
+    """``--ties``: a recorded pairwise tie is half a win each way (default), or Davidson's tie
+    model with its parameter estimated per query (README, "Build routes")."""
+
+    half = "half"
+    davidson = "davidson"
+    none = "none"
+
+
+class AnnotatorWeighting(str, Enum):
+    """``--annotators``: every annotator counts the same (default), or each gets a reliability
+    fitted with the strengths (Crowd-BT; README, "Build routes")."""
+
+    equal = "equal"
+    reliability = "reliability"
+    none = "none"
+
+
 class Cluster(str, Enum):
     """``--cluster``: clustered sandwich covariance by annotator, or none."""
 
@@ -143,6 +163,8 @@ BUILD_OPTION_VALUES = MappingProxyType(
         "solver": values(Solver),
         "disconnected": values(Disconnected),
         "tiering": values(TieringProcedure),
+        "ties": values(TieModel),
+        "annotators": values(AnnotatorWeighting),
         "on_error": values(OnError),
     }
 )

@@ -21,8 +21,8 @@ from tests.builders.store_data import store_judgments
 @pytest.fixture
 def pairwise_db(migrated_db_url: str) -> tuple[str, int]:
     rng = np.random.default_rng(42)
-    strengths, _ = tiered_strengths([2, 2, 2], 2.0)
-    frame = pd.concat([simulate_pairwise(rng, strengths, 90, query=f"q{k}") for k in range(3)])
+    strengths, _ = tiered_strengths([2, 2, 2], 3.0)
+    frame = pd.concat([simulate_pairwise(rng, strengths, 120, query=f"q{k}") for k in range(3)])
     frame.loc[frame.index[:4], "annotator"] = "careless"
     batch = store_judgments(migrated_db_url, "pairwise", frame)
     return migrated_db_url, batch
