@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 __all__ = [
     "BUILD_OPTION_VALUES",
+    "AnnotatorWeighting",
     "Cluster",
     "Disconnected",
     "GradeAggregate",
@@ -21,10 +22,9 @@ __all__ = [
     "OnError",
     "Resample",
     "SimulatedMethod",
-    "AnnotatorWeighting",
-    "TieModel",
     "Solver",
     "Source",
+    "TieModel",
     "TieringProcedure",
     "Uncertainty",
     "values",

@@ -10,7 +10,7 @@ compared) are not counted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -56,7 +56,7 @@ def leave_one_annotator_out(
     params: BuildParameters,
     fit: ReliabilityFit,
     orls: dict[str, QueryORL],
-    rng_of: object,
+    rng_of: Callable[[str], np.random.Generator],
 ) -> list[AnnotatorReliability]:
     """The annotators' reliabilities with the number of flipped pairs filled in.
 
@@ -83,7 +83,11 @@ def leave_one_annotator_out(
                 continue
             try:
                 alone = pairwise_query_orl(
-                    query, _without(comps, local), params, rng_of(query), fit  # type: ignore[operator]
+                    query,
+                    _without(comps, local),
+                    params,
+                    rng_of(query),
+                    fit,
                 )
             except QueryBuildError:
                 continue

@@ -41,10 +41,11 @@ __all__ = [
     "Separations",
     "backed_cuts",
     "boundary_evidence",
+    "placed_cuts",
     "separation_matrix",
     "stated_order_counts",
-    "under_judged_items",
     "undecided_pairs",
+    "under_judged_items",
 ]
 
 #: An item is under-judged when the standard error of its best-measured difference is
@@ -127,7 +128,9 @@ def separation_matrix(uncertainty: ScoreUncertainty, critical: FloatArray) -> Se
     return Separations(separated, margin, z, np.asarray(critical, dtype=np.float64))
 
 
-def under_judged_items(se: FloatArray, *, ratio: float = UNDER_JUDGED_RATIO) -> npt.NDArray[np.bool_]:
+def under_judged_items(
+    se: FloatArray, *, ratio: float = UNDER_JUDGED_RATIO
+) -> npt.NDArray[np.bool_]:
     """Items measured too poorly to be placed (README, "How tiers are decided and audited").
 
     Parameters
@@ -169,7 +172,7 @@ def backed_cuts(
     separations: Separations,
     measured: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
-    """For each position ``k = 1 .. n-1`` of the score order: may a boundary sit before ``order[k]``?
+    """For each position ``k`` of the score order: may a boundary sit before ``order[k]``?
 
     A cut is backed when both sides hold a well-measured item and every pair
     of well-measured items across it is separated; a cut between exactly tied
@@ -197,7 +200,12 @@ def backed_cuts(
     return out
 
 
-def placed_cuts(order: IntArray, scores: FloatArray, cuts: npt.NDArray[np.bool_], measured: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+def placed_cuts(
+    order: IntArray,
+    scores: FloatArray,
+    cuts: npt.NDArray[np.bool_],
+    measured: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
     """One boundary per distinct split of the well-measured items.
 
     Backed cuts that differ only by under-judged items (runs of backed

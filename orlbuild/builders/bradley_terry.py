@@ -86,10 +86,13 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
     if n == 1:
         return np.zeros(1)
     scale = 1.0 if solver == "ilsr" else integer_scale(counts)
+    scaled = scale * alpha
     solvers: dict[str, Callable[[], FloatArray]] = {
         "ilsr": lambda: choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500),
-        "opt": lambda: choix.opt_pairwise(n, pairs_from_counts(scale * counts), alpha=scale * alpha),
-        "mm": lambda: choix.mm_pairwise(n, pairs_from_counts(scale * counts), alpha=scale * alpha),
+        "opt": lambda: choix.opt_pairwise(
+            n, pairs_from_counts(scale * counts), alpha=scale * alpha
+        ),
+        "mm": lambda: choix.mm_pairwise(n, pairs_from_counts(scale * counts), alpha=scaled),
     }
     params = fitted_scores(f"Bradley-Terry ({solver})", solvers[solver])
     if solver == "opt":

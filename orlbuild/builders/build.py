@@ -301,9 +301,7 @@ def build_orls(
             raise BuildError(f"--annotators reliability: {exc}") from exc
         fitted = (queries, fit)
     # Lazy: a serial build holds one query's slice, a parallel one sends chunks as they are cut.
-    tasks = _QueryTasks(
-        _query_builders(frame, resolved, fitted), int(frame["query"].nunique())
-    )
+    tasks = _QueryTasks(_query_builders(frame, resolved, fitted), int(frame["query"].nunique()))
     work = partial(_build_query, seed)
     # Per-query linear algebra is on matrices of a few dozen rows (or the
     # max-t product of a few thousand draws): BLAS threads only add

@@ -156,15 +156,13 @@ def _objective(
     prob = np.clip((1.0 - e) + (2.0 * e - 1.0) * p, 1e-300, None)
     value = -float(weights @ np.log(prob)) + float(penalty @ (s * s))
     slope = weights * (2.0 * e - 1.0) * p * (1.0 - p) / prob
-    grad_s = np.bincount(losers, weights=slope, minlength=n_items) - np.bincount(
-        winners, weights=slope, minlength=n_items
-    )
+    grad_s: FloatArray = np.bincount(losers, weights=slope, minlength=n_items).astype(
+        np.float64
+    ) - np.bincount(winners, weights=slope, minlength=n_items)
     grad_s += 2.0 * penalty * s
     if fixed_eta is not None:
         return value, grad_s
-    grad_eta = -np.bincount(
-        codes, weights=weights * (2.0 * p - 1.0) / prob, minlength=len(eta)
-    )
+    grad_eta = -np.bincount(codes, weights=weights * (2.0 * p - 1.0) / prob, minlength=len(eta))
     return value, np.concatenate([grad_s, grad_eta])
 
 
@@ -268,8 +266,8 @@ def fit_reliabilities(
         query: s_all[offsets[k] : offsets[k + 1]] - s_all[offsets[k] : offsets[k + 1]].mean()
         for k, (query, _) in enumerate(queries)
     }
-    _, i_de, i_ee = _expected_terms(s_all[win_all] - s_all[lose_all], eta[code_all], weight_all)
-    information = np.bincount(code_all, weights=i_ee, minlength=g)
+    _, _, i_ee = _expected_terms(s_all[win_all] - s_all[lose_all], eta[code_all], weight_all)
+    information = np.bincount(code_all, weights=i_ee, minlength=g).astype(np.float64)
     marginal = _marginal_information(queries, scores, names, eta, information, penalty)
     counts = np.bincount(code_all, weights=weight_all, minlength=g)
     records = []
@@ -307,12 +305,10 @@ def _marginal_information(
         if weights is None:
             weights = np.ones(len(comps.winners))
         local = np.searchsorted(names, comps.annotator_names.astype(str))[comps.annotators]
-        i_dd, i_de, _ = _expected_terms(
-            s[comps.winners] - s[comps.losers], eta[local], weights
+        i_dd, i_de, _ = _expected_terms(s[comps.winners] - s[comps.losers], eta[local], weights)
+        pair = np.bincount(comps.winners * n + comps.losers, weights=i_dd, minlength=n * n).reshape(
+            n, n
         )
-        pair = np.bincount(
-            comps.winners * n + comps.losers, weights=i_dd, minlength=n * n
-        ).reshape(n, n)
         pair = pair + pair.T
         info = np.diag(pair.sum(axis=1)) - pair + np.diag(2.0 * ridge)
         cross = np.bincount(comps.winners * g + local, weights=i_de, minlength=n * g).reshape(n, g)
@@ -383,13 +379,14 @@ class CrowdBTModel:
         if weights is None:
             weights = np.ones(len(comps.winners))
         eta = self.reliabilities.eta[self.reliabilities.codes_of(comps)]
-        forward = np.bincount(comps.winners * n + comps.losers, weights=weights * eta, minlength=n * n)
+        forward = np.bincount(
+            comps.winners * n + comps.losers, weights=weights * eta, minlength=n * n
+        )
         backward = np.bincount(
             comps.losers * n + comps.winners, weights=weights * (1.0 - eta), minlength=n * n
         )
-        return PairwiseLikelihood((forward + backward).reshape(n, n))
+        return PairwiseLikelihood((forward + backward).reshape(n, n).astype(np.float64))
 
     def subset(self, members: IntArray) -> CrowdBTModel:
         """The model on one component."""
         return CrowdBTModel(self.comparisons.subset(members), self.reg, self.reliabilities)
-

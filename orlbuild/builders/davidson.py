@@ -56,7 +56,9 @@ def davidson_counts(
     flat = comparisons.winners * n + comparisons.losers
     wins = np.bincount(flat[~tie], weights=weights[~tie], minlength=n * n).reshape(n, n)
     half = np.bincount(flat[tie], weights=weights[tie], minlength=n * n).reshape(n, n)
-    return wins, half + half.T  # the two halves of a tie (1/2 each) make one tie per pair
+    return wins.astype(np.float64), (half + half.T).astype(
+        np.float64
+    )  # the two halves of a tie (1/2 each) make one tie per pair
 
 
 def _negative_loglik(

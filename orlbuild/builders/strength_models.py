@@ -123,7 +123,7 @@ class BradleyTerryModel:
 
 @dataclass(frozen=True)
 class DavidsonModel:
-    """Bradley-Terry with Davidson's (1970) tie parameter, estimated per query (``--ties davidson``).
+    """Bradley-Terry with Davidson's (1970) tie parameter per query (``--ties davidson``).
 
     Ties are modelled instead of counted as half a win each way
     (:mod:`orlbuild.builders.davidson`); a query without ties is plain

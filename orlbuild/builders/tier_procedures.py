@@ -44,7 +44,12 @@ from orlbuild.builders.model_tiers import model_tiers
 from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tiering import EXACT_TIE, score_order, tiers_from_scores, tiers_from_separations
+from orlbuild.builders.tiering import (
+    EXACT_TIE,
+    score_order,
+    tiers_from_scores,
+    tiers_from_separations,
+)
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
@@ -98,7 +103,8 @@ class TieringEvidence:
     separations
         The pairs the family-wise procedure separates (``None`` with ``--sig 0``).
     measured
-        ``False`` for under-judged items (:func:`~orlbuild.builders.backed_orders.under_judged_items`).
+        ``False`` for under-judged items
+        (:func:`~orlbuild.builders.backed_orders.under_judged_items`).
     """
 
     critical: FloatArray | None

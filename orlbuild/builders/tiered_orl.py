@@ -21,11 +21,11 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from orlbuild.builders.backed_orders import boundary_evidence, stated_order_counts
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
 from orlbuild.builders.pairwise_data import IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.backed_orders import boundary_evidence, stated_order_counts
 from orlbuild.builders.tier_procedures import (
     TIERING_PROCEDURES,
     TieringEvidence,

@@ -229,14 +229,23 @@ def bootstrap_samples(
     )
     if counted and per_unit:
         assert unit_sizes is not None
-        total = int(round(float(unit_sizes.sum())))
-        weights = rng.multinomial(total, unit_sizes / unit_sizes.sum(), size=resamples)
+        total = round(float(unit_sizes.sum()))
+        weights: npt.NDArray[np.float64] = rng.multinomial(
+            total, unit_sizes / unit_sizes.sum(), size=resamples
+        ).astype(np.float64)
     else:
         draws = rng.integers(0, max(n_clusters, 1), size=(resamples, n_clusters))
-        weights = np.vstack(
-            [np.bincount(draws[b], minlength=n_clusters)[unit_clusters] for b in range(resamples)]
-        ) if resamples else np.zeros((0, len(unit_clusters)))
-        if counted:
+        weights = (
+            np.vstack(
+                [
+                    np.bincount(draws[b], minlength=n_clusters)[unit_clusters]
+                    for b in range(resamples)
+                ]
+            )
+            if resamples
+            else np.zeros((0, len(unit_clusters)))
+        ).astype(np.float64)
+        if counted and unit_sizes is not None:
             weights = weights * unit_sizes
     rows = []
     for b in range(resamples):

@@ -25,7 +25,6 @@ from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
-    EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
     BuildRecord,
     get_build,
@@ -34,6 +33,7 @@ from orlbuild.store.builds import (
     load_build_messages,
     load_build_orls,
     load_tie_decisions,
+    load_under_judged,
     store_build,
 )
 from orlbuild.store.engine import Bind
@@ -204,6 +204,10 @@ def reusable_build(
     return record if same_batches and same_params else None
 
 
+def _name_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
     """The full per-query records of a stored build (tiers, scores, intervals, decisions).
 
@@ -222,6 +226,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
     entries = load_build_entries(bind, build_id)
     decisions = load_tie_decisions(bind, [build_id])
     messages = load_build_messages(bind, build_id)
+    flagged = load_under_judged(bind, build_id)
     by_query: dict[str, list[TieDecision]] = {}
     for row in decisions.itertuples(index=False):
         by_query.setdefault(str(row.query), []).append(
@@ -239,7 +244,17 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
                 variance=str(row.variance),
                 procedure=None if row.procedure is None else str(row.procedure),
                 family_size=_int_or_none(row.family_size),
-                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+                critical=_none(row.critical),
+                z=_none(row.z),
+                bic_penalty=_none(row.bic_penalty),
+                loglik_gain=_none(row.loglik_gain),
+                bic_change=_none(row.bic_change),
+                weakest_above=_name_or_none(row.weakest_above),
+                weakest_below=_name_or_none(row.weakest_below),
+                weakest_z=_none(row.weakest_z),
+                weakest_critical=_none(row.weakest_critical),
+                crossing_pairs=_int_or_none(row.crossing_pairs),
+                unbacked_pairs=_int_or_none(row.unbacked_pairs),
             )
         )
     warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
@@ -261,6 +276,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
             if grades.notna().all()
             else None,
             warnings=list(warnings.get(q, [])),
+            under_judged=sorted(flagged.get(q, ())),
         )
     return out
 

@@ -32,6 +32,7 @@ from orlbuild import __version__
 from orlbuild.errors import StoreError
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
+    AnnotatorReliabilityRow,
     Build,
     BuildBatch,
     BuildMessage,
@@ -57,11 +58,13 @@ __all__ = [
     "builds_using_batch",
     "get_build",
     "list_builds",
+    "load_annotator_reliabilities",
     "load_build_entries",
     "load_build_judgments",
     "load_build_messages",
     "load_build_orls",
     "load_tie_decisions",
+    "load_under_judged",
     "resolve_build",
     "store_build",
 ]
@@ -234,6 +237,7 @@ def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
+        flagged = set(getattr(orl, "under_judged", ()) or ())
         for rank, tier in enumerate(orl.tiers, start=1):
             for item in tier:
                 interval = orl.intervals.get(item)
@@ -247,6 +251,7 @@ def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]
                         "low": None if interval is None else finite_or_none(interval[0]),
                         "high": None if interval is None else finite_or_none(interval[1]),
                         "native_grade": finite_or_none(grades.get(item)),
+                        "under_judged": item in flagged if flagged else None,
                     }
                 )
     return rows
@@ -271,9 +276,26 @@ def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, A
             "procedure": d.procedure,
             "family_size": d.family_size,
             **{k: finite_or_none(getattr(d, k)) for k in EVIDENCE_FLOATS},
+            **{k: finite_or_none(getattr(d, k, None)) for k in BOUNDARY_FLOATS},
+            **{k: getattr(d, k, None) for k in BOUNDARY_FIELDS},
         }
         for orl in orls
         for position, d in enumerate(orl.decisions)
+    ]
+
+
+def _reliability_rows(build_id: int, outcome: StoredOutcome) -> list[dict[str, Any]]:
+    return [
+        {
+            "build_id": build_id,
+            "annotator": r.annotator,
+            "reliability": float(r.reliability),
+            "low": finite_or_none(r.low),
+            "high": finite_or_none(r.high),
+            "comparisons": float(r.comparisons),
+            "flips": r.flips,
+        }
+        for r in getattr(outcome, "reliabilities", ()) or ()
     ]
 
 
@@ -373,6 +395,7 @@ def store_build(
             (OrlEntry, _entry_rows(build_id, outcome.orls.values())),
             (TieDecisionRow, _decision_rows(build_id, outcome.orls.values())),
             (BuildMessage, _message_rows(build_id, outcome)),
+            (AnnotatorReliabilityRow, _reliability_rows(build_id, outcome)),
         ):
             if rows:
                 connection.execute(insert(table), rows)
@@ -556,6 +579,9 @@ def load_build_entries(
 
 #: Numeric evidence of the --tiering procedures stored with each decision.
 EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
+#: A boundary's weakest crossing pair and its unbacked orders (decisions that open a tier).
+BOUNDARY_FLOATS = ("weakest_z", "weakest_critical")
+BOUNDARY_FIELDS = ("weakest_above", "weakest_below", "crossing_pairs", "unbacked_pairs")
 
 DECISION_COLUMNS = [
     "build",
@@ -573,6 +599,8 @@ DECISION_COLUMNS = [
     "procedure",
     "family_size",
     *EVIDENCE_FLOATS,
+    *BOUNDARY_FIELDS,
+    *BOUNDARY_FLOATS,
 ]
 
 
@@ -603,6 +631,8 @@ def load_tie_decisions(
         d.procedure,
         d.family_size,
         *(getattr(d, k) for k in EVIDENCE_FLOATS),
+        *(getattr(d, k) for k in BOUNDARY_FIELDS),
+        *(getattr(d, k) for k in BOUNDARY_FLOATS),
     ).where(d.build_id.in_(list(build_ids)))
     if query is not None:
         stmt = stmt.where(d.query == query)
@@ -610,6 +640,38 @@ def load_tie_decisions(
         rows = connection.execute(stmt.order_by(d.build_id.desc(), d.query, d.position)).all()
     frame = pd.DataFrame.from_records(rows, columns=DECISION_COLUMNS)
     frame["family_size"] = frame["family_size"].astype("Int64")
+    for column in ("crossing_pairs", "unbacked_pairs"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def load_under_judged(bind: Bind, build_id: int) -> dict[str, set[str]]:
+    """Query -> items flagged as under-judged in a build (placed by estimate, orders not backed)."""
+    e = OrlEntry
+    stmt = select(e.query, e.item).where(e.build_id == build_id, e.under_judged.is_(True))
+    with connect(bind) as connection:
+        rows = connection.execute(stmt).all()
+    out: dict[str, set[str]] = {}
+    for query, item in rows:
+        out.setdefault(str(query), set()).add(str(item))
+    return out
+
+
+RELIABILITY_COLUMNS = ["annotator", "reliability", "low", "high", "comparisons", "flips"]
+
+
+def load_annotator_reliabilities(bind: Bind, build_id: int) -> pd.DataFrame:
+    """The annotators' reliabilities of a build (empty unless ``--annotators reliability``)."""
+    r = AnnotatorReliabilityRow
+    stmt = (
+        select(r.annotator, r.reliability, r.low, r.high, r.comparisons, r.flips)
+        .where(r.build_id == build_id)
+        .order_by(r.annotator)
+    )
+    with connect(bind) as connection:
+        rows = connection.execute(stmt).all()
+    frame = pd.DataFrame.from_records(rows, columns=RELIABILITY_COLUMNS)
+    frame["flips"] = frame["flips"].astype("Int64")
     return frame
 
 

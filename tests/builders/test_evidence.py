@@ -46,7 +46,9 @@ def test_ties_as_half_wins_reproduce_evalica_bradley_terry(solver: str) -> None:
     ).scores
     log = np.log(theirs.reindex(comparisons.items).to_numpy())
     np.testing.assert_allclose(ours, log - log.mean(), atol=1e-6)
-    assert list(comparisons.items[np.argsort(-ours)]) == list(theirs.sort_values(ascending=False).index)
+    assert list(comparisons.items[np.argsort(-ours)]) == list(
+        theirs.sort_values(ascending=False).index
+    )
 
 
 def test_a_tie_is_one_unit_of_evidence() -> None:
@@ -169,7 +171,9 @@ def test_a_query_with_one_item_compared_once_is_not_collapsed() -> None:
     rng = np.random.default_rng(2)
     strengths, _ = tiered_strengths([4, 4], 3.0)
     frame = simulate_round_robin(rng, strengths, 10, query="q")
-    once = pd.DataFrame([{"query": "q", "annotator": "a0", "winner": "new", "loser": "d00", "tie": 0}])
+    once = pd.DataFrame(
+        [{"query": "q", "annotator": "a0", "winner": "new", "loser": "d00", "tie": 0}]
+    )
     frame = pd.concat([frame, once], ignore_index=True)
     orl = build_orls(frame, BuildParameters(source="pairwise"))[1].orls["q"]
     assert orl.under_judged == ["new"]
@@ -228,7 +232,9 @@ def test_reliability_recovers_a_reversed_annotator() -> None:
     frame = _annotated(11, reversed_annotators=1)
     from orlbuild.builders.build import _check_frame, pairwise_query_comparisons
 
-    fit = fit_reliabilities(list(pairwise_query_comparisons(_check_frame(frame, "pairwise"))), reg=0.5)
+    fit = fit_reliabilities(
+        list(pairwise_query_comparisons(_check_frame(frame, "pairwise"))), reg=0.5
+    )
     eta = dict(zip(fit.names, fit.eta, strict=True))
     assert eta["a0"] < 0.2  # reversed
     assert all(eta[f"a{k}"] > 0.8 for k in range(1, 6))
@@ -238,7 +244,9 @@ def test_reliability_recovers_a_reversed_annotator() -> None:
 
 def test_reliability_build_lists_annotators_and_their_flips() -> None:
     frame = _annotated(12, reversed_annotators=1)
-    params, outcome = build_orls(frame, BuildParameters(source="pairwise", annotators="reliability"))
+    params, outcome = build_orls(
+        frame, BuildParameters(source="pairwise", annotators="reliability")
+    )
     assert params.annotators == "reliability"
     by_name = {r.annotator: r for r in outcome.reliabilities}
     assert set(by_name) == {f"a{k}" for k in range(6)}
