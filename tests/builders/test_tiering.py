@@ -188,6 +188,7 @@ def test_resolved_parameters_name_every_default() -> None:
         "tiering": "simultaneous",  # issue 10: the default procedure, recorded
         "mc_draws": 2000,
         "step_down": True,
+        "backed": True,
         "ties": "half",
         "annotators": "equal",
     }
