@@ -22,6 +22,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from orlbuild.builders.annotator_audit import leave_one_annotator_out
+from orlbuild.builders.backed_orders import parse_unbacked_note
 from orlbuild.builders.crowd_bt import ReliabilityFit, fit_reliabilities
 from orlbuild.builders.graded import aggregate_grades, graded_orl
 from orlbuild.builders.listwise import listwise_query_orl
@@ -319,7 +320,11 @@ def build_orls(
                 outcome.failures.append(result)
             else:
                 outcome.orls[result.query] = result
-                outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
+                outcome.warnings += [
+                    f"query {result.query!r}: {w}"
+                    for w in result.warnings
+                    if parse_unbacked_note(w) is None  # summed below, one line per build
+                ]
             if advance is not None:
                 advance(1)
     if fitted is not None:
@@ -338,6 +343,15 @@ def build_orls(
             "nothing was stored (use --on-error skip to build the others)"
         )
     outcome.warnings += [f"query {f.query!r} skipped: {f.cause}" for f in outcome.failures]
+    stated = sum(o.stated_orders or 0 for o in outcome.orls.values())
+    unbacked = sum(o.unbacked_orders or 0 for o in outcome.orls.values())
+    if unbacked:
+        n_queries = sum(1 for o in outcome.orls.values() if o.unbacked_orders)
+        outcome.warnings.append(
+            f"{unbacked} of {stated} stated cross-tier orders ({n_queries} queries) are not "
+            f"backed by the family-wise test (tiering {resolved.tiering}; under-judged items "
+            "count too); `orlbuild audit` lists them per boundary"
+        )
     naive = (resolved.method, resolved.uncertainty, resolved.cluster) == ("bt", "fisher", "none")
     if resolved.source == "listwise" and naive:
         outcome.warnings.append(

@@ -21,7 +21,12 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.backed_orders import boundary_evidence, stated_order_counts
+from orlbuild.builders.backed_orders import (
+    boundary_evidence,
+    parse_unbacked_note,
+    stated_order_counts,
+    unbacked_note,
+)
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
 from orlbuild.builders.pairwise_data import IntArray
 from orlbuild.builders.parameters import BuildParameters
@@ -169,6 +174,8 @@ def _with_backing(
     stated, unbacked = stated_order_counts(tier_members, evidence.separations, evidence.measured)
     flagged = sorted(str(items[k]) for k in np.flatnonzero(~evidence.measured))
     warnings = list(orl.warnings)
+    if unbacked:
+        warnings.append(unbacked_note(stated, unbacked))
     if flagged:
         warnings.append(
             f"under-judged item(s) placed by their estimates, their orders not backed: "
@@ -216,7 +223,8 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
         under_judged=sorted(i for p in parts for i in p.under_judged),
         stated_orders=stated if within is not None else None,
         unbacked_orders=unbacked,
-        warnings=[w for p in parts for w in p.warnings]
+        warnings=[w for p in parts for w in p.warnings if parse_unbacked_note(w) is None]
+        + ([unbacked_note(stated, unbacked)] if unbacked else [])
         + [
             f"comparison graph has {len(parts)} components ordered separately "
             f"(tier k = union of each component's tier k): {listed}"
