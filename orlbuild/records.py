@@ -2,7 +2,7 @@
 
 The records here are plain frozen dataclasses so that the store, the CLI and
 the tests can read them without knowing which route produced them
-(README, "Audit").
+(docs/tiers-and-audit.md, "Audit").
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TieDecision:
-    """One tie-or-separate decision (README, "Audit").
+    """One tie-or-separate decision (docs/tiers-and-audit.md, "Audit").
 
     Attributes
     ----------
@@ -69,7 +69,7 @@ class TieDecision:
     weakest_above, weakest_below
         On a decision that opens a tier (a boundary): the boundary's weakest
         crossing pair of well-measured items, the pair with the smallest
-        ``z - c`` under the query's family-wise procedure (README, "How tiers
+        ``z - c`` under the query's family-wise procedure (docs/tiers-and-audit.md, "How tiers
         are decided and audited").
     weakest_z, weakest_critical
         That pair's studentized difference and critical value.
@@ -159,7 +159,7 @@ class QueryORL:
         Human-readable notes about this query.
     under_judged
         Items measured too poorly to be placed: placed by their estimates,
-        their orders not backed (README, "How tiers are decided and audited").
+        their orders not backed (docs/tiers-and-audit.md, "How tiers are decided and audited").
     stated_orders, unbacked_orders
         Cross-tier orders the tiers state, and those no family-wise test
         backs (``None`` when no test was run).

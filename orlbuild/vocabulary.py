@@ -2,7 +2,7 @@
 
 ``orlbuild build`` (its Typer options), the pipeline TOML validator
 (:mod:`orlbuild.pipeline.config`) and :func:`~orlbuild.builders.parameters.resolve_parameters`
-all take their allowed values from here, so the three cannot drift (README,
+all take their allowed values from here, so the three cannot drift (docs/development.md,
 "Development"). Members are ``str`` enums: ``Uncertainty.ep == "ep"``, and the
 stored build parameters stay plain strings.
 """
@@ -77,7 +77,8 @@ class Uncertainty(str, Enum):
 
 
 class TieringProcedure(str, Enum):
-    """``--tiering``: how tiers are decided from scored items, the default first (README,
+    """``--tiering``: how tiers are decided from scored items, the default first
+    (docs/tiers-and-audit.md,
     "How tiers are decided and audited")."""
 
     simultaneous = "simultaneous"
@@ -87,7 +88,7 @@ class TieringProcedure(str, Enum):
 
 class TieModel(str, Enum):
     """``--ties``: a recorded pairwise tie is half a win each way (default), or Davidson's tie
-    model with its parameter estimated per query (README, "Build routes")."""
+    model with its parameter estimated per query (docs/tiers-and-audit.md, "Build routes")."""
 
     half = "half"
     davidson = "davidson"
@@ -96,7 +97,7 @@ class TieModel(str, Enum):
 
 class AnnotatorWeighting(str, Enum):
     """``--annotators``: every annotator counts the same (default), or each gets a reliability
-    fitted with the strengths (Crowd-BT; README, "Build routes")."""
+    fitted with the strengths (Crowd-BT; docs/tiers-and-audit.md, "Build routes")."""
 
     equal = "equal"
     reliability = "reliability"

@@ -1,4 +1,4 @@
-"""Backed orders and annotator reliabilities (README, "How tiers are decided and audited").
+"""Backed orders and annotator reliabilities (docs/tiers-and-audit.md, "How tiers are decided and audited").
 
 Adds to ``tie_decisions`` the evidence of a boundary: its weakest crossing pair
 (``weakest_above``, ``weakest_below``, ``weakest_z``, ``weakest_critical``),

@@ -1,4 +1,6 @@
-"""Leave one annotator out: which separations depend on one annotator (README, "Quality checks").
+"""Leave one annotator out: which separations depend on one annotator.
+
+(docs/tiers-and-audit.md, "Quality checks")
 
 For each annotator, every query they judged is tiered again without their
 comparisons (same parameters, same reliabilities of the others, same random

@@ -1,5 +1,6 @@
-"""Backed orders: which stated orders a family-wise test supports (README, "How tiers are
-decided and audited").
+"""Backed orders: which stated orders a family-wise test supports.
+
+(docs/tiers-and-audit.md, "How tiers are decided and audited")
 
 Tiers are a total preorder: tiers 1 and 2 state that *every* item of tier 1
 beats *every* item of tier 2. An order is *backed* when the pair is separated
@@ -134,7 +135,9 @@ def separation_matrix(uncertainty: ScoreUncertainty, critical: FloatArray) -> Se
 def under_judged_items(
     se: FloatArray, *, ratio: float = UNDER_JUDGED_RATIO
 ) -> npt.NDArray[np.bool_]:
-    """Items measured too poorly to be placed (README, "How tiers are decided and audited").
+    """Items measured too poorly to be placed.
+
+    See docs/tiers-and-audit.md, "How tiers are decided and audited".
 
     Parameters
     ----------

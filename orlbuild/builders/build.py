@@ -108,7 +108,7 @@ def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 def _checked_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows with ``count = 0`` carry no outcome and are dropped; a count must be a
-    non-negative integer (README, "Build routes")."""
+    non-negative integer (docs/tiers-and-audit.md, "Build routes")."""
     counts = pd.to_numeric(frame["count"].fillna(1), errors="coerce")
     bad = counts.isna() | (counts < 0) | (counts != counts.round())
     if bad.any():

@@ -19,7 +19,7 @@ strengths and reliabilities, analytic gradient, the ridge penalty
 ``alpha_q ||s_q||^2`` of each query with ``alpha_q = c / n_q``). The scores'
 covariance of a query is the inverse of its expected information with the
 reliabilities profiled out (the Schur complement of the reliability block),
-so the tests account for the reliabilities being estimated (README,
+so the tests account for the reliabilities being estimated (docs/tiers-and-audit.md,
 "Build routes").
 """
 

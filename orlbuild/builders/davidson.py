@@ -9,7 +9,7 @@ With strengths ``pi = exp(s)`` and a tie parameter ``nu >= 0``::
 maximum likelihood (scipy's L-BFGS-B with the analytic gradient; the penalty
 ``alpha * ||s||^2`` of choix's ``opt_pairwise``), and the scores' information
 is the Schur complement of the tie parameter in the observed information, so
-that the tests account for ``nu`` being estimated (README, "Build routes").
+that the tests account for ``nu`` being estimated (docs/tiers-and-audit.md, "Build routes").
 """
 
 from __future__ import annotations

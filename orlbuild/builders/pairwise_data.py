@@ -1,7 +1,7 @@
 """Comparisons of one query as index arrays, the shape every estimator consumes.
 
 Every comparison carries a weight, so that ties and counted rows need no
-expansion (README, "Build routes"):
+expansion (docs/tiers-and-audit.md, "Build routes"):
 
 * a recorded tie between ``a`` and ``b`` is half a win for each side: one
   comparison each way, ``(a, b)`` and ``(b, a)``, of weight ``1/2`` each (the
@@ -243,7 +243,7 @@ def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
 
     Every pair of items in one annotator's list with different tiers becomes
     one comparison (better tier wins); items in the same tier imply no
-    preference (README, "Build routes"). Each implied pair is its own
+    preference (docs/tiers-and-audit.md, "Build routes"). Each implied pair is its own
     resampling unit; the annotator is kept for clustering.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Quality checks of a build (README, "Quality checks").
+"""Quality checks of a build (docs/tiers-and-audit.md, "Quality checks").
 
 * comparison counts per item and per pair, items under ``min_comparisons`` flagged;
 * agreement: the share of raw preferences consistent with the ORL, overall
@@ -9,7 +9,7 @@
   - ``position_bias``: the share of their strict preferences won by the item
     shown first, where the data say which was shown first (a ``first``
     column; 0.5 is unbiased). The store keeps winner and loser only, so
-    builds read from it report NaN (README, "Quality checks");
+    builds read from it report NaN (docs/tiers-and-audit.md, "Quality checks");
   - ``kappa``: Cohen's kappa between the annotator and the other annotators
     on the pairs both judged (outcomes first-id wins / second-id wins / tie,
     every judgment of the annotator against every judgment of the others on

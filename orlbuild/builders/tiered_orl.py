@@ -1,6 +1,6 @@
 """From a score model of one query to its tiered ORL, with every failure explicit.
 
-The steps (README, "Build routes" and "How tiers are decided and audited"):
+The steps (docs/tiers-and-audit.md, "Build routes" and "How tiers are decided and audited"):
 
 1. items that appear in no comparison fail the query;
 2. a disconnected comparison graph fails the query listing its components,
@@ -179,7 +179,7 @@ def _with_backing(
     if flagged:
         warnings.append(
             f"under-judged item(s) placed by their estimates, their orders not backed: "
-            f"{', '.join(flagged)} (README, 'How tiers are decided and audited')"
+            f"{', '.join(flagged)} (docs/tiers-and-audit.md, 'How tiers are decided and audited')"
         )
     return replace(
         orl,

@@ -1,4 +1,4 @@
-"""ORL export formats (README, "Input formats") and the diff of two builds.
+"""ORL export formats (docs/input-formats.md, "Input formats") and the diff of two builds.
 
 Inputs are the entry frames of the store (``query, item, rank, ...``).
 """
@@ -63,8 +63,9 @@ def backed_entries(
     unbacked_boundaries: dict[str, set[int]],
     under_judged: dict[str, set[str]],
 ) -> pd.DataFrame:
-    """The entries restricted to the orders a test backs (README, "How tiers are decided
-    and audited").
+    """The entries restricted to the orders a test backs.
+
+    See docs/tiers-and-audit.md, "How tiers are decided and audited".
 
     Tiers joined by a boundary that some crossing pair does not back are
     merged (their items keep no order), and under-judged items, whose orders
@@ -106,7 +107,7 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
         ``json`` (``{"build": {...}, "queries": {q: {item: rank}}}``), ``tsv``
         (``query item rank`` with a header), ``qrels`` (TREC qrels with
         ``grade = T - rank + 1``, so other tools can read an ORL) or
-        ``trec-prefs`` (trec_eval's ``-R prefs`` format, README "Input formats").
+        ``trec-prefs`` (trec_eval's ``-R prefs`` format, docs/input-formats.md, "Input formats").
     build
         Build metadata for the JSON form.
 

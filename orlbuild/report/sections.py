@@ -115,7 +115,7 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     """Per-system means with confidence intervals: a table and a forest plot.
 
     Each compared measure's mean column is followed by the system's ``tier``
-    and ``letters`` on that measure (README "Comparing many systems"), columns
+    and ``letters`` on that measure (docs/comparing-systems.md, "Comparing many systems"), columns
     of their own so that a reader can scan them down 60+ systems.
     """
     indexed = intervals.set_index(["system", "measure"])
@@ -419,6 +419,14 @@ def _orl_block(orl: OrlView) -> str:
     procedure = _procedure_text(orl.decisions)
     if procedure:
         meta += f" · {procedure}"
+    under_judged = getattr(orl, "under_judged", None)
+    if under_judged:
+        meta += (
+            f" · under-judged (placed by estimate, orders not backed): {', '.join(under_judged)}"
+        )
+    unbacked = sum(getattr(d, "unbacked_pairs", None) or 0 for d in orl.decisions)
+    if unbacked:
+        meta += f" · {_count(unbacked, 'crossing pair')} of its boundaries not backed by a test"
     summary = tag(
         "summary",
         tag("span", esc(orl.query), class_="qid"),
@@ -492,7 +500,28 @@ def _decision_text(decision: TieDecisionView) -> str:
         text += f", z = {fmt_number(z, 3)} vs c = {fmt_number(critical, 3)}"
     if getattr(decision, "bic_change", None) is not None:
         text += f", ΔBIC = {fmt_number(decision.bic_change, 3)}"  # type: ignore[attr-defined]
-    return text + f" ({decision.rule})"
+    return text + f" ({decision.rule}){_boundary_text(decision)}"
+
+
+def _boundary_text(decision: TieDecisionView) -> str:
+    """A boundary's weakest crossing pair and its unbacked pairs (docs/tiers-and-audit.md,
+    "Audit"); empty for decisions that open no tier or records without that evidence."""
+    above, below = (
+        getattr(decision, "weakest_above", None),
+        getattr(decision, "weakest_below", None),
+    )
+    crossing = getattr(decision, "crossing_pairs", None)
+    if crossing is None:
+        return ""
+    text = ""
+    if above is not None and below is not None:
+        z, c = getattr(decision, "weakest_z", None), getattr(decision, "weakest_critical", None)
+        text += f"; weakest crossing pair {above} > {below}"
+        if z is not None and c is not None:
+            text += f" (z = {fmt_number(z, 3)} vs c = {fmt_number(c, 3)})"
+    unbacked = getattr(decision, "unbacked_pairs", None) or 0
+    text += f"; {unbacked} of {crossing} crossing pairs not backed"
+    return text
 
 
 def _separation_text(decision: TieDecisionView) -> str:
@@ -514,7 +543,7 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
             tag("td", fmt_number(getattr(d, "bic_change", None), 3), class_="num"),
             tag("td", fmt_p(d.p_value), class_="num"),
             tag("td", esc(d.decision), class_=f"decision {d.decision}"),
-            tag("td", esc(d.rule)),
+            tag("td", esc(d.rule + _boundary_text(d))),
         )
         for d in decisions
     ]
@@ -531,8 +560,8 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
 
 def _procedure_text(decisions: Sequence[TieDecisionView]) -> str:
     """How the query's tiers were decided: the procedure, its family and critical value
-    (or BIC penalty), read from the decisions' evidence (README, "How tiers are decided
-    and audited"); empty for rule-based decisions and records without evidence."""
+    (or BIC penalty), read from the decisions' evidence (docs/tiers-and-audit.md, "How tiers are
+    decided and audited"); empty for rule-based decisions and records without evidence."""
     for d in decisions:
         procedure = getattr(d, "procedure", None)
         if procedure is None:

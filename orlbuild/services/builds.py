@@ -3,7 +3,7 @@
 This module joins the store (:mod:`orlbuild.store.builds`, persistence only)
 and the builders (pure computation on plain frames): it reads a collection's
 judgments, runs the per-query work where the executor says (serially, on
-local processes or on a Dask cluster; README, "Running on many cores or a
+local processes or on a Dask cluster; docs/parallel.md, "Running on many cores or a
 cluster"), and writes the build in one transaction from this process. The
 CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 """

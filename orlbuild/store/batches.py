@@ -5,7 +5,7 @@ same collection are stored once (a second ingest is a no-op). Deleting a
 batch deletes its facts (``ON DELETE CASCADE``); it is refused while anything
 outside the judgment tables refers to the batch (e.g. the ORL builds that read
 it), unless forced. Deleting a system's last run batch deletes the system too
-(README "Commands": no ghost system is scored or reported).
+(README.md, "A tour of the commands": no ghost system is scored or reported).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ with ``--annotators equal`` and ``reliability``, and the baseline "the same
 data without the careless annotators" (``equal``). Targets: reliability
 within 0.03 of the baseline with one random or two reversed annotators, and
 no loss beyond 0.01 against ``equal`` when all are careful. The crowd-kit
-peer (``NoisyBT``, the same Crowd-BT model fitted by gradient steps) is run
+peer (``NoisyBradleyTerry``, a Bradley-Terry model with a skill and a bias per worker) is run
 on the two-reversed scenario pooled over queries and its recovered
 reliability signs are printed next to ours.
 
@@ -60,17 +60,21 @@ def careless(frame: pd.DataFrame, *, random: int, reversed_: int, seed: int) -> 
     return out
 
 
-def ari(frame: pd.DataFrame, truth: dict[str, np.ndarray], **options: object) -> tuple[float, float]:
+def ari(
+    frame: pd.DataFrame, truth: dict[str, np.ndarray], **options: object
+) -> tuple[float, float]:
     start = time.perf_counter()
     _, outcome = build_orls(
-        frame, BuildParameters(source="pairwise", **options), on_error="skip"  # type: ignore[arg-type]
+        frame,
+        BuildParameters(source="pairwise", **options),
+        on_error="skip",  # type: ignore[arg-type]
     )
     seconds = time.perf_counter() - start
     return tier_recovery({q: o.ranks for q, o in outcome.orls.items()}, truth)[1], seconds
 
 
 def crowd_kit_signs(frame: pd.DataFrame) -> dict[str, float]:
-    from crowdkit.aggregation import NoisyBT
+    from crowdkit.aggregation import NoisyBradleyTerry
 
     data = pd.DataFrame(
         {
@@ -80,7 +84,7 @@ def crowd_kit_signs(frame: pd.DataFrame) -> dict[str, float]:
             "label": frame["query"] + "/" + frame["winner"],
         }
     )
-    model = NoisyBT(n_iter=100, random_state=0).fit(data)
+    model = NoisyBradleyTerry(n_iter=100, random_state=0).fit(data)
     return {str(k): float(v) for k, v in model.skills_.items()}
 
 
@@ -125,7 +129,10 @@ def main() -> None:
     params = BuildParameters(source="pairwise", annotators="reliability", tiering=args.tiering)
     _, outcome = build_orls(reversed_data, params, on_error="skip")
     ours = {r.annotator: round(r.reliability, 3) for r in outcome.reliabilities}
-    print(f"crowd-kit NoisyBT skills ({peer:.1f} s):", {k: round(v, 3) for k, v in skills.items()})
+    print(
+        f"crowd-kit NoisyBradleyTerry skills ({peer:.1f} s):",
+        {k: round(v, 3) for k, v in skills.items()},
+    )
     print("orlbuild reliabilities:", ours)
 
 
