@@ -371,19 +371,24 @@ class CrowdBTModel:
 
     def likelihood(self) -> PairwiseLikelihood:
         """Bradley-Terry likelihood of the comparisons read through the reliabilities
-        (the ``model`` tiering's partitions): a comparison counts ``eta`` for its
-        winner and ``1 - eta`` for its loser."""
+        (the ``model`` tiering's partitions): a comparison counts ``|2 eta - 1|`` of a
+        win, to its winner when ``eta > 1/2`` and to its loser when ``eta < 1/2``, so a
+        random annotator adds no evidence and a reversed one is read reversed."""
         comps = self.comparisons
         n = comps.n_items
         weights = comps.comparison_weights()
         if weights is None:
             weights = np.ones(len(comps.winners))
-        eta = self.reliabilities.eta[self.reliabilities.codes_of(comps)]
+        signal = 2.0 * self.reliabilities.eta[self.reliabilities.codes_of(comps)] - 1.0
         forward = np.bincount(
-            comps.winners * n + comps.losers, weights=weights * eta, minlength=n * n
+            comps.winners * n + comps.losers,
+            weights=weights * np.clip(signal, 0.0, None),
+            minlength=n * n,
         )
         backward = np.bincount(
-            comps.losers * n + comps.winners, weights=weights * (1.0 - eta), minlength=n * n
+            comps.losers * n + comps.winners,
+            weights=weights * np.clip(-signal, 0.0, None),
+            minlength=n * n,
         )
         return PairwiseLikelihood((forward + backward).reshape(n, n).astype(np.float64))
 
