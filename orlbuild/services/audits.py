@@ -18,6 +18,7 @@ from orlbuild.builders.backed_orders import parse_unbacked_note
 from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.store.builds import (
     BuildRecord,
+    build_versions,
     get_build,
     list_builds,
     load_annotator_reliabilities,
@@ -187,7 +188,9 @@ def derive_override(
     record : BuildRecord
         The new build.
     override : dict
-        ``build, parent, query, action, argument, reason, by``: what was done, by whom.
+        ``build, parent, query, action, argument, reason, by``: what was done, by
+        whom; and ``version``, the name the new build is reachable by
+        (``NAME@N``, docs/tiers-and-audit.md, "Build names"; ``None`` for an unnamed build).
     """
     new_id = override_build(
         engine, build, query=query, reason=reason, merge_tier=merge_tier, split_at=split_at, by=by
@@ -201,5 +204,14 @@ def derive_override(
         "argument": merge_tier if merge_tier is not None else split_at,
         "reason": reason,
         "by": record.created_by,
+        "version": _version_name(engine, record.name, new_id),
     }
     return record, override
+
+
+def _version_name(engine: Engine, name: str | None, build_id: int) -> str | None:
+    """``NAME@N`` of a named build (it keeps its parent's name, as a new version)."""
+    if name is None:
+        return None
+    versions = build_versions(engine, name)
+    return f"{name}@{versions.index(build_id) + 1}" if build_id in versions else None

@@ -28,6 +28,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
@@ -195,10 +196,17 @@ class ListwiseJudgment(Base):
 
 
 class PairwiseJudgment(Base):
-    """A preference ``winner > loser`` for one query, or a tie when ``tie`` is true."""
+    """A preference ``winner > loser`` for one query, or a tie when ``tie`` is true.
+
+    ``count`` is how many times the outcome happened (a count table's row;
+    migration 0006_pairwise_count; 1 for every row stored before it).
+    """
 
     __tablename__ = "pairwise_judgments"
-    __table_args__ = (CheckConstraint("winner_id <> loser_id", name="distinct_items"),)
+    __table_args__ = (
+        CheckConstraint("winner_id <> loser_id", name="distinct_items"),
+        CheckConstraint("count >= 1", name="count"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     batch_id: Mapped[int] = _batch_fk()
@@ -207,6 +215,7 @@ class PairwiseJudgment(Base):
     winner_id: Mapped[int] = _ref("items")
     loser_id: Mapped[int] = _ref("items")
     tie: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    count: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("1"))
 
 
 class GradedJudgment(Base):
@@ -313,7 +322,7 @@ class OrlEntry(Base):
     low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    # placed by its estimate, its orders not backed (migration 0006_backed_orders)
+    # placed by its estimate, its orders not backed (migration 0007_backed_orders)
     under_judged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
@@ -347,7 +356,7 @@ class TieDecisionRow(Base):
     bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
-    # a boundary's weakest crossing pair and unbacked orders (migration 0006_backed_orders)
+    # a boundary's weakest crossing pair and unbacked orders (migration 0007_backed_orders)
     weakest_above: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True)
     weakest_below: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True)
     weakest_z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)

@@ -270,3 +270,36 @@ def test_reliability_build_stores_and_audits_annotators(pairwise_db: tuple[str, 
     assert set(stored) == names
     assert all(0.0 <= r["low"] <= r["reliability"] <= r["high"] <= 1.0 for r in stored.values())
     assert all(r["flips"] is not None for r in stored.values())
+
+
+def test_counted_rows_ingested_give_the_orl_of_expanded_rows(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(9)
+    strengths, _ = tiered_strengths([2, 2, 2], 3.0)
+    frames = [simulate_pairwise(rng, strengths, 150, query=f"q{k}") for k in range(2)]
+    expanded = pd.concat(frames, ignore_index=True)
+    expanded["tie"] = (rng.random(len(expanded)) < 0.15).astype(int)
+    keys = ["query", "annotator", "winner", "loser", "tie"]
+    counted = expanded.groupby(keys, as_index=False).size().rename(columns={"size": "count"})
+    assert counted["count"].max() > 1
+    (tmp_path / "expanded.tsv").write_text(expanded[keys].to_csv(sep="\t", index=False))
+    (tmp_path / "counted.tsv").write_text(counted.to_csv(sep="\t", index=False))
+    docs = {}
+    for name in ("expanded", "counted"):
+        code, _, err = cli(
+            migrated_db_url, "ingest", "pairwise", str(tmp_path / f"{name}.tsv"), "-c", name
+        )
+        assert code == 0, err
+        docs[name] = cli_json(
+            migrated_db_url, "build", "--source", "pairwise", "--collection", name, "--name", name
+        )
+    engine = open_store(migrated_db_url)
+    try:
+        built = {name: load_build_orls(engine, name) for name in docs}
+    finally:
+        engine.dispose()
+    assert docs["expanded"]["tiers"] == docs["counted"]["tiers"]
+    assert {q: dict(o.items()) for q, o in built["expanded"].items()} == {
+        q: dict(o.items()) for q, o in built["counted"].items()
+    }

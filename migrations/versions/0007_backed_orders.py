@@ -9,8 +9,8 @@ placed by its estimate whose orders are not backed); and the table
 reliability, its interval, outcomes and the pairs that flip without them).
 All new columns are nullable: builds stored before this revision keep NULL.
 
-Revision ID: 0006_backed_orders
-Revises: 0005_batch_reading
+Revision ID: 0007_backed_orders
+Revises: 0006_pairwise_count
 Create Date: 2026-12-01 13:05:00.000000
 """
 
@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision: str = "0006_backed_orders"
-down_revision: str | None = "0005_batch_reading"
+revision: str = "0007_backed_orders"
+down_revision: str | None = "0006_pairwise_count"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
