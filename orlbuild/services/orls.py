@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.orl_io.writing import backed_entries, diff_orl_entries, export_orls
+from orlbuild.store import builds as stored_builds
 from orlbuild.store.builds import (
-    BuildRecord,
     get_build,
     list_builds,
     load_build_entries,
     load_tie_decisions,
     load_under_judged,
 )
+from orlbuild.vocabulary import ExportFormat
 
 if TYPE_CHECKING:
     from orlbuild.store.engine import Bind
@@ -36,6 +37,9 @@ __all__ = [
     "list_stored_builds",
     "show_build",
 ]
+
+#: A stored build's metadata, as the services hand it to the front ends.
+BuildRecord = stored_builds.BuildRecord
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def show_build(bind: Bind, build: str | int, query: str | None = None) -> BuildE
 
 
 def export_build(
-    bind: Bind, build: str | int, fmt: str, *, all_orders: bool = False
+    bind: Bind, build: str | int, fmt: ExportFormat, *, all_orders: bool = False
 ) -> BuildExport:
     """A build's ORLs as ``json``, ``tsv``, ``qrels`` or ``trec-prefs`` text.
 
