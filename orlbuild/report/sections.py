@@ -420,12 +420,12 @@ def _orl_block(orl: QueryORL) -> str:
     procedure = _procedure_text(orl.decisions)
     if procedure:
         meta += f" · {procedure}"
-    under_judged = orl.under_judged
+    under_judged = getattr(orl, "under_judged", None)  # older records and views have none
     if under_judged:
         meta += (
             f" · under-judged (placed by estimate, orders not backed): {', '.join(under_judged)}"
         )
-    unbacked = sum(d.unbacked_pairs or 0 for d in orl.decisions)
+    unbacked = sum(getattr(d, "unbacked_pairs", None) or 0 for d in orl.decisions)
     if unbacked:
         meta += f" · {_count(unbacked, 'crossing pair')} of its boundaries not backed by a test"
     summary = tag(
@@ -507,11 +507,11 @@ def _decision_text(decision: TieDecision) -> str:
 def _boundary_text(decision: TieDecision) -> str:
     """A boundary's weakest crossing pair and its unbacked pairs (docs/tiers-and-audit.md,
     "Audit"); empty for decisions that open no tier or records without that evidence."""
-    above, below = decision.weakest_above, decision.weakest_below
-    crossing = decision.crossing_pairs
+    crossing = getattr(decision, "crossing_pairs", None)  # older records and views have none
     if crossing is None:
         return ""
     text = ""
+    above, below = decision.weakest_above, decision.weakest_below
     if above is not None and below is not None:
         z, c = decision.weakest_z, decision.weakest_critical
         text += f"; weakest crossing pair {above} > {below}"
