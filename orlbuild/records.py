@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from orlbuild.errors import BuildError
 
 __all__ = [
+    "AnnotatorReliability",
     "BuildOutcome",
     "EstimationError",
     "QueryBuildError",
@@ -65,6 +66,19 @@ class TieDecision:
     bic_change
         ``model``: BIC with the boundary minus BIC without it (negative: the
         boundary is worth its parameter, the item is separated).
+    weakest_above, weakest_below
+        On a decision that opens a tier (a boundary): the boundary's weakest
+        crossing pair of well-measured items, the pair with the smallest
+        ``z - c`` under the query's family-wise procedure (docs/tiers-and-audit.md, "How tiers
+        are decided and audited").
+    weakest_z, weakest_critical
+        That pair's studentized difference and critical value.
+    crossing_pairs
+        Pairs of items across the boundary (every order it states).
+    unbacked_pairs
+        Crossing pairs no test backs (not separated, or with an under-judged
+        item); 0 for a backed boundary of ``simultaneous`` without
+        under-judged items.
     """
 
     query: str
@@ -85,6 +99,12 @@ class TieDecision:
     bic_penalty: float | None = None
     loglik_gain: float | None = None
     bic_change: float | None = None
+    weakest_above: str | None = None
+    weakest_below: str | None = None
+    weakest_z: float | None = None
+    weakest_critical: float | None = None
+    crossing_pairs: int | None = None
+    unbacked_pairs: int | None = None
 
     @classmethod
     def without_test(
@@ -137,6 +157,12 @@ class QueryORL:
         (``--disconnected tiers``), else empty.
     warnings
         Human-readable notes about this query.
+    under_judged
+        Items measured too poorly to be placed: placed by their estimates,
+        their orders not backed (docs/tiers-and-audit.md, "How tiers are decided and audited").
+    stated_orders, unbacked_orders
+        Cross-tier orders the tiers state, and those no family-wise test
+        backs (``None`` when no test was run).
     """
 
     query: str
@@ -147,11 +173,42 @@ class QueryORL:
     native_grades: dict[str, float] | None = None
     components: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    under_judged: list[str] = field(default_factory=list)
+    stated_orders: int | None = None
+    unbacked_orders: int | None = None
 
     @property
     def ranks(self) -> dict[str, int]:
         """Item -> ORL rank (1 is best), the mapping ``scoring.ORL`` accepts."""
         return {item: rank for rank, tier in enumerate(self.tiers, start=1) for item in tier}
+
+
+@dataclass(frozen=True)
+class AnnotatorReliability:
+    """One annotator's fitted reliability.
+
+    Attributes
+    ----------
+    annotator
+        Annotator id.
+    reliability
+        ``eta``: the chance the annotator reports the Bradley-Terry outcome
+        (1 careful, 0.5 random, 0 reversed).
+    low, high
+        95% Wald interval of ``eta`` (clipped to [0, 1]).
+    comparisons
+        Outcomes the annotator contributed (rows weighted by count).
+    flips
+        Pairs of items whose stated order (separated or tied) changes when
+        the annotator's comparisons are left out (``None`` when not computed).
+    """
+
+    annotator: str
+    reliability: float
+    low: float
+    high: float
+    comparisons: float
+    flips: int | None = None
 
 
 @dataclass(frozen=True)
@@ -191,8 +248,11 @@ class BuildOutcome:
         The queries that failed (only with ``on_error="skip"``).
     warnings
         Build-level notes (per-query warnings prefixed with the query).
+    reliabilities
+        ``--annotators reliability``: each annotator's fitted reliability.
     """
 
     orls: dict[str, QueryORL]
     failures: list[QueryFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    reliabilities: list[AnnotatorReliability] = field(default_factory=list)

@@ -18,6 +18,7 @@ from scoring.vocabulary import Word
 __all__ = [
     "BUILD_OPTION_VALUES",
     "DEFAULT_COLLECTION",
+    "AnnotatorWeighting",
     "Cluster",
     "Disconnected",
     "ExportFormat",
@@ -31,6 +32,7 @@ __all__ = [
     "SimulatedMethod",
     "Solver",
     "Source",
+    "TieModel",
     "TieringProcedure",
     "Uncertainty",
     "UndefinedPanels",
@@ -136,6 +138,24 @@ class TieringProcedure(Word):
     leader = "leader"
 
 
+class TieModel(Word):
+    """``--ties``: a recorded pairwise tie is half a win each way (default), or Davidson's tie
+    model with its parameter estimated per query (docs/tiers-and-audit.md, "Build routes")."""
+
+    half = "half"
+    davidson = "davidson"
+    none = "none"
+
+
+class AnnotatorWeighting(Word):
+    """``--annotators``: every annotator counts the same (default), or each gets a reliability
+    fitted with the strengths (Crowd-BT; docs/tiers-and-audit.md, "Build routes")."""
+
+    equal = "equal"
+    reliability = "reliability"
+    none = "none"
+
+
 class Cluster(Word):
     """``--cluster``: clustered sandwich covariance by annotator, or none."""
 
@@ -189,6 +209,8 @@ BUILD_OPTION_VALUES = MappingProxyType(
         "solver": values(Solver),
         "disconnected": values(Disconnected),
         "tiering": values(TieringProcedure),
+        "ties": values(TieModel),
+        "annotators": values(AnnotatorWeighting),
         "on_error": values(OnError),
     }
 )

@@ -23,9 +23,29 @@ from orlbuild.records import EstimationError
 __all__ = [
     "bradley_terry_information",
     "bradley_terry_pairwise",
+    "integer_scale",
     "pairs_from_counts",
     "regularisation_information",
 ]
+
+
+def integer_scale(counts: FloatArray) -> float:
+    """1 when ``counts`` are whole numbers, 2 when ties make halves of them.
+
+    choix's list solvers (``opt``, ``mm``, ``ep``) take one ``(winner, loser)``
+    pair per outcome: a tie's half-wins are entered by doubling every count
+    (and the regularisation with it, which leaves the estimate unchanged).
+
+    Raises
+    ------
+    EstimationError
+        For weights that are not multiples of 1/2 (a bootstrap draw never makes them).
+    """
+    if np.all(counts == np.rint(counts)):
+        return 1.0
+    if np.all(2 * counts == np.rint(2 * counts)):
+        return 2.0
+    raise EstimationError("comparison weights must be multiples of 1/2 for this solver")
 
 
 def pairs_from_counts(counts: FloatArray) -> list[tuple[int, int]]:
@@ -43,7 +63,8 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
     Parameters
     ----------
     counts
-        ``counts[i, j]`` = number of times item ``i`` beat item ``j``.
+        ``counts[i, j]`` = (weighted) number of times item ``i`` beat item ``j``
+        (a tie adds 1/2 each way).
     alpha
         choix's regularisation (``c / n_items`` in a build).
     solver
@@ -64,10 +85,14 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
     n = counts.shape[0]
     if n == 1:
         return np.zeros(1)
+    scale = 1.0 if solver == "ilsr" else integer_scale(counts)
+    scaled = scale * alpha
     solvers: dict[str, Callable[[], FloatArray]] = {
         "ilsr": lambda: choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500),
-        "opt": lambda: choix.opt_pairwise(n, pairs_from_counts(counts), alpha=alpha),
-        "mm": lambda: choix.mm_pairwise(n, pairs_from_counts(counts), alpha=alpha),
+        "opt": lambda: choix.opt_pairwise(
+            n, pairs_from_counts(scale * counts), alpha=scale * alpha
+        ),
+        "mm": lambda: choix.mm_pairwise(n, pairs_from_counts(scale * counts), alpha=scaled),
     }
     params = fitted_scores(f"Bradley-Terry ({solver})", solvers[solver])
     if solver == "opt":

@@ -2,7 +2,8 @@
 
 Inputs are DataFrames shaped like the store's read API returns them:
 
-* pairwise: ``query, annotator, winner, loser, tie``;
+* pairwise: ``query, annotator, winner, loser, tie`` and optionally ``count``
+  (a positive integer: the outcome happened that many times; absent = 1);
 * listwise: ``query, annotator, item, rank``;
 * graded: ``query, annotator, item, grade``.
 
@@ -20,6 +21,9 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from orlbuild.builders.annotator_audit import leave_one_annotator_out
+from orlbuild.builders.backed_orders import parse_unbacked_note
+from orlbuild.builders.crowd_bt import ReliabilityFit, fit_reliabilities
 from orlbuild.builders.graded import aggregate_grades, graded_orl
 from orlbuild.builders.listwise import listwise_query_orl
 from orlbuild.builders.pairwise import pairwise_query_orl
@@ -27,14 +31,27 @@ from orlbuild.builders.pairwise_data import (
     PairwiseComparisons,
     comparisons_from_arrays,
     group_positions,
+    row_counts,
 )
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
 from orlbuild.errors import BuildError, ConfigError
-from orlbuild.records import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
+from orlbuild.records import (
+    BuildOutcome,
+    EstimationError,
+    QueryBuildError,
+    QueryFailure,
+    QueryORL,
+)
 from orlbuild.vocabulary import OnError, values
 from scoring.messages import first_and_more
 
-__all__ = ["REQUIRED_COLUMNS", "build_orls", "query_rng", "resolve_for_frame"]
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "build_orls",
+    "pairwise_query_comparisons",
+    "query_rng",
+    "resolve_for_frame",
+]
 
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "pairwise": ("query", "winner", "loser"),
@@ -80,12 +97,29 @@ def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if "annotator" not in frame.columns:
         frame["annotator"] = "_"
     frame["annotator"] = frame["annotator"].fillna("_").astype(str)
+    if source == "pairwise" and "count" in frame.columns:
+        frame = _checked_counts(frame)
     # A canonical row order makes resampling (and so the build) independent of
     # the order the store returned the rows in.
     keys = ["query", "annotator", *REQUIRED_COLUMNS[source][1:]]
     if "tie" in frame.columns:
         keys.append("tie")
     return frame.sort_values(keys, kind="stable", ignore_index=True)
+
+
+def _checked_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows with ``count = 0`` carry no outcome and are dropped; a count must be a
+    non-negative integer (docs/tiers-and-audit.md, "Build routes")."""
+    counts = pd.to_numeric(frame["count"].fillna(1), errors="coerce")
+    bad = counts.isna() | (counts < 0) | (counts != counts.round())
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise BuildError(
+            f"pairwise judgments: count must be a non-negative integer, got "
+            f"{frame['count'].iloc[row]!r} (query {frame['query'].iloc[row]!r})"
+        )
+    frame["count"] = counts.astype(np.int64)
+    return frame[frame["count"] > 0]
 
 
 def resolve_for_frame(frame: pd.DataFrame, params: BuildParameters) -> BuildParameters:
@@ -122,13 +156,41 @@ def _listwise(
 
 
 def _pairwise(
-    comps: PairwiseComparisons, params: BuildParameters, query: str, rng: np.random.Generator
+    comps: PairwiseComparisons,
+    params: BuildParameters,
+    reliabilities: ReliabilityFit | None,
+    query: str,
+    rng: np.random.Generator,
 ) -> QueryORL:
-    return pairwise_query_orl(query, comps, params, rng)
+    return pairwise_query_orl(query, comps, params, rng, reliabilities)
+
+
+def pairwise_query_comparisons(frame: pd.DataFrame) -> Iterator[tuple[str, PairwiseComparisons]]:
+    """``(query, comparisons)`` of every query of a checked pairwise frame, in query order."""
+    winners = frame["winner"].to_numpy(dtype=object)
+    losers = frame["loser"].to_numpy(dtype=object)
+    ties = (
+        frame["tie"].fillna(0).to_numpy().astype(bool)
+        if "tie" in frame.columns
+        else np.zeros(len(frame), dtype=bool)
+    )
+    counts = row_counts(frame)
+    annotators = frame["annotator"].to_numpy(dtype=object)
+    for query, block in _blocks(frame["query"]):
+        comps = comparisons_from_arrays(
+            winners[block],
+            losers[block],
+            ties[block],
+            annotators[block],
+            counts=None if counts is None else counts[block],
+        )
+        yield query, comps
 
 
 def _query_builders(
-    frame: pd.DataFrame, params: BuildParameters
+    frame: pd.DataFrame,
+    params: BuildParameters,
+    reliabilities: tuple[list[tuple[str, PairwiseComparisons]], ReliabilityFit] | None = None,
 ) -> Iterator[tuple[str, QueryBuilder]]:
     """One closure per query that builds its ORL from the right slice of data."""
     if params.source == "graded":
@@ -140,20 +202,12 @@ def _query_builders(
         for query, block in _blocks(frame["query"]):
             part = frame.iloc[block]
             yield query, partial(_listwise, part, params)
+    elif reliabilities is not None:
+        for query, comps in reliabilities[0]:
+            yield query, partial(_pairwise, comps, params, reliabilities[1])
     else:
-        winners = frame["winner"].to_numpy(dtype=object)
-        losers = frame["loser"].to_numpy(dtype=object)
-        ties = (
-            frame["tie"].fillna(0).to_numpy().astype(bool)
-            if "tie" in frame.columns
-            else np.zeros(len(frame), dtype=bool)
-        )
-        annotators = frame["annotator"].to_numpy(dtype=object)
-        for query, block in _blocks(frame["query"]):
-            comps = comparisons_from_arrays(
-                winners[block], losers[block], ties[block], annotators[block]
-            )
-            yield query, partial(_pairwise, comps, params)
+        for query, comps in pairwise_query_comparisons(frame):
+            yield query, partial(_pairwise, comps, params, None)
 
 
 class _QueryTasks:
@@ -238,8 +292,17 @@ def build_orls(
     resolved = resolve_for_frame(frame, params)
     seed = int(resolved.seed or 0)
     outcome = BuildOutcome(orls={})
+    fitted = None
+    if resolved.annotators == "reliability":
+        # the reliabilities are shared by every query: fitted once, before the queries
+        queries = list(pairwise_query_comparisons(frame))
+        try:
+            fit = fit_reliabilities(queries, reg=resolved.reg)
+        except EstimationError as exc:
+            raise BuildError(f"--annotators reliability: {exc}") from exc
+        fitted = (queries, fit)
     # Lazy: a serial build holds one query's slice, a parallel one sends chunks as they are cut.
-    tasks = _QueryTasks(_query_builders(frame, resolved), int(frame["query"].nunique()))
+    tasks = _QueryTasks(_query_builders(frame, resolved, fitted), int(frame["query"].nunique()))
     work = partial(_build_query, seed)
     # Per-query linear algebra is on matrices of a few dozen rows (or the
     # max-t product of a few thousand draws): BLAS threads only add
@@ -257,9 +320,18 @@ def build_orls(
                 outcome.failures.append(result)
             else:
                 outcome.orls[result.query] = result
-                outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
+                outcome.warnings += [
+                    f"query {result.query!r}: {w}"
+                    for w in result.warnings
+                    if parse_unbacked_note(w) is None  # summed below, one line per build
+                ]
             if advance is not None:
                 advance(1)
+    if fitted is not None:
+        with threadpool_limits(limits=1, user_api="blas"):
+            outcome.reliabilities = leave_one_annotator_out(
+                fitted[0], resolved, fitted[1], outcome.orls, partial(query_rng, seed)
+            )
     if outcome.failures and policy is OnError.stop:
         first = outcome.failures[0]
         if len(outcome.failures) == 1:
@@ -272,6 +344,15 @@ def build_orls(
             "nothing was stored (use --on-error skip to build the others)"
         )
     outcome.warnings += [f"query {f.query!r} skipped: {f.cause}" for f in outcome.failures]
+    stated = sum(o.stated_orders or 0 for o in outcome.orls.values())
+    unbacked = sum(o.unbacked_orders or 0 for o in outcome.orls.values())
+    if unbacked:
+        n_queries = sum(1 for o in outcome.orls.values() if o.unbacked_orders)
+        outcome.warnings.append(
+            f"{unbacked} of {stated} stated cross-tier orders ({n_queries} queries) are not "
+            f"backed by the family-wise test (tiering {resolved.tiering}; under-judged items "
+            "count too); `orlbuild audit` lists them per boundary"
+        )
     naive = (resolved.method, resolved.uncertainty, resolved.cluster) == ("bt", "fisher", "none")
     if resolved.source == "listwise" and naive:
         outcome.warnings.append(

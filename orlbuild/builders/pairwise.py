@@ -6,19 +6,45 @@ from collections.abc import Callable
 
 import numpy as np
 
+from orlbuild.builders.crowd_bt import CrowdBTModel, ReliabilityFit
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.strength_models import BradleyTerryModel, RankCentralityModel, StrengthModel
+from orlbuild.builders.strength_models import (
+    BradleyTerryModel,
+    DavidsonModel,
+    RankCentralityModel,
+    StrengthModel,
+)
 from orlbuild.builders.tiered_orl import orl_from_model
 from orlbuild.records import QueryORL
 
-__all__ = ["PAIRWISE_MODELS", "pairwise_query_orl"]
+__all__ = ["PAIRWISE_MODELS", "pairwise_model", "pairwise_query_orl"]
 
-#: Method name -> score model of a query's comparisons.
+
+def _bt(comps: PairwiseComparisons, p: BuildParameters) -> StrengthModel:
+    if p.ties == "davidson":
+        return DavidsonModel(comps, p.reg)
+    return BradleyTerryModel(comps, p.reg, str(p.solver))
+
+
+#: Method name -> score model of a query's comparisons (``--annotators equal``).
 PAIRWISE_MODELS: dict[str, Callable[[PairwiseComparisons, BuildParameters], StrengthModel]] = {
-    "bt": lambda comps, p: BradleyTerryModel(comps, p.reg, str(p.solver)),
+    "bt": _bt,
     "rank-centrality": lambda comps, p: RankCentralityModel(comps, p.reg),
 }
+
+
+def pairwise_model(
+    comparisons: PairwiseComparisons,
+    params: BuildParameters,
+    reliabilities: ReliabilityFit | None = None,
+) -> StrengthModel:
+    """The score model of one query: the method's, or Crowd-BT with the build's reliabilities."""
+    if params.annotators == "reliability":
+        if reliabilities is None:
+            raise ValueError("--annotators reliability needs the build's fitted reliabilities")
+        return CrowdBTModel(comparisons, params.reg, reliabilities)
+    return PAIRWISE_MODELS[str(params.method)](comparisons, params)
 
 
 def pairwise_query_orl(
@@ -26,6 +52,7 @@ def pairwise_query_orl(
     comparisons: PairwiseComparisons,
     params: BuildParameters,
     rng: np.random.Generator,
+    reliabilities: ReliabilityFit | None = None,
 ) -> QueryORL:
     """Build the ORL of one query from its pairwise comparisons.
 
@@ -40,12 +67,12 @@ def pairwise_query_orl(
         Resolved parameters (method ``bt`` or ``rank-centrality``).
     rng
         Random generator of the query (bootstrap).
+    reliabilities
+        ``--annotators reliability``: the build's fitted reliabilities.
 
     Raises
     ------
     QueryBuildError
         Never-compared items, disconnected graph, failed fit; names the query.
     """
-    return orl_from_model(
-        query, PAIRWISE_MODELS[str(params.method)](comparisons, params), params, rng
-    )
+    return orl_from_model(query, pairwise_model(comparisons, params, reliabilities), params, rng)

@@ -1,10 +1,18 @@
 """Comparisons of one query as index arrays, the shape every estimator consumes.
 
-choix has no tie model: a recorded tie between ``a`` and ``b`` is entered as
-one comparison each way, ``(a, b)`` and ``(b, a)``, the workaround its
-maintainer recommends (docs/tiers-and-audit.md, "Build routes"). Both halves keep the *unit*
-of the raw row they came from, so that a bootstrap resamples the tie as one
-observation.
+Every comparison carries a weight, so that ties and counted rows need no
+expansion (docs/tiers-and-audit.md, "Build routes"):
+
+* a recorded tie between ``a`` and ``b`` is half a win for each side: one
+  comparison each way, ``(a, b)`` and ``(b, a)``, of weight ``1/2`` each (the
+  convention of LMArena and evalica). Together they are one unit of evidence:
+  the pair's count in the Fisher information is ``1/2 + 1/2 = 1``, not 2. Both
+  halves keep the *unit* of the raw row they came from, so that a bootstrap
+  resamples the tie as one observation, and they are marked as ties, so that
+  ``--ties davidson`` can model them instead;
+* a row with ``count = k`` is ``k`` identical outcomes: its comparisons weigh
+  ``k`` times as much and its unit has size ``k`` (a bootstrap draws the ``k``
+  outcomes one by one, :func:`~orlbuild.builders.uncertainty.bootstrap_samples`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ __all__ = [
     "comparisons_from_pairwise",
     "factorize_ids",
     "group_positions",
+    "row_counts",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -44,6 +53,13 @@ class PairwiseComparisons:
         Annotator code (``0..G-1``) of each comparison.
     annotator_names
         Annotator ids, position ``g`` is code ``g``.
+    weights
+        Weight of each comparison per outcome of its unit: 1 for a preference,
+        1/2 for each half of a tie (``None``: all 1).
+    unit_sizes
+        Number of outcomes of each unit (a row's ``count``; ``None``: all 1).
+    ties
+        Whether each comparison is half of a recorded tie (``None``: none is).
     """
 
     items: npt.NDArray[np.object_]
@@ -52,6 +68,9 @@ class PairwiseComparisons:
     units: IntArray
     annotators: IntArray
     annotator_names: npt.NDArray[np.object_]
+    weights: FloatArray | None = None
+    unit_sizes: FloatArray | None = None
+    ties: npt.NDArray[np.bool_] | None = None
 
     @property
     def n_items(self) -> int:
@@ -63,16 +82,46 @@ class PairwiseComparisons:
         """Number of resampling units (0 when there are no comparisons)."""
         return int(self.units.max()) + 1 if len(self.units) else 0
 
-    def count_matrix(self, unit_weights: FloatArray | None = None) -> FloatArray:
-        """``C[i, j]`` = (weighted) number of times ``i`` beat ``j``.
+    @property
+    def sizes(self) -> FloatArray:
+        """Outcomes of each unit (all 1 without counts)."""
+        if self.unit_sizes is None:
+            return np.ones(self.n_units)
+        return self.unit_sizes
+
+    @property
+    def n_outcomes(self) -> float:
+        """Total number of outcomes (rows weighted by their counts)."""
+        return float(self.sizes.sum())
+
+    def tie_mask(self) -> npt.NDArray[np.bool_]:
+        """Whether each comparison is half of a tie."""
+        return np.zeros(len(self.winners), dtype=bool) if self.ties is None else self.ties
+
+    def comparison_weights(self, unit_weights: FloatArray | None = None) -> FloatArray | None:
+        """Weight of each comparison: its per-outcome weight times its unit's outcomes.
 
         Parameters
         ----------
         unit_weights
-            Multiplicity of each unit (a bootstrap draw); ``None`` means one each.
+            Outcomes of each unit in a bootstrap draw; ``None``: the data's counts.
+        """
+        per_unit = self.unit_sizes if unit_weights is None else unit_weights
+        if per_unit is None:
+            return self.weights
+        scaled = per_unit[self.units]
+        return scaled if self.weights is None else scaled * self.weights
+
+    def count_matrix(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """``C[i, j]`` = (weighted) number of times ``i`` beat ``j`` (a tie: 1/2 each way).
+
+        Parameters
+        ----------
+        unit_weights
+            Outcomes of each unit (a bootstrap draw); ``None`` means the data's counts.
         """
         n = self.n_items
-        weights = None if unit_weights is None else unit_weights[self.units]
+        weights = self.comparison_weights(unit_weights)
         flat = np.bincount(self.winners * n + self.losers, weights=weights, minlength=n * n)
         return flat.reshape(n, n).astype(np.float64, copy=False)
 
@@ -81,7 +130,7 @@ class PairwiseComparisons:
         mapping = np.full(self.n_items, -1, dtype=np.int64)
         mapping[members] = np.arange(len(members))
         keep = (mapping[self.winners] >= 0) & (mapping[self.losers] >= 0)
-        _, units = np.unique(self.units[keep], return_inverse=True)
+        kept_units, units = np.unique(self.units[keep], return_inverse=True)
         return PairwiseComparisons(
             items=self.items[members],
             winners=mapping[self.winners[keep]],
@@ -89,6 +138,9 @@ class PairwiseComparisons:
             units=units.astype(np.int64),
             annotators=self.annotators[keep],
             annotator_names=self.annotator_names,
+            weights=None if self.weights is None else self.weights[keep],
+            unit_sizes=None if self.unit_sizes is None else self.unit_sizes[kept_units],
+            ties=None if self.ties is None else self.ties[keep],
         )
 
 
@@ -118,8 +170,8 @@ def comparisons_from_pairwise(
     Parameters
     ----------
     frame
-        Columns ``winner``, ``loser``, ``annotator`` and ``tie`` (0/1) - the
-        last two optional.
+        Columns ``winner``, ``loser``, ``annotator``, ``tie`` (0/1) and
+        ``count`` (a positive integer, default 1) - the last three optional.
     items
         The query's full item set when it is larger than the items that appear
         in comparisons (so that never-compared items can be reported).
@@ -127,7 +179,8 @@ def comparisons_from_pairwise(
     Returns
     -------
     PairwiseComparisons
-        One comparison per preference row, two (one each way) per tie row.
+        One comparison per preference row, two (one each way, weight 1/2) per
+        tie row, weighted by the row's count.
     """
     n = len(frame)
     tie = frame["tie"].fillna(0).to_numpy() if "tie" in frame.columns else np.zeros(n)
@@ -138,7 +191,15 @@ def comparisons_from_pairwise(
         np.asarray(tie).astype(bool),
         np.asarray(annotators, dtype=object),
         items=items,
+        counts=row_counts(frame),
     )
+
+
+def row_counts(frame: pd.DataFrame) -> FloatArray | None:
+    """The ``count`` column as floats (``None`` when absent: every row is one outcome)."""
+    if "count" not in frame.columns:
+        return None
+    return frame["count"].fillna(1).to_numpy(dtype=np.float64)
 
 
 def comparisons_from_arrays(
@@ -148,8 +209,12 @@ def comparisons_from_arrays(
     annotator_ids: npt.NDArray[np.object_],
     *,
     items: npt.ArrayLike | None = None,
+    counts: FloatArray | None = None,
 ) -> PairwiseComparisons:
-    """Array form of :func:`comparisons_from_pairwise` (the build's fast path)."""
+    """Array form of :func:`comparisons_from_pairwise` (the build's fast path).
+
+    ``counts`` gives each row's number of outcomes (``None``: one each).
+    """
     universe = np.concatenate([winner_ids, loser_ids])
     if items is not None:
         universe = np.concatenate([universe, np.asarray(items, dtype=object)])
@@ -158,6 +223,8 @@ def comparisons_from_arrays(
     losers = np.searchsorted(names, loser_ids.astype(str)).astype(np.int64)
     annotators, annotator_names = factorize_ids(annotator_ids)
     units = np.arange(len(winners), dtype=np.int64)
+    has_ties = bool(tie.any())
+    half = np.where(tie, 0.5, 1.0)
     return PairwiseComparisons(
         items=names,
         winners=np.concatenate([winners, losers[tie]]),
@@ -165,6 +232,9 @@ def comparisons_from_arrays(
         units=np.concatenate([units, units[tie]]),
         annotators=np.concatenate([annotators, annotators[tie]]),
         annotator_names=annotator_names,
+        weights=np.concatenate([half, half[tie]]) if has_ties else None,
+        unit_sizes=None if counts is None else np.asarray(counts, dtype=np.float64),
+        ties=np.concatenate([tie, tie[tie]]) if has_ties else None,
     )
 
 

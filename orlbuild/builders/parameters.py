@@ -15,6 +15,7 @@ from typing import Any
 
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (
+    AnnotatorWeighting,
     Cluster,
     Disconnected,
     GradeAggregate,
@@ -22,6 +23,7 @@ from orlbuild.vocabulary import (
     Resample,
     Solver,
     Source,
+    TieModel,
     TieringProcedure,
     Uncertainty,
     values,
@@ -122,6 +124,21 @@ class BuildParameters:
     step_down
         ``simultaneous`` only: Romano-Wolf step-down (default) or the
         single-step critical value for every pair.
+    backed
+        ``simultaneous`` only: place a boundary only where every pair of
+        well-measured items across it is separated (default), or, when
+        false, the max-t leader walk of builds made before that rule (it
+        states orders no test backs; kept to repeat those builds and to
+        measure what the rule costs).
+    ties
+        Pairwise ``bt`` and ``rank-centrality``: ``half`` (default: a tie is
+        half a win each way, the convention of LMArena and evalica) or
+        ``davidson`` (``bt`` only: Davidson's tie parameter, estimated per
+        query); ``none`` for the other routes.
+    annotators
+        Pairwise ``bt``: ``equal`` (default) or ``reliability`` (Crowd-BT: one
+        reliability per annotator fitted with the strengths); ``none`` for
+        the other routes.
     """
 
     source: str
@@ -139,6 +156,9 @@ class BuildParameters:
     tiering: str | None = None
     mc_draws: int = 2000
     step_down: bool = True
+    backed: bool = True
+    ties: str | None = None
+    annotators: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The parameters as a JSON-ready mapping (stored with the build)."""
@@ -153,6 +173,8 @@ class BuildParameters:
         """
         if payload.get("method") not in ("graded", "direct") and "tiering" not in payload:
             payload = {**payload, "tiering": LEGACY_TIERING}
+        if "backed" not in payload:  # made by the max-t walk, before backed boundaries
+            payload = {**payload, "backed": False}
         return cls(**payload)
 
 
@@ -271,6 +293,7 @@ def resolve_parameters(
 
     seed = 0 if params.seed is None else int(params.seed)
     tiering = _tiering(params, method, uncertainty)
+    ties, annotators = _pairwise_options(params, method, uncertainty)
     check_number("mc_draws", params.mc_draws)
     return replace(
         params,
@@ -287,7 +310,39 @@ def resolve_parameters(
         tiering=tiering,
         mc_draws=int(params.mc_draws),
         step_down=bool(params.step_down),
+        backed=bool(params.backed),
+        ties=ties,
+        annotators=annotators,
     )
+
+
+def _pairwise_options(params: BuildParameters, method: str, uncertainty: str) -> tuple[str, str]:
+    """``ties`` and ``annotators``: pairwise options (docs/tiers-and-audit.md, "Build routes")."""
+    if params.source != "pairwise":
+        for name in ("ties", "annotators"):
+            if getattr(params, name) not in (None, "none"):
+                raise ConfigError(f"--{name} applies to --source pairwise, not to {params.source}")
+        return "none", "none"
+    ties = params.ties or TieModel.half.value
+    _choice("ties", ties, values(TieModel)[:2], f"--method {method}")
+    annotators = params.annotators or AnnotatorWeighting.equal.value
+    _choice("annotators", annotators, values(AnnotatorWeighting)[:2], f"--method {method}")
+    if ties == TieModel.davidson.value and method != "bt":
+        raise ConfigError("--ties davidson applies to --method bt only")
+    if annotators == AnnotatorWeighting.reliability.value:
+        if method != "bt" or uncertainty not in ("fisher", "bootstrap"):
+            raise ConfigError(
+                "--annotators reliability applies to --method bt with --uncertainty fisher "
+                "or bootstrap"
+            )
+        if ties == TieModel.davidson.value:
+            raise ConfigError("--annotators reliability does not combine with --ties davidson")
+        if params.cluster == "annotators":
+            raise ConfigError(
+                "--annotators reliability models the annotators already; "
+                "it does not combine with --cluster annotators"
+            )
+    return ties, annotators
 
 
 def _default_cluster(source: str, method: str, uncertainty: str) -> str:

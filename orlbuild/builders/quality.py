@@ -3,7 +3,20 @@
 * comparison counts per item and per pair, items under ``min_comparisons`` flagged;
 * agreement: the share of raw preferences consistent with the ORL, overall
   and per annotator (to spot a careless annotator);
-* cycles of the majority-preference graph, listed, not hidden.
+* cycles of the majority-preference graph, listed, not hidden;
+* per annotator, so that an LLM judge is audited like a person:
+
+  - ``position_bias``: the share of their strict preferences won by the item
+    shown first, where the data say which was shown first (a ``first``
+    column; 0.5 is unbiased). The store keeps winner and loser only, so
+    builds read from it report NaN (docs/tiers-and-audit.md, "Quality checks");
+  - ``kappa``: Cohen's kappa between the annotator and the other annotators
+    on the pairs both judged (outcomes first-id wins / second-id wins / tie,
+    every judgment of the annotator against every judgment of the others on
+    the same pair; :func:`annotator_kappa`);
+  - agreement with the ORL (``agreement``, ``agreement_ordered``).
+
+A row's ``count`` (counted rows) weighs it everywhere.
 
 Raw preferences come from the build's source: pairwise rows as they are;
 listwise lists and graded labels as their implied strict preferences (pairs
@@ -24,9 +37,17 @@ import pandas as pd
 from orlbuild.builders.comparison_graph import majority_preference_cycles
 from orlbuild.builders.pairwise_data import comparisons_from_arrays
 
-__all__ = ["QualityReport", "build_quality", "raw_preferences"]
+__all__ = [
+    "QualityReport",
+    "annotator_kappa",
+    "build_quality",
+    "position_bias",
+    "raw_preferences",
+]
 
 _PREFERENCE_COLUMNS = ["query", "annotator", "winner", "loser", "tie"]
+#: Optional columns kept from pairwise judgments: outcomes per row, item shown first.
+_OPTIONAL_COLUMNS = ("count", "first")
 
 
 def raw_preferences(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -51,7 +72,8 @@ def raw_preferences(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if source == "pairwise":
         if "tie" not in frame.columns:
             frame["tie"] = 0
-        out = frame[_PREFERENCE_COLUMNS].copy()
+        kept = [c for c in _OPTIONAL_COLUMNS if c in frame.columns]
+        out = frame[[*_PREFERENCE_COLUMNS, *kept]].copy()
         out["tie"] = out["tie"].fillna(0).astype(int)
         return out
     # Better rank = smaller value for lists, larger grade for graded labels.
@@ -84,8 +106,11 @@ class QualityReport:
         Share of raw preferences consistent with the ORL (NaN with none).
     annotators
         ``annotator, preferences, consistent, contradicted, tied, agreement,
-        agreement_ordered`` (the last: consistent share among the strict
-        preferences whose two items the ORL puts in different tiers).
+        agreement_ordered`` (consistent share among the strict preferences
+        whose two items the ORL puts in different tiers), ``position_bias``
+        (share of strict preferences won by the item shown first; NaN when
+        the data do not say), ``kappa`` and ``shared`` (Cohen's kappa with the
+        other annotators, and the judgment pairs it is computed from).
     cycles
         ``query, length, cycle`` (items joined by ``" > "``).
     """
@@ -95,6 +120,106 @@ class QualityReport:
     agreement: float
     annotators: pd.DataFrame
     cycles: pd.DataFrame
+
+
+def annotator_kappa(prefs: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's kappa of each annotator against the other annotators, on shared pairs.
+
+    Each judgment is one of three outcomes for its unordered pair (the
+    smaller id wins, the larger wins, a tie). Every judgment of annotator
+    ``k`` on a pair is matched with every judgment of the other annotators on
+    the same pair; ``kappa = (p_o - p_e) / (1 - p_e)`` with ``p_o`` the share
+    of matched judgments with the same outcome and ``p_e`` the agreement
+    expected from the two sides' outcome shares over the same matches
+    (Cohen 1960). A small implementation rather than a dependency: it needs
+    the per-pair counts only, so it is linear in the judgments.
+
+    Parameters
+    ----------
+    prefs
+        :func:`raw_preferences` (``count`` optional).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``annotator, kappa, shared`` (``shared``: matched judgment pairs;
+        kappa NaN when there are none or ``p_e = 1``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> prefs = pd.DataFrame({"query": "q", "annotator": ["x", "y", "x", "y"],
+    ...     "winner": ["a", "a", "c", "d"], "loser": ["b", "b", "d", "c"], "tie": 0})
+    >>> annotator_kappa(prefs)["kappa"].round(2).tolist()
+    [0.0, 0.0]
+    """
+    weight = prefs["count"].astype(float) if "count" in prefs.columns else 1.0
+    low = prefs[["winner", "loser"]].astype(str).min(axis=1)
+    high = prefs[["winner", "loser"]].astype(str).max(axis=1)
+    outcome = np.where(
+        prefs["tie"].to_numpy().astype(bool), "tie", np.where(prefs["winner"] == low, "low", "high")
+    )
+    frame = pd.DataFrame(
+        {
+            "query": prefs["query"].astype(str).to_numpy(),
+            "low": low.to_numpy(),
+            "high": high.to_numpy(),
+            "annotator": prefs["annotator"].astype(str).to_numpy(),
+            "outcome": outcome,
+            "w": weight,
+        }
+    )
+    mine = frame.pivot_table(
+        index=["query", "low", "high", "annotator"],
+        columns="outcome",
+        values="w",
+        aggfunc="sum",
+        fill_value=0.0,
+    ).reindex(columns=["low", "high", "tie"], fill_value=0.0)
+    total = mine.groupby(level=["query", "low", "high"]).transform("sum")
+    others = total - mine
+    n_mine = mine.sum(axis=1)
+    n_others = others.sum(axis=1)
+    matched = n_mine * n_others
+    agree = (mine * others).sum(axis=1)
+    side_mine = mine.mul(n_others, axis=0)
+    side_others = others.mul(n_mine, axis=0)
+    by = mine.index.get_level_values("annotator")
+    shared = matched.groupby(by).sum()
+    observed = agree.groupby(by).sum() / shared
+    expected = (
+        side_mine.groupby(by).sum().div(shared, axis=0)
+        * side_others.groupby(by).sum().div(shared, axis=0)
+    ).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (observed - expected) / (1.0 - expected)
+    kappa = kappa.where((shared > 0) & (expected < 1.0))
+    return pd.DataFrame(
+        {"annotator": shared.index, "kappa": kappa.to_numpy(), "shared": shared.to_numpy()}
+    )
+
+
+def position_bias(prefs: pd.DataFrame) -> pd.Series:
+    """Per annotator, the share of strict preferences won by the item shown first.
+
+    NaN for annotators (or data) without a ``first`` column value.
+    """
+    if "first" not in prefs.columns:
+        return pd.Series(dtype=float, name="position_bias")
+    weight = pd.Series(_weights(prefs), index=prefs.index)
+    known = prefs["first"].notna() & ~prefs["tie"].astype(bool)
+    part = prefs[known]
+    won = (part["winner"].astype(str) == part["first"].astype(str)).astype(float)
+    w = weight[known]
+    by = part["annotator"].astype(str)
+    return ((won * w).groupby(by).sum() / w.groupby(by).sum()).rename("position_bias")
+
+
+def _weights(prefs: pd.DataFrame) -> np.ndarray:
+    """Outcomes of each preference row (its ``count``, else 1)."""
+    if "count" not in prefs.columns:
+        return np.ones(len(prefs))
+    return prefs["count"].fillna(1).to_numpy(dtype=np.float64)
 
 
 def _classify(prefs: pd.DataFrame, ranks: pd.Series) -> pd.DataFrame:
@@ -108,6 +233,7 @@ def _classify(prefs: pd.DataFrame, ranks: pd.Series) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "annotator": prefs["annotator"].to_numpy()[known],
+            "w": _weights(prefs)[known],
             "consistent": np.where(tie, same, rank_w < rank_l)[known],
             "contradicted": (~tie & (rank_w > rank_l))[known],
             "tied": (~tie & same)[known],
@@ -141,14 +267,18 @@ def build_quality(
             prefs[["query", "loser"]].set_axis(["query", "item"], axis=1),
         ]
     )
-    items = ends.groupby(["query", "item"], sort=True).size().rename("comparisons").reset_index()
+    weight = _weights(prefs)
+    ends["w"] = np.concatenate([weight, weight])
+    items = ends.groupby(["query", "item"], sort=True)["w"].sum().rename("comparisons")
+    items = items.astype(np.int64).reset_index()
     items["flagged"] = items["comparisons"] < min_comparisons
     low = prefs[["winner", "loser"]].min(axis=1)
     high = prefs[["winner", "loser"]].max(axis=1)
     pairs = (
-        pd.DataFrame({"query": prefs["query"], "item_a": low, "item_b": high})
-        .groupby(["query", "item_a", "item_b"], sort=True)
-        .size()
+        pd.DataFrame({"query": prefs["query"], "item_a": low, "item_b": high, "w": weight})
+        .groupby(["query", "item_a", "item_b"], sort=True)["w"]
+        .sum()
+        .astype(np.int64)
         .rename("comparisons")
         .reset_index()
     )
@@ -156,8 +286,11 @@ def build_quality(
         {(q, i): float(r) for q, orl in ranks.items() for i, r in orl.items()}, dtype=float
     )
     classified = _classify(prefs, flat)
-    per = classified.groupby("annotator", sort=True).agg(
-        preferences=("consistent", "size"),
+    weighted = classified.drop(columns=["annotator", "w"]).mul(classified["w"], axis=0)
+    weighted["annotator"] = classified["annotator"]
+    weighted["n"] = classified["w"]
+    per = weighted.groupby("annotator", sort=True).agg(
+        preferences=("n", "sum"),
         consistent=("consistent", "sum"),
         contradicted=("contradicted", "sum"),
         tied=("tied", "sum"),
@@ -169,7 +302,16 @@ def build_quality(
     # with the ORL (a careless annotator is near 0.5, an adversarial one below).
     per["agreement_ordered"] = per.pop("sided") / (per["sided_total"])
     per = per.drop(columns="sided_total")
-    agreement = float(classified["consistent"].mean()) if len(classified) else float("nan")
+    per.index = per.index.astype(str)
+    per["position_bias"] = position_bias(prefs).reindex(per.index)
+    kappa = annotator_kappa(prefs).set_index("annotator")
+    per["kappa"] = kappa["kappa"].reindex(per.index)
+    per["shared"] = kappa["shared"].reindex(per.index).fillna(0.0)
+    agreement = (
+        float(weighted["consistent"].sum() / weighted["n"].sum())
+        if len(classified)
+        else float("nan")
+    )
     cycle_rows = []
     for query, part in prefs.groupby("query", sort=True):
         comps = comparisons_from_arrays(
@@ -177,6 +319,7 @@ def build_quality(
             part["loser"].to_numpy(dtype=object),
             part["tie"].to_numpy().astype(bool),
             part["annotator"].to_numpy(dtype=object),
+            counts=_weights(part) if "count" in part.columns else None,
         )
         for cycle in majority_preference_cycles(comps):
             cycle_rows.append(

@@ -44,6 +44,7 @@ __all__ = [
     "simulated_queries",
     "tier_recovery",
     "tiered_strengths",
+    "wrong_stated_orders",
 ]
 
 
@@ -226,6 +227,24 @@ def adjusted_rand_index(first: npt.ArrayLike, second: npt.ArrayLike) -> float:
     return float((index - expected) / (maximum - expected))
 
 
+def wrong_stated_orders(
+    built: dict[str, dict[str, int]], truth: dict[str, IntArray]
+) -> tuple[int, int]:
+    """``(stated, wrong)``: cross-tier orders the built tiers state, and those that are wrong.
+
+    An order ``a`` above ``b`` (different built tiers) is wrong when ``a`` is
+    not truly better (same true tier, or a worse one).
+    """
+    stated = wrong = 0
+    for query, true in truth.items():
+        ranks = built.get(query, {})
+        got = np.array([ranks.get(f"d{i:02d}", 1) for i in range(len(true))])
+        above = got[:, None] < got[None, :]
+        stated += int(above.sum())
+        wrong += int((above & (true[:, None] >= true[None, :])).sum())
+    return stated, wrong
+
+
 def tier_recovery(
     built: dict[str, dict[str, int]], truth: dict[str, IntArray]
 ) -> tuple[float, float, float]:
@@ -261,12 +280,14 @@ def tier_recovery(
     return mean(splits), mean(aris), mean(taus)
 
 
-#: What ``orlbuild calibrate --tiering`` accepts: every ``--tiering``, and
+#: What ``orlbuild calibrate --tiering`` accepts: every ``--tiering``,
 #: ``single-step`` (``simultaneous`` without the step-down) to measure what the
-#: step-down gains.
+#: step-down gains, and ``walk`` (``simultaneous`` without backed boundaries: the
+#: max-t leader walk) to measure what backing every stated order costs.
 CALIBRATION_VARIANTS: dict[str, dict[str, object]] = {
     **{name: {"tiering": name} for name in TIERINGS},
     "single-step": {"tiering": "simultaneous", "step_down": False},
+    "walk": {"tiering": "simultaneous", "backed": False},
 }
 
 
@@ -281,7 +302,9 @@ def calibrate_tierings(
         One row per tiering: ``tiering``, ``false_split`` (share of all-equal
         queries split) and its Monte Carlo standard error ``false_split_se``,
         ``ari`` and ``tau_b`` on the mixed queries (``mixed_false_split``:
-        split share among mixed queries with one true tier), ``seconds``.
+        split share among mixed queries with one true tier), ``wrong_orders``
+        (share of the cross-tier orders stated on the mixed queries that are
+        wrong, :func:`wrong_stated_orders`) and ``stated_orders``, ``seconds``.
     """
     for name in tierings:
         if name not in CALIBRATION_VARIANTS:
@@ -304,7 +327,9 @@ def calibrate_tierings(
         measured = []
         for frame, truth in (equal, mixed):
             _, outcome = build_orls(frame, params, on_error="skip")
-            measured.append(tier_recovery({q: o.ranks for q, o in outcome.orls.items()}, truth))
+            built = {q: o.ranks for q, o in outcome.orls.items()}
+            measured.append(tier_recovery(built, truth))
+        stated, wrong = wrong_stated_orders(built, mixed[1])
         rate = measured[0][0]
         rows.append(
             {
@@ -314,6 +339,8 @@ def calibrate_tierings(
                 "ari": measured[1][1],
                 "tau_b": measured[1][2],
                 "mixed_false_split": measured[1][0],
+                "wrong_orders": wrong / stated if stated else float("nan"),
+                "stated_orders": stated,
                 "seconds": time.perf_counter() - start,
             }
         )

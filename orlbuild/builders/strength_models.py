@@ -10,6 +10,7 @@ the uncertainty estimators and the tiering are written once
 * ``information(scores)``: observed Fisher information, ``None`` when the
   method has no likelihood;
 * ``unit_annotators``: the annotator of each resampling unit;
+* ``unit_sizes``: the outcomes of each unit (a counted row), ``None`` for one each;
 * ``likelihood()``: the log-likelihood the ``model`` tiering partitions
   (Bradley-Terry on the comparisons, Plackett-Luce on rankings);
 * ``subset(members)``: the model restricted to a connected component.
@@ -28,6 +29,7 @@ from orlbuild.builders.bradley_terry import (
     bradley_terry_pairwise,
     regularisation_information,
 )
+from orlbuild.builders.davidson import davidson_counts, davidson_fit, davidson_information
 from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
 from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
 from orlbuild.builders.plackett_luce import plackett_luce_information, plackett_luce_rankings
@@ -36,6 +38,7 @@ from orlbuild.builders.rank_centrality import rank_centrality_pairwise
 __all__ = [
     "BordaModel",
     "BradleyTerryModel",
+    "DavidsonModel",
     "PlackettLuceModel",
     "RankCentralityModel",
     "StrengthModel",
@@ -50,6 +53,9 @@ class StrengthModel(Protocol):
 
     @property
     def unit_annotators(self) -> IntArray: ...
+
+    @property
+    def unit_sizes(self) -> FloatArray | None: ...
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray: ...
 
@@ -85,6 +91,11 @@ class BradleyTerryModel:
         return _pair_unit_annotators(self.comparisons)
 
     @property
+    def unit_sizes(self) -> FloatArray | None:
+        """Outcomes of each raw row (its ``count``)."""
+        return self.comparisons.unit_sizes
+
+    @property
     def alpha(self) -> float:
         """The ``alpha`` handed to choix."""
         return _alpha(self.reg, self.comparisons.n_items)
@@ -111,6 +122,53 @@ class BradleyTerryModel:
 
 
 @dataclass(frozen=True)
+class DavidsonModel:
+    """Bradley-Terry with Davidson's (1970) tie parameter per query (``--ties davidson``).
+
+    Ties are modelled instead of counted as half a win each way
+    (:mod:`orlbuild.builders.davidson`); a query without ties is plain
+    Bradley-Terry with the same ridge penalty.
+    """
+
+    comparisons: PairwiseComparisons
+    reg: float
+
+    @property
+    def unit_annotators(self) -> IntArray:
+        """Annotator of each raw row."""
+        return _pair_unit_annotators(self.comparisons)
+
+    @property
+    def unit_sizes(self) -> FloatArray | None:
+        """Outcomes of each raw row (its ``count``)."""
+        return self.comparisons.unit_sizes
+
+    @property
+    def alpha(self) -> float:
+        """Ridge penalty ``alpha * ||s||^2`` (``c / n_items``)."""
+        return _alpha(self.reg, self.comparisons.n_items)
+
+    def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
+        """Davidson scores."""
+        wins, ties = davidson_counts(self.comparisons, unit_weights)
+        return davidson_fit(wins, ties, alpha=self.alpha).scores
+
+    def information(self, scores: FloatArray) -> FloatArray:
+        """Information of the scores with the tie parameter profiled out, plus the penalty."""
+        wins, ties = davidson_counts(self.comparisons, None)
+        fitted = davidson_fit(wins, ties, alpha=self.alpha)
+        return davidson_information(fitted, wins, ties) + 2.0 * self.alpha * np.eye(len(scores))
+
+    def likelihood(self) -> PairwiseLikelihood:
+        """Bradley-Terry likelihood with ties at 1/2 (the ``model`` tiering's partitions)."""
+        return PairwiseLikelihood(self.comparisons.count_matrix())
+
+    def subset(self, members: IntArray) -> DavidsonModel:
+        """The model on one component."""
+        return DavidsonModel(self.comparisons.subset(members), self.reg)
+
+
+@dataclass(frozen=True)
 class RankCentralityModel:
     """Rank Centrality on pairwise comparisons; no likelihood, so bootstrap only."""
 
@@ -121,6 +179,11 @@ class RankCentralityModel:
     def unit_annotators(self) -> IntArray:
         """Annotator of each raw row."""
         return _pair_unit_annotators(self.comparisons)
+
+    @property
+    def unit_sizes(self) -> FloatArray | None:
+        """Outcomes of each raw row (its ``count``)."""
+        return self.comparisons.unit_sizes
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Rank Centrality scores."""
@@ -205,6 +268,11 @@ class PlackettLuceModel:
         return self.data.annotators
 
     @property
+    def unit_sizes(self) -> None:
+        """Each list is one unit."""
+        return None
+
+    @property
     def alpha(self) -> float:
         """The ``alpha`` handed to choix."""
         return _alpha(self.reg, len(self.data.items))
@@ -257,6 +325,11 @@ class BordaModel:
     def unit_annotators(self) -> IntArray:
         """Annotator of each list."""
         return self.data.annotators
+
+    @property
+    def unit_sizes(self) -> None:
+        """Each list is one unit."""
+        return None
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Borda scores (items absent from a resample keep their full-data score)."""

@@ -5,11 +5,14 @@ Each takes the query's items, their uncertainty, the score model, the
 resolved parameters and the query's random generator, and returns the tiers
 and the decisions with the procedure's evidence:
 
-* ``simultaneous`` - the leader walk with the max-t critical values of the
+* ``simultaneous`` - backed boundaries under the max-t critical values of the
   query (:mod:`orlbuild.builders.critical_values`; Romano-Wolf step-down unless
-  ``step_down`` is off): Monte Carlo from ``N(0, C)``
-  (``mc_draws`` draws seeded by the build's seed) for Fisher, sandwich and EP
-  covariances, the studentized bootstrap replicates otherwise;
+  ``step_down`` is off; Monte Carlo from ``N(0, C)`` with ``mc_draws`` draws
+  seeded by the build's seed for Fisher, sandwich and EP covariances, the
+  studentized bootstrap replicates otherwise): a boundary is placed only
+  where every pair of well-measured items across it is separated
+  (:mod:`orlbuild.builders.backed_orders`), so every order the tiers state
+  between well-measured items is backed by a test;
 * ``model`` - the selection-adjusted BIC partition (:mod:`orlbuild.builders.model_tiers`);
 * ``leader`` - one test per item against its leader at ``sig``.
 
@@ -19,10 +22,18 @@ and the decisions with the procedure's evidence:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from orlbuild.builders.backed_orders import (
+    Separations,
+    backed_cuts,
+    placed_cuts,
+    separation_matrix,
+    under_judged_items,
+)
 from orlbuild.builders.critical_values import (
     null_draws_from_bootstrap,
     null_draws_from_covariance,
@@ -33,11 +44,16 @@ from orlbuild.builders.model_tiers import model_tiers
 from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tiering import tiers_from_scores
+from orlbuild.builders.tiering import (
+    EXACT_TIE,
+    score_order,
+    tiers_from_scores,
+    tiers_from_separations,
+)
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
-__all__ = ["TIERING_PROCEDURES", "simultaneous_critical"]
+__all__ = ["TIERING_PROCEDURES", "TieringEvidence", "simultaneous_critical", "tiering_evidence"]
 
 Tiering = tuple[list[list[str]], list[TieDecision]]
 
@@ -76,13 +92,50 @@ def simultaneous_critical(
     return critical
 
 
+@dataclass(frozen=True)
+class TieringEvidence:
+    """What every procedure decides with: the family-wise separations and the well-measured items.
+
+    Attributes
+    ----------
+    critical
+        ``(n, n)`` max-t critical values (``None`` with ``--sig 0``).
+    separations
+        The pairs the family-wise procedure separates (``None`` with ``--sig 0``).
+    measured
+        ``False`` for under-judged items
+        (:func:`~orlbuild.builders.backed_orders.under_judged_items`).
+    """
+
+    critical: FloatArray | None
+    separations: Separations | None
+    measured: npt.NDArray[np.bool_]
+
+
+def tiering_evidence(uncertainty: ScoreUncertainty, params: BuildParameters) -> TieringEvidence:
+    """The critical values, separations and well-measured items of one query."""
+    n = len(uncertainty.scores)
+    if params.sig == 0.0 or n < 2:
+        return TieringEvidence(None, None, np.ones(n, dtype=bool))
+    critical = simultaneous_critical(
+        uncertainty,
+        sig=params.sig,
+        draws=params.mc_draws,
+        seed=int(params.seed or 0),
+        step_down=params.step_down,
+    )
+    return TieringEvidence(
+        critical, separation_matrix(uncertainty, critical), ~under_judged_items(uncertainty.se)
+    )
+
+
 def _leader(
     query: str,
     items: npt.NDArray[np.object_],
     uncertainty: ScoreUncertainty,
     model: StrengthModel,
     params: BuildParameters,
-    rng: np.random.Generator,
+    evidence: TieringEvidence,
 ) -> Tiering:
     return tiers_from_scores(query, items, uncertainty, sig=params.sig)
 
@@ -93,19 +146,58 @@ def _simultaneous(
     uncertainty: ScoreUncertainty,
     model: StrengthModel,
     params: BuildParameters,
-    rng: np.random.Generator,
+    evidence: TieringEvidence,
 ) -> Tiering:
-    if params.sig == 0.0:
+    if params.sig == 0.0 or evidence.separations is None or evidence.critical is None:
         return tiers_from_scores(query, items, uncertainty, sig=0.0, procedure="leader")
-    critical = simultaneous_critical(
+    if not params.backed:  # the max-t leader walk of earlier builds
+        return tiers_from_scores(
+            query,
+            items,
+            uncertainty,
+            sig=params.sig,
+            procedure="simultaneous",
+            critical=evidence.critical,
+        )
+    scores = uncertainty.scores
+    n = len(scores)
+    order = score_order(items, scores)
+    seps, measured = evidence.separations, evidence.measured
+    chosen = placed_cuts(order, scores, backed_cuts(order, scores, seps, measured), measured)
+    family = n * (n - 1) // 2
+    level = f"over {family} pairs (sig {params.sig:g})"
+    separated: list[bool] = []
+    rules: list[str] = []
+    compared: list[float | None] = []
+    leader = int(order[0])
+    for k in range(1, n):
+        index = int(order[k])
+        c = float(evidence.critical[leader, index])
+        if chosen[k]:
+            rule = f"backed boundary: every crossing pair separated, max-t {level}"
+        elif scores[leader] - scores[index] <= EXACT_TIE:
+            rule = "exact score tie"
+        elif seps.separated[leader, index]:
+            rule = f"boundary not backed: a crossing pair is not separated, max-t {level}"
+        else:
+            rule = f"max-t z <= c {level}"
+        if not measured[index]:
+            rule += "; under-judged item placed by its estimate"
+        separated.append(bool(chosen[k]))
+        rules.append(rule)
+        compared.append(c if np.isfinite(c) else None)
+        if chosen[k]:
+            leader = index
+    return tiers_from_separations(
+        query,
+        items,
         uncertainty,
-        sig=params.sig,
-        draws=params.mc_draws,
-        seed=int(params.seed or 0),
-        step_down=params.step_down,
-    )
-    return tiers_from_scores(
-        query, items, uncertainty, sig=params.sig, procedure="simultaneous", critical=critical
+        order,
+        separated,
+        rules,
+        procedure="simultaneous",
+        family_size=family,
+        critical=compared,
     )
 
 
@@ -115,7 +207,7 @@ def _model(
     uncertainty: ScoreUncertainty,
     model: StrengthModel,
     params: BuildParameters,
-    rng: np.random.Generator,
+    evidence: TieringEvidence,
 ) -> Tiering:
     if params.sig == 0.0:
         return tiers_from_scores(query, items, uncertainty, sig=0.0, procedure="leader")
@@ -133,7 +225,7 @@ TIERING_PROCEDURES: dict[
             ScoreUncertainty,
             StrengthModel,
             BuildParameters,
-            np.random.Generator,
+            TieringEvidence,
         ],
         Tiering,
     ],

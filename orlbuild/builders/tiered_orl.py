@@ -19,12 +19,23 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
+import numpy.typing as npt
 
+from orlbuild.builders.backed_orders import (
+    boundary_evidence,
+    parse_unbacked_note,
+    stated_order_counts,
+    unbacked_note,
+)
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
 from orlbuild.builders.pairwise_data import IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tier_procedures import TIERING_PROCEDURES
+from orlbuild.builders.tier_procedures import (
+    TIERING_PROCEDURES,
+    TieringEvidence,
+    tiering_evidence,
+)
 from orlbuild.builders.uncertainty import (
     ScoreUncertainty,
     bootstrap_samples,
@@ -58,7 +69,9 @@ def _bootstrap(
         clusters = model.unit_annotators
     else:
         clusters = np.arange(len(model.unit_annotators), dtype=np.int64)
-    samples = bootstrap_samples(model.fit, clusters, resamples=params.bootstrap, rng=rng)
+    samples = bootstrap_samples(
+        model.fit, clusters, resamples=params.bootstrap, rng=rng, unit_sizes=model.unit_sizes
+    )
     label = f"bootstrap({params.resample}, B={params.bootstrap})"
     return bootstrap_uncertainty(model.fit(), samples, variance=label)
 
@@ -114,11 +127,12 @@ def _component_orl(
         raise QueryBuildError(query, str(exc)) from exc
     procedure = TIERING_PROCEDURES[str(params.tiering)]
     try:
-        tiers, decisions = procedure(query, items, unc, model, params, rng)
+        evidence = tiering_evidence(unc, params)
+        tiers, decisions = procedure(query, items, unc, model, params, evidence)
     except EstimationError as exc:
         raise QueryBuildError(query, str(exc)) from exc
     names = [str(i) for i in items]
-    return QueryORL(
+    orl = QueryORL(
         query=query,
         tiers=tiers,
         scores=dict(zip(names, unc.scores.tolist(), strict=True)),
@@ -128,6 +142,58 @@ def _component_orl(
         },
         decisions=decisions,
     )
+    return _with_backing(orl, items, evidence)
+
+
+def _with_backing(
+    orl: QueryORL, items: npt.NDArray[np.object_], evidence: TieringEvidence
+) -> QueryORL:
+    """Record, per boundary, its weakest crossing pair, and which stated orders no test backs."""
+    if evidence.separations is None:
+        return orl
+    position = {str(item): k for k, item in enumerate(items)}
+    tier_members = [np.array([position[i] for i in tier], dtype=np.int64) for tier in orl.tiers]
+    opens = {item: k for k, tier in enumerate(orl.tiers) if k > 0 for item in tier}
+    decisions = []
+    for decision in orl.decisions:
+        k = opens.get(decision.item)
+        if decision.decision == "separated" and k is not None:
+            above = np.concatenate(tier_members[:k])
+            below = np.concatenate(tier_members[k:])
+            ev = boundary_evidence(items, above, below, evidence.separations, evidence.measured)
+            decision = replace(
+                decision,
+                weakest_above=ev.above,
+                weakest_below=ev.below,
+                weakest_z=ev.z,
+                weakest_critical=ev.critical,
+                crossing_pairs=ev.crossing,
+                unbacked_pairs=ev.unbacked,
+            )
+        decisions.append(decision)
+    stated, unbacked = stated_order_counts(tier_members, evidence.separations, evidence.measured)
+    flagged = sorted(str(items[k]) for k in np.flatnonzero(~evidence.measured))
+    warnings = list(orl.warnings)
+    if unbacked:
+        warnings.append(unbacked_note(stated, unbacked))
+    if flagged:
+        warnings.append(
+            f"under-judged item(s) placed by their estimates, their orders not backed: "
+            f"{', '.join(flagged)} (docs/tiers-and-audit.md, 'How tiers are decided and audited')"
+        )
+    return replace(
+        orl,
+        decisions=decisions,
+        warnings=warnings,
+        under_judged=flagged,
+        stated_orders=stated,
+        unbacked_orders=unbacked,
+    )
+
+
+def _total(values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def _merge_components(query: str, parts: list[QueryORL], components: list[list[str]]) -> QueryORL:
@@ -140,6 +206,13 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
             for d in part.decisions
         ]
     listed = "; ".join(f"{k}: {', '.join(c)}" for k, c in enumerate(components, start=1))
+    sizes = [len(t) for t in tiers]
+    stated = (sum(sizes) ** 2 - sum(x * x for x in sizes)) // 2
+    within = _total([p.stated_orders for p in parts])
+    # orders across components are stated by the union of tiers but never tested
+    unbacked = _total([p.unbacked_orders for p in parts])
+    if within is not None and unbacked is not None:
+        unbacked += stated - within
     return QueryORL(
         query=query,
         tiers=tiers,
@@ -147,7 +220,12 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
         intervals={k: v for p in parts for k, v in p.intervals.items()},
         decisions=decisions,
         components=components,
-        warnings=[
+        under_judged=sorted(i for p in parts for i in p.under_judged),
+        stated_orders=stated if within is not None else None,
+        unbacked_orders=unbacked,
+        warnings=[w for p in parts for w in p.warnings if parse_unbacked_note(w) is None]
+        + ([unbacked_note(stated, unbacked)] if unbacked else [])
+        + [
             f"comparison graph has {len(parts)} components ordered separately "
             f"(tier k = union of each component's tier k): {listed}"
         ],

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import erfc, expit
 
-from orlbuild.builders.bradley_terry import pairs_from_counts
+from orlbuild.builders.bradley_terry import integer_scale, pairs_from_counts
 from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
 from orlbuild.records import EstimationError
 
@@ -138,13 +138,18 @@ def ep_uncertainty(counts: FloatArray, *, alpha: float) -> ScoreUncertainty:
     if alpha <= 0:
         raise EstimationError("--uncertainty ep needs --reg > 0 (the prior precision)")
     n = counts.shape[0]
+    # ties (half-wins): every count and the prior precision doubled; the posterior
+    # of the doubled data is about twice as concentrated, so its covariance is doubled back
+    scale = integer_scale(counts)
     try:
-        mean, cov = choix.ep_pairwise(n, pairs_from_counts(counts), alpha, model="logit")
+        mean, cov = choix.ep_pairwise(
+            n, pairs_from_counts(scale * counts), scale * alpha, model="logit"
+        )
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as exc:
         raise EstimationError(f"expectation propagation failed: {exc}") from exc
     centre = _centring(n)
     scores = np.asarray(mean, dtype=np.float64) - float(np.mean(mean))
-    return _from_covariance(scores, centre @ cov @ centre, "ep(logit)")
+    return _from_covariance(scores, scale * (centre @ cov @ centre), "ep(logit)")
 
 
 def sandwich_uncertainty(
@@ -166,6 +171,9 @@ def sandwich_uncertainty(
     if n_clusters < 2:
         raise EstimationError("--cluster annotators needs at least two annotators for the query")
     residual = 1.0 - expit(scores[comparisons.winners] - scores[comparisons.losers])
+    weights = comparisons.comparison_weights()
+    if weights is not None:  # a tie's halves and a counted row's outcomes
+        residual = residual * weights
     grad = np.bincount(
         clusters * n + comparisons.winners, weights=residual, minlength=n_clusters * n
     ) - np.bincount(clusters * n + comparisons.losers, weights=residual, minlength=n_clusters * n)
@@ -182,21 +190,28 @@ def bootstrap_samples(
     *,
     resamples: int,
     rng: np.random.Generator,
+    unit_sizes: FloatArray | None = None,
 ) -> FloatArray:
     """Refit on ``resamples`` bootstrap draws.
 
     Parameters
     ----------
     fit
-        Maps a weight per unit (its multiplicity in the draw) to scores.
+        Maps a weight per unit (its number of outcomes in the draw) to scores.
     unit_clusters
         Cluster of each unit; resampling draws clusters with replacement and
-        gives each unit its cluster's multiplicity. Pass ``arange(n_units)``
-        to resample units themselves.
+        gives each unit its cluster's multiplicity (times its size). Pass
+        ``arange(n_units)`` to resample units themselves.
     resamples
         Number of draws ``B``.
     rng
         Random generator (seeded by the build).
+    unit_sizes
+        Outcomes of each unit (a counted row's ``count``). When the units are
+        resampled themselves, the ``N = sum(sizes)`` outcomes are drawn one by
+        one (a multinomial draw over the units, the bootstrap of the expanded
+        rows without expanding them); with clusters, a unit weighs its
+        cluster's multiplicity times its size.
 
     Returns
     -------
@@ -209,12 +224,34 @@ def bootstrap_samples(
         When a refit fails, naming the resample.
     """
     n_clusters = int(unit_clusters.max()) + 1 if len(unit_clusters) else 0
-    draws = rng.integers(0, max(n_clusters, 1), size=(resamples, n_clusters))
+    counted = unit_sizes is not None and bool(np.any(unit_sizes != 1.0))
+    per_unit = len(unit_clusters) == n_clusters and bool(
+        np.array_equal(unit_clusters, np.arange(n_clusters))
+    )
+    if counted and per_unit:
+        assert unit_sizes is not None
+        total = round(float(unit_sizes.sum()))
+        weights: npt.NDArray[np.float64] = rng.multinomial(
+            total, unit_sizes / unit_sizes.sum(), size=resamples
+        ).astype(np.float64)
+    else:
+        draws = rng.integers(0, max(n_clusters, 1), size=(resamples, n_clusters))
+        weights = (
+            np.vstack(
+                [
+                    np.bincount(draws[b], minlength=n_clusters)[unit_clusters]
+                    for b in range(resamples)
+                ]
+            )
+            if resamples
+            else np.zeros((0, len(unit_clusters)))
+        ).astype(np.float64)
+        if counted and unit_sizes is not None:
+            weights = weights * unit_sizes
     rows = []
     for b in range(resamples):
-        multiplicity = np.bincount(draws[b], minlength=n_clusters).astype(np.float64)
         try:
-            rows.append(fit(multiplicity[unit_clusters]))
+            rows.append(fit(np.asarray(weights[b], dtype=np.float64)))
         except EstimationError as exc:
             raise EstimationError(f"bootstrap resample {b + 1}: {exc}") from exc
     return np.vstack(rows)

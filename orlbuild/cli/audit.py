@@ -52,8 +52,11 @@ def decisions_command(
     """List tie/separate decisions, newest build first, with the items' intervals.
 
     Per query: the procedure (simultaneous, model, leader), its family size and
-    critical value or BIC penalty; per decision: z and the critical value, or
-    the log-likelihood gain and BIC change. JSON also lists the overrides
+    critical value or BIC penalty, the stated orders no test backs and the
+    under-judged items; per decision: z and the critical value, or the
+    log-likelihood gain and BIC change; per boundary: its weakest crossing pair;
+    per annotator (--annotators reliability): the reliability with its interval
+    and the separations that flip without them. JSON also lists the overrides
     behind derived builds (who, why).
     """
     with opened_store(ctx) as engine:
@@ -62,6 +65,8 @@ def decisions_command(
     payload = {
         "decisions": _records(decisions),
         "queries": _records(summary),
+        "boundaries": _records(audit.boundaries),
+        "reliabilities": _records(audit.reliabilities),
         "overrides": overrides.to_dict("records"),
     }
     shown = decisions
@@ -70,8 +75,22 @@ def decisions_command(
         columns += ["bic_change", "decision", "rule"]
         shown = decisions[columns if build is None else columns[1:]]
         procedure = ["query", "procedure", "family_size", "critical", "bic_penalty", "variance"]
+        procedure += ["unbacked_orders", "under_judged"]
         emit(fmt, frame=summary[procedure if build else ["build", *procedure]], title="tiering")
     emit(fmt, frame=shown, payload=payload, title="tie decisions")
+    if fmt is OutputFormat.table and len(audit.boundaries):
+        emit(
+            fmt,
+            frame=audit.boundaries,
+            title="boundaries: weakest crossing pair (z vs critical), unbacked crossing pairs",
+        )
+    if fmt is OutputFormat.table and len(audit.reliabilities):
+        emit(
+            fmt,
+            frame=audit.reliabilities,
+            title="annotator reliabilities (95% interval; flips: pairs whose separation "
+            "changes without the annotator)",
+        )
     if fmt is OutputFormat.table and len(overrides):
         emit(fmt, frame=overrides, title="overrides (who, why)")
 

@@ -17,6 +17,7 @@ from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store, version_note
 from orlbuild.vocabulary import (
     DEFAULT_COLLECTION,
+    AnnotatorWeighting,
     Cluster,
     Disconnected,
     GradeAggregate,
@@ -26,6 +27,7 @@ from orlbuild.vocabulary import (
     Resample,
     Solver,
     Source,
+    TieModel,
     TieringProcedure,
     Uncertainty,
 )
@@ -77,6 +79,22 @@ def build_command(
             help="simultaneous: Romano-Wolf step-down (default) or one critical value.",
         ),
     ] = True,
+    ties: Annotated[
+        TieModel | None,
+        typer.Option(
+            help="pairwise: half (default: a tie is half a win each way, as LMArena and "
+            "evalica) or davidson (bt: Davidson's tie parameter per query).",
+            show_default=False,
+        ),
+    ] = None,
+    annotators: Annotated[
+        AnnotatorWeighting | None,
+        typer.Option(
+            help="pairwise bt: equal (default) or reliability (Crowd-BT: one reliability "
+            "per annotator fitted with the strengths).",
+            show_default=False,
+        ),
+    ] = None,
     uncertainty: Annotated[
         Uncertainty | None,
         typer.Option(
@@ -121,7 +139,7 @@ def build_command(
         uncertainty=_word(uncertainty), cluster=_word(cluster), resample=_word(resample),
         bootstrap=bootstrap, reg=reg, solver=_word(solver), seed=seed,
         disconnected=disconnected.value, tiering=_word(tiering), mc_draws=mc_draws,
-        step_down=step_down,
+        step_down=step_down, ties=_word(ties), annotators=_word(annotators),
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
@@ -155,6 +173,10 @@ def build_command(
         "tiers": tiers,
         "warnings": outcome.warnings,
         "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
+        "under_judged": {q: o.under_judged for q, o in outcome.orls.items() if o.under_judged},
+        "stated_orders": sum(o.stated_orders or 0 for o in outcome.orls.values()),
+        "unbacked_orders": sum(o.unbacked_orders or 0 for o in outcome.orls.values()),
+        "reliabilities": [r.__dict__ for r in outcome.reliabilities],
     }
     emit(
         fmt,
@@ -162,6 +184,12 @@ def build_command(
         payload=payload,
         title=f"build {build_id} ({resolved.method}, tiering {resolved.tiering})",
     )
+    if fmt is OutputFormat.table and outcome.reliabilities:
+        emit(
+            fmt,
+            frame=pd.DataFrame([r.__dict__ for r in outcome.reliabilities]),
+            title="annotator reliabilities (eta: 1 careful, 0.5 random, 0 reversed)",
+        )
 
 
 def _word(choice: Enum | None) -> str | None:

@@ -75,8 +75,13 @@ def calibrate_command(
     )
     shown = frame.round(4)
     if fmt is OutputFormat.table:  # short headers so that the table fits a terminal
-        shown = shown.drop(columns="mixed_false_split").rename(
-            columns={"false_split": "false splits", "false_split_se": "± se", "seconds": "s"}
+        shown = shown.drop(columns=["mixed_false_split", "stated_orders"]).rename(
+            columns={
+                "false_split": "false splits",
+                "false_split_se": "± se",
+                "wrong_orders": "wrong orders",
+                "seconds": "s",
+            }
         )
     emit(fmt, frame=shown, payload=payload, title=title)
 

@@ -56,10 +56,18 @@ def export_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
+    all_orders: Annotated[
+        bool,
+        typer.Option(
+            "--all-orders/--backed-orders",
+            help="trec-prefs: every order the tiers state, or only those a test backs "
+            "(default: unbacked boundaries merged, under-judged items left out).",
+        ),
+    ] = False,
 ) -> None:
-    """Export a build's ORLs as JSON, TSV or TREC qrels (grade = T - rank + 1)."""
+    """Export a build's ORLs as JSON, TSV, TREC qrels (grade = T - rank + 1) or trec-prefs."""
     with opened_store(ctx) as engine:
-        exported = export_build(engine, build, fmt)
+        exported = export_build(engine, build, fmt, all_orders=all_orders)
     if output is None:
         sys.stdout.write(exported.text)
     else:

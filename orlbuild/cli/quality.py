@@ -26,6 +26,10 @@ def quality_command(
 ) -> None:
     """Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.
 
+    Per annotator (people and LLM judges alike): agreement with the ORL,
+    Cohen's kappa with the other annotators on shared pairs, and position bias
+    where the data say which item was shown first.
+
     csv prints the per-annotator agreement; json prints everything.
     """
     with opened_store(ctx) as engine:
@@ -54,6 +58,12 @@ def quality_command(
             ("agreement with the ORL", f"{report.agreement:.4f}"),
             (f"items with < {min_comparisons} comparisons", f"{len(flagged)}"),
             ("queries with majority-preference cycles", f"{report.cycles['query'].nunique()}"),
+            (
+                "position bias",
+                "per annotator below"
+                if report.annotators["position_bias"].notna().any()
+                else "not recorded (the store keeps winner and loser, not which was shown first)",
+            ),
         ],
         columns=["check", "value"],
     )

@@ -13,7 +13,7 @@ import pandas as pd
 
 from orlbuild.vocabulary import ExportFormat
 
-__all__ = ["diff_orl_entries", "export_orls"]
+__all__ = ["backed_entries", "diff_orl_entries", "export_orls"]
 
 #: Judgment group and sub-group of a trec-prefs export: one group per query holding the ORL.
 TREC_PREFS_GROUP = ("orl", "1")
@@ -56,6 +56,44 @@ def _orl_trec_prefs(entries: pd.DataFrame) -> str:
         for q, i, g in zip(entries["query"], entries["item"], level.tolist(), strict=True)
     ]
     return "".join(line + "\n" for line in lines)
+
+
+def backed_entries(
+    entries: pd.DataFrame,
+    unbacked_boundaries: dict[str, set[int]],
+    under_judged: dict[str, set[str]],
+) -> pd.DataFrame:
+    """The entries restricted to the orders a test backs.
+
+    See docs/tiers-and-audit.md, "How tiers are decided and audited".
+
+    Tiers joined by a boundary that some crossing pair does not back are
+    merged (their items keep no order), and under-judged items, whose orders
+    are never backed, are left out; every order the result states is backed.
+
+    Parameters
+    ----------
+    entries
+        ``query, item, rank`` (sorted by query, rank).
+    unbacked_boundaries
+        Query -> ranks ``k`` whose boundary above tier ``k`` is not backed.
+    under_judged
+        Query -> under-judged items.
+    """
+    parts = []
+    for query, part in entries.groupby("query", sort=False):
+        q = str(query)
+        part = part[~part["item"].isin(under_judged.get(q, set()))].copy()
+        merged = unbacked_boundaries.get(q, set())
+        ranks = part["rank"].to_numpy()
+        # a new block starts at every tier whose boundary above is backed
+        tiers = np.unique(ranks)
+        starts = np.array([k not in merged for k in tiers])
+        starts[:1] = True
+        block = dict(zip(tiers.tolist(), np.cumsum(starts).tolist(), strict=True))
+        part["rank"] = [block[int(r)] for r in ranks]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else entries
 
 
 def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, Any]) -> str:

@@ -420,6 +420,14 @@ def _orl_block(orl: QueryORL) -> str:
     procedure = _procedure_text(orl.decisions)
     if procedure:
         meta += f" · {procedure}"
+    under_judged = getattr(orl, "under_judged", None)  # older records and views have none
+    if under_judged:
+        meta += (
+            f" · under-judged (placed by estimate, orders not backed): {', '.join(under_judged)}"
+        )
+    unbacked = sum(getattr(d, "unbacked_pairs", None) or 0 for d in orl.decisions)
+    if unbacked:
+        meta += f" · {_count(unbacked, 'crossing pair')} of its boundaries not backed by a test"
     summary = tag(
         "summary",
         tag("span", esc(orl.query), class_="qid"),
@@ -493,7 +501,25 @@ def _decision_text(decision: TieDecision) -> str:
         text += f", z = {fmt_number(z, 3)} vs c = {fmt_number(critical, 3)}"
     if getattr(decision, "bic_change", None) is not None:
         text += f", ΔBIC = {fmt_number(decision.bic_change, 3)}"
-    return text + f" ({decision.rule})"
+    return text + f" ({decision.rule}){_boundary_text(decision)}"
+
+
+def _boundary_text(decision: TieDecision) -> str:
+    """A boundary's weakest crossing pair and its unbacked pairs (docs/tiers-and-audit.md,
+    "Audit"); empty for decisions that open no tier or records without that evidence."""
+    crossing = getattr(decision, "crossing_pairs", None)  # older records and views have none
+    if crossing is None:
+        return ""
+    text = ""
+    above, below = decision.weakest_above, decision.weakest_below
+    if above is not None and below is not None:
+        z, c = decision.weakest_z, decision.weakest_critical
+        text += f"; weakest crossing pair {above} > {below}"
+        if z is not None and c is not None:
+            text += f" (z = {fmt_number(z, 3)} vs c = {fmt_number(c, 3)})"
+    unbacked = decision.unbacked_pairs or 0
+    text += f"; {unbacked} of {crossing} crossing pairs not backed"
+    return text
 
 
 def _separation_text(decision: TieDecision) -> str:
@@ -515,7 +541,7 @@ def _audit_table(decisions: Sequence[TieDecision]) -> str:
             tag("td", fmt_number(getattr(d, "bic_change", None), 3), class_="num"),
             tag("td", fmt_p(d.p_value), class_="num"),
             tag("td", esc(d.decision), class_=f"decision {d.decision}"),
-            tag("td", esc(d.rule)),
+            tag("td", esc(d.rule + _boundary_text(d))),
         )
         for d in decisions
     ]

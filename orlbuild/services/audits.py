@@ -9,18 +9,22 @@ CLI only renders the results.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from orlbuild.builders.backed_orders import parse_unbacked_note
 from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.store.builds import (
     BuildRecord,
     build_versions,
     get_build,
     list_builds,
+    load_annotator_reliabilities,
     load_build_entries,
+    load_build_messages,
+    load_under_judged,
 )
 from orlbuild.store.builds import load_tie_decisions as _load_tie_decisions
 
@@ -29,7 +33,28 @@ if TYPE_CHECKING:
 
     from orlbuild.store.engine import Bind
 
-__all__ = ["OVERRIDE_COLUMNS", "BuildAudit", "audit_builds", "derive_override"]
+__all__ = [
+    "BOUNDARY_COLUMNS",
+    "OVERRIDE_COLUMNS",
+    "BuildAudit",
+    "audit_builds",
+    "derive_override",
+]
+
+#: Columns of :attr:`BuildAudit.boundaries`.
+BOUNDARY_COLUMNS = [
+    "build",
+    "query",
+    "above_tier",
+    "opens",
+    "weakest_above",
+    "weakest_below",
+    "weakest_z",
+    "weakest_critical",
+    "crossing_pairs",
+    "unbacked_pairs",
+    "backed",
+]
 
 #: Columns of :attr:`BuildAudit.overrides`.
 OVERRIDE_COLUMNS = ["build", "query", "action", "argument", "reason", "created_by", "created_at"]
@@ -49,11 +74,19 @@ class BuildAudit:
         ``item_high``).
     overrides
         :data:`OVERRIDE_COLUMNS`, ``created_at`` as text.
+    boundaries
+        :data:`BOUNDARY_COLUMNS`: per tier boundary, its weakest crossing pair
+        and how many of its crossing pairs no test backs (``backed``: none).
+    reliabilities
+        ``build, annotator, reliability, low, high, comparisons, flips``
+        (``--annotators reliability`` builds).
     """
 
     summary: pd.DataFrame
     decisions: pd.DataFrame
     overrides: pd.DataFrame
+    boundaries: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reliabilities: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def audit_builds(
@@ -74,6 +107,7 @@ def audit_builds(
     records = {i: get_build(bind, i) for i in ids}
     parameters = {i: r.parameters for i, r in records.items()}
     summary, decisions = tiering_by_query(_load_tie_decisions(bind, ids, query), parameters)
+    summary = _with_backing(bind, summary, ids)
     decisions = _with_intervals(bind, decisions)
     overrides = pd.DataFrame(
         [{"build": i, **o} for i, r in records.items() for o in r.overrides],
@@ -82,7 +116,39 @@ def audit_builds(
     if query is not None:
         overrides = overrides[overrides["query"] == query]
     overrides["created_at"] = overrides["created_at"].astype(str)
-    return BuildAudit(summary, decisions, overrides)
+    reliabilities = pd.concat(
+        [load_annotator_reliabilities(bind, i).assign(build=i) for i in ids], ignore_index=True
+    )
+    reliabilities = reliabilities[["build", *reliabilities.columns[:-1]]]
+    return BuildAudit(summary, decisions, overrides, _boundaries(decisions), reliabilities)
+
+
+def _boundaries(decisions: pd.DataFrame) -> pd.DataFrame:
+    """The decisions that open a tier, with their weakest crossing pair."""
+    opened = decisions[decisions["decision"] == "separated"].copy()
+    opened["above_tier"] = opened.groupby(["build", "query"]).cumcount() + 1
+    opened["opens"] = opened["item"]
+    opened["backed"] = opened["unbacked_pairs"].map(lambda v: None if pd.isna(v) else bool(v == 0))
+    return opened[BOUNDARY_COLUMNS].reset_index(drop=True)
+
+
+def _with_backing(bind: Bind, summary: pd.DataFrame, ids: list[int]) -> pd.DataFrame:
+    """Add per query the stated orders, those no test backs, and the under-judged items."""
+    notes: dict[tuple[int, str], tuple[int, int]] = {}
+    flagged: dict[tuple[int, str], str] = {}
+    for build_id in ids:
+        messages = load_build_messages(bind, build_id)
+        for query, message in zip(messages["query"], messages["message"], strict=True):
+            counts = parse_unbacked_note(str(message))
+            if counts is not None:
+                notes[build_id, str(query)] = counts
+        for query, items in load_under_judged(bind, build_id).items():
+            flagged[build_id, query] = ", ".join(sorted(items))
+    keys = list(zip(summary["build"].astype(int), summary["query"].astype(str), strict=True))
+    out = summary.copy()
+    out["unbacked_orders"] = [notes.get(k, (0, 0))[1] for k in keys]
+    out["under_judged"] = [flagged.get(k, "") for k in keys]
+    return out
 
 
 def _with_intervals(bind: Bind, decisions: pd.DataFrame) -> pd.DataFrame:

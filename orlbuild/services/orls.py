@@ -13,9 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.orl_io.writing import diff_orl_entries, export_orls
+from orlbuild.orl_io.writing import backed_entries, diff_orl_entries, export_orls
 from orlbuild.store import builds as stored_builds
-from orlbuild.store.builds import get_build, list_builds, load_build_entries
+from orlbuild.store.builds import (
+    get_build,
+    list_builds,
+    load_build_entries,
+    load_tie_decisions,
+    load_under_judged,
+)
 from orlbuild.vocabulary import ExportFormat
 
 if TYPE_CHECKING:
@@ -88,14 +94,41 @@ def show_build(bind: Bind, build: str | int, query: str | None = None) -> BuildE
     return BuildEntries(record, entries)
 
 
-def export_build(bind: Bind, build: str | int, fmt: ExportFormat) -> BuildExport:
+def export_build(
+    bind: Bind, build: str | int, fmt: ExportFormat, *, all_orders: bool = False
+) -> BuildExport:
     """A build's ORLs as ``json``, ``tsv``, ``qrels`` or ``trec-prefs`` text.
 
     Formats as :func:`orlbuild.orl_io.writing.export_orls` (qrels grade = T - rank + 1).
+    ``trec-prefs`` states preferences one by one, so it writes only the orders a
+    test backs (:func:`orlbuild.orl_io.writing.backed_entries`) unless
+    ``all_orders``; a boundary whose backing the build did not record (builds
+    made before it was, ``--sig 0``, graded and ``direct``) is kept.
     """
     shown = show_build(bind, build)
-    text = export_orls(shown.entries, fmt, build=shown.record.to_json())
+    entries = shown.entries
+    if fmt == "trec-prefs" and not all_orders:
+        entries = backed_entries(
+            entries,
+            _unbacked_boundaries(bind, shown.record.id, entries),
+            load_under_judged(bind, shown.record.id),
+        )
+    text = export_orls(entries, fmt, build=shown.record.to_json())
     return BuildExport(shown.record, text, len(shown.entries))
+
+
+def _unbacked_boundaries(bind: Bind, build_id: int, entries: pd.DataFrame) -> dict[str, set[int]]:
+    """Query -> the tiers whose boundary above records crossing pairs no test backs."""
+    decisions = load_tie_decisions(bind, [build_id])
+    unbacked = decisions["unbacked_pairs"].fillna(0).astype("int64") > 0
+    opened = decisions[(decisions["decision"] == "separated") & unbacked]
+    rank = entries.set_index(["query", "item"])["rank"]
+    out: dict[str, set[int]] = {}
+    for query, item in zip(opened["query"], opened["item"], strict=True):
+        key = (query, item)
+        if key in rank.index:
+            out.setdefault(str(query), set()).add(int(rank.loc[key]))
+    return out
 
 
 def diff_builds(bind: Bind, build_a: str | int, build_b: str | int) -> BuildDiff:

@@ -38,6 +38,7 @@ from orlbuild.errors import StoreError
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
+    AnnotatorReliabilityRow,
     Build,
     BuildBatch,
     BuildMessage,
@@ -68,6 +69,7 @@ __all__ = [
     "get_build",
     "int_or_none",
     "list_builds",
+    "load_annotator_reliabilities",
     "load_build_entries",
     "load_build_judgments",
     "load_build_messages",
@@ -75,6 +77,7 @@ __all__ = [
     "load_query_failures",
     "load_query_orls",
     "load_tie_decisions",
+    "load_under_judged",
     "resolve_build",
     "store_build",
 ]
@@ -138,6 +141,7 @@ def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
+        flagged = set(orl.under_judged)
         for rank, tier in enumerate(orl.tiers, start=1):
             for item in tier:
                 interval = orl.intervals.get(item)
@@ -151,6 +155,7 @@ def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]
                         "low": None if interval is None else finite_or_none(interval[0]),
                         "high": None if interval is None else finite_or_none(interval[1]),
                         "native_grade": finite_or_none(grades.get(item)),
+                        "under_judged": item in flagged if flagged else None,
                     }
                 )
     return rows
@@ -175,9 +180,26 @@ def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, An
             "procedure": d.procedure,
             "family_size": d.family_size,
             **{k: finite_or_none(getattr(d, k)) for k in EVIDENCE_FLOATS},
+            **{k: finite_or_none(getattr(d, k)) for k in BOUNDARY_FLOATS},
+            **{k: getattr(d, k) for k in BOUNDARY_FIELDS},
         }
         for orl in orls
         for position, d in enumerate(orl.decisions)
+    ]
+
+
+def _reliability_rows(build_id: int, outcome: BuildOutcome) -> list[dict[str, Any]]:
+    return [
+        {
+            "build_id": build_id,
+            "annotator": r.annotator,
+            "reliability": float(r.reliability),
+            "low": finite_or_none(r.low),
+            "high": finite_or_none(r.high),
+            "comparisons": float(r.comparisons),
+            "flips": r.flips,
+        }
+        for r in outcome.reliabilities
     ]
 
 
@@ -278,6 +300,7 @@ def store_build(
             (OrlEntry, _entry_rows(build_id, outcome.orls.values())),
             (TieDecisionRow, _decision_rows(build_id, outcome.orls.values())),
             (BuildMessage, _message_rows(build_id, outcome)),
+            (AnnotatorReliabilityRow, _reliability_rows(build_id, outcome)),
         ):
             if rows:
                 connection.execute(insert(table), rows)
@@ -499,6 +522,9 @@ def load_build_entries(
 
 #: Numeric evidence of the --tiering procedures stored with each decision.
 EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
+#: A boundary's weakest crossing pair and its unbacked orders (decisions that open a tier).
+BOUNDARY_FLOATS = ("weakest_z", "weakest_critical")
+BOUNDARY_FIELDS = ("weakest_above", "weakest_below", "crossing_pairs", "unbacked_pairs")
 
 DECISION_COLUMNS = [
     "build",
@@ -516,6 +542,8 @@ DECISION_COLUMNS = [
     "procedure",
     "family_size",
     *EVIDENCE_FLOATS,
+    *BOUNDARY_FIELDS,
+    *BOUNDARY_FLOATS,
 ]
 
 
@@ -546,6 +574,8 @@ def load_tie_decisions(
         d.procedure,
         d.family_size,
         *(getattr(d, k) for k in EVIDENCE_FLOATS),
+        *(getattr(d, k) for k in BOUNDARY_FIELDS),
+        *(getattr(d, k) for k in BOUNDARY_FLOATS),
     ).where(d.build_id.in_(list(build_ids)))
     if query is not None:
         stmt = stmt.where(d.query == query)
@@ -553,6 +583,38 @@ def load_tie_decisions(
         rows = connection.execute(stmt.order_by(d.build_id.desc(), d.query, d.position)).all()
     frame = pd.DataFrame.from_records(rows, columns=DECISION_COLUMNS)
     frame["family_size"] = frame["family_size"].astype("Int64")
+    for column in ("crossing_pairs", "unbacked_pairs"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def load_under_judged(bind: Bind, build_id: int) -> dict[str, set[str]]:
+    """Query -> items flagged as under-judged in a build (placed by estimate, orders not backed)."""
+    e = OrlEntry
+    stmt = select(e.query, e.item).where(e.build_id == build_id, e.under_judged.is_(True))
+    with connect(bind) as connection:
+        rows = connection.execute(stmt).all()
+    out: dict[str, set[str]] = {}
+    for query, item in rows:
+        out.setdefault(str(query), set()).add(str(item))
+    return out
+
+
+RELIABILITY_COLUMNS = ["annotator", "reliability", "low", "high", "comparisons", "flips"]
+
+
+def load_annotator_reliabilities(bind: Bind, build_id: int) -> pd.DataFrame:
+    """The annotators' reliabilities of a build (empty unless ``--annotators reliability``)."""
+    r = AnnotatorReliabilityRow
+    stmt = (
+        select(r.annotator, r.reliability, r.low, r.high, r.comparisons, r.flips)
+        .where(r.build_id == build_id)
+        .order_by(r.annotator)
+    )
+    with connect(bind) as connection:
+        rows = connection.execute(stmt).all()
+    frame = pd.DataFrame.from_records(rows, columns=RELIABILITY_COLUMNS)
+    frame["flips"] = frame["flips"].astype("Int64")
     return frame
 
 
@@ -615,6 +677,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
     entries = load_build_entries(bind, build_id)
     decisions = load_tie_decisions(bind, [build_id])
     messages = load_build_messages(bind, build_id)
+    flagged = load_under_judged(bind, build_id)
     by_query: dict[str, list[TieDecision]] = {}
     for row in decisions.itertuples(index=False):
         by_query.setdefault(str(row.query), []).append(
@@ -632,7 +695,17 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
                 variance=str(row.variance),
                 procedure=None if row.procedure is None else str(row.procedure),
                 family_size=int_or_none(row.family_size),
-                **{k: float_or_none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+                critical=float_or_none(row.critical),
+                z=float_or_none(row.z),
+                bic_penalty=float_or_none(row.bic_penalty),
+                loglik_gain=float_or_none(row.loglik_gain),
+                bic_change=float_or_none(row.bic_change),
+                weakest_above=_name_or_none(row.weakest_above),
+                weakest_below=_name_or_none(row.weakest_below),
+                weakest_z=float_or_none(row.weakest_z),
+                weakest_critical=float_or_none(row.weakest_critical),
+                crossing_pairs=int_or_none(row.crossing_pairs),
+                unbacked_pairs=int_or_none(row.unbacked_pairs),
             )
         )
     warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
@@ -654,8 +727,13 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
             if grades.notna().all()
             else None,
             warnings=list(warnings.get(q, [])),
+            under_judged=sorted(flagged.get(q, ())),
         )
     return out
+
+
+def _name_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def load_query_failures(bind: Bind, build_id: int) -> list[QueryFailure]:

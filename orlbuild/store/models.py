@@ -36,6 +36,7 @@ __all__ = [
     "BATCH_KINDS",
     "NAME_LENGTH",
     "Annotator",
+    "AnnotatorReliabilityRow",
     "Base",
     "Build",
     "BuildBatch",
@@ -321,6 +322,8 @@ class OrlEntry(Base):
     low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    # placed by its estimate, its orders not backed (migration 0007_backed_orders)
+    under_judged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class TieDecisionRow(Base):
@@ -353,6 +356,30 @@ class TieDecisionRow(Base):
     bic_penalty: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     loglik_gain: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     bic_change: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    # a boundary's weakest crossing pair and unbacked orders (migration 0007_backed_orders)
+    weakest_above: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True)
+    weakest_below: Mapped[str | None] = mapped_column(String(NAME_LENGTH), nullable=True)
+    weakest_z: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    weakest_critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    crossing_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    unbacked_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class AnnotatorReliabilityRow(Base):
+    """One annotator's fitted reliability in a build (``--annotators reliability``)."""
+
+    __tablename__ = "annotator_reliabilities"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    annotator: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    reliability: Mapped[float] = mapped_column(Float(precision=53), nullable=False)
+    low: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    high: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    comparisons: Mapped[float] = mapped_column(Float(precision=53), nullable=False)
+    flips: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class BuildOverride(Base):

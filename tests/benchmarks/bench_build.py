@@ -188,6 +188,19 @@ def bench_bt_fisher(n_queries: int = 5000) -> dict[str, float]:
     return figures
 
 
+def bench_bt_reliability(n_queries: int = 5000) -> dict[str, float]:
+    """Scenario 1 with ``--annotators reliability`` (Crowd-BT: the joint fit of every
+    annotator's reliability, then the per-query builds and the leave-one-annotator-out
+    audit of its 5 annotators), against ``equal`` on the same data (issue 20)."""
+    frame = simulated_pairwise(n_queries)
+    equal = run(BuildParameters(source="pairwise", method="bt"), frame)
+    report("bt + Fisher, --annotators equal", equal, n_queries)
+    reliable = run(BuildParameters(source="pairwise", method="bt", annotators="reliability"), frame)
+    report("bt + Fisher, --annotators reliability (same data)", reliable, n_queries)
+    print(f"  reliability / equal wall time = {reliable['wall_s'] / equal['wall_s']:.2f}")
+    return reliable
+
+
 def bench_rank_centrality_bootstrap(n_queries: int = 500) -> dict[str, float]:
     """Scenario 2."""
     frame = simulated_pairwise(n_queries, seed=1)
@@ -211,6 +224,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=5000, help="queries of scenario 1")
     parser.add_argument("--rc-queries", type=int, default=500, help="queries of scenario 2")
+    parser.add_argument(
+        "--reliability", action="store_true", help="also --annotators reliability vs equal"
+    )
     args = parser.parse_args()
     bench_bt_fisher(args.queries)
     bench_rank_centrality_bootstrap(args.rc_queries)
+    if args.reliability:
+        bench_bt_reliability(args.queries)

@@ -16,9 +16,9 @@ from orlbuild.builders.uncertainty import Z_95
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
 TIER_SIZES = [3, 3, 3, 3]
-GAP = 1.5  # log-strength gap between adjacent true tiers
+GAP = 2.0  # log-strength gap between adjacent true tiers
 N_QUERIES = 30
-N_COMPARISONS = 300
+N_COMPARISONS = 1200  # every stated order backed: more evidence than the max-t walk needed
 
 
 @pytest.fixture(scope="module")

@@ -153,6 +153,16 @@ def test_builds_are_identical_with_the_same_seed(options: dict[str, str]) -> Non
         ({"source": "pairwise", "reg": -1.0}, "--reg must be"),
         ({"source": "graded", "method": "bt"}, "not valid for --source graded"),
         ({"source": "pairwise", "grade_agg": "mean"}, "--grade-agg applies"),
+        ({"source": "listwise", "ties": "davidson"}, "--ties applies to --source pairwise"),
+        (
+            {"source": "pairwise", "method": "rank-centrality", "ties": "davidson"},
+            "--ties davidson applies to --method bt",
+        ),
+        (
+            {"source": "pairwise", "method": "rank-centrality", "annotators": "reliability"},
+            "--annotators reliability applies",
+        ),
+        ({"source": "pairwise", "ties": "full"}, "--ties 'full' is not valid"),
     ],
 )
 def test_invalid_options_are_config_errors(options: dict[str, object], message: str) -> None:
@@ -178,6 +188,9 @@ def test_resolved_parameters_name_every_default() -> None:
         "tiering": "simultaneous",  # issue 10: the default procedure, recorded
         "mc_draws": 2000,
         "step_down": True,
+        "backed": True,
+        "ties": "half",
+        "annotators": "equal",
     }
 
 

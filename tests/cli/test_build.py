@@ -21,8 +21,8 @@ from tests.builders.store_data import store_judgments
 @pytest.fixture
 def pairwise_db(migrated_db_url: str) -> tuple[str, int]:
     rng = np.random.default_rng(42)
-    strengths, _ = tiered_strengths([2, 2, 2], 2.0)
-    frame = pd.concat([simulate_pairwise(rng, strengths, 90, query=f"q{k}") for k in range(3)])
+    strengths, _ = tiered_strengths([2, 2, 2], 3.0)
+    frame = pd.concat([simulate_pairwise(rng, strengths, 120, query=f"q{k}") for k in range(3)])
     frame.loc[frame.index[:4], "annotator"] = "careless"
     batch = store_judgments(migrated_db_url, "pairwise", frame)
     return migrated_db_url, batch
@@ -229,3 +229,77 @@ def test_progress_advances_once_per_query(pairwise_db: tuple[str, int]) -> None:
     finally:
         engine.dispose()
     assert seen == {"total": 3, "steps": 3}
+
+
+def test_audit_shows_boundaries_and_export_writes_backed_orders(
+    pairwise_db: tuple[str, int],
+) -> None:
+    url, _ = pairwise_db
+    leader = cli_json(url, "build", "--source", "pairwise", "--tiering", "leader")
+    assert leader["unbacked_orders"] <= leader["stated_orders"]
+    audit = cli_json(url, "audit", str(leader["build"]))
+    boundaries = audit["boundaries"]
+    assert boundaries and all(b["crossing_pairs"] >= 1 for b in boundaries)
+    assert {"weakest_above", "weakest_below", "weakest_z", "weakest_critical"} <= set(boundaries[0])
+    unbacked = sum(q["unbacked_orders"] for q in audit["queries"])
+    assert unbacked == leader["unbacked_orders"]
+    backed = cli(url, "orl", "export", str(leader["build"]), "--format", "trec-prefs")[1]
+    every = cli(
+        url, "orl", "export", str(leader["build"]), "--format", "trec-prefs", "--all-orders"
+    )[1]
+    levels = lambda text: {  # noqa: E731
+        (line.split()[0], line.split()[3]): int(line.split()[4]) for line in text.splitlines()
+    }
+    merged = {b["query"] for b in boundaries if not b["backed"]}
+    assert merged  # the leader rule states orders no test backs here
+    for query in {q for q, _ in levels(every)}:
+        n_backed = len({v for (q, _), v in levels(backed).items() if q == query})
+        n_every = len({v for (q, _), v in levels(every).items() if q == query})
+        assert n_backed < n_every if query in merged else n_backed == n_every
+    code, table, _ = cli(url, "audit", str(leader["build"]))
+    assert code == 0 and "weakest crossing pair" in table
+
+
+def test_reliability_build_stores_and_audits_annotators(pairwise_db: tuple[str, int]) -> None:
+    url, _ = pairwise_db
+    doc = cli_json(url, "build", "--source", "pairwise", "--annotators", "reliability")
+    names = {r["annotator"] for r in doc["reliabilities"]}
+    assert "careless" in names
+    audit = cli_json(url, "audit", str(doc["build"]))
+    stored = {r["annotator"]: r for r in audit["reliabilities"]}
+    assert set(stored) == names
+    assert all(0.0 <= r["low"] <= r["reliability"] <= r["high"] <= 1.0 for r in stored.values())
+    assert all(r["flips"] is not None for r in stored.values())
+
+
+def test_counted_rows_ingested_give_the_orl_of_expanded_rows(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(9)
+    strengths, _ = tiered_strengths([2, 2, 2], 3.0)
+    frames = [simulate_pairwise(rng, strengths, 150, query=f"q{k}") for k in range(2)]
+    expanded = pd.concat(frames, ignore_index=True)
+    expanded["tie"] = (rng.random(len(expanded)) < 0.15).astype(int)
+    keys = ["query", "annotator", "winner", "loser", "tie"]
+    counted = expanded.groupby(keys, as_index=False).size().rename(columns={"size": "count"})
+    assert counted["count"].max() > 1
+    (tmp_path / "expanded.tsv").write_text(expanded[keys].to_csv(sep="\t", index=False))
+    (tmp_path / "counted.tsv").write_text(counted.to_csv(sep="\t", index=False))
+    docs = {}
+    for name in ("expanded", "counted"):
+        code, _, err = cli(
+            migrated_db_url, "ingest", "pairwise", str(tmp_path / f"{name}.tsv"), "-c", name
+        )
+        assert code == 0, err
+        docs[name] = cli_json(
+            migrated_db_url, "build", "--source", "pairwise", "--collection", name, "--name", name
+        )
+    engine = open_store(migrated_db_url)
+    try:
+        built = {name: load_build_orls(engine, name) for name in docs}
+    finally:
+        engine.dispose()
+    assert docs["expanded"]["tiers"] == docs["counted"]["tiers"]
+    assert {q: dict(o.items()) for q, o in built["expanded"].items()} == {
+        q: dict(o.items()) for q, o in built["counted"].items()
+    }

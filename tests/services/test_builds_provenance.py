@@ -26,7 +26,9 @@ def test_orlbuild_user_names_every_write(
     ):
         code, _, err = cli(url, *args)
         assert code == 0, err
-    build = cli_json(url, "build", "--source", "pairwise", "--name", "b", "--seed", "1")["build"]
+    build = cli_json(
+        url, "build", "--source", "pairwise", "--tiering", "model", "--name", "b", "--seed", "1"
+    )["build"]  # model: q01 has two tiers to merge (no sample boundary is backed)
     code, _, err = cli(
         url, "audit", "override", "b", "--query", "q01", "--merge-tiers", "1", "--reason", "why"
     )

@@ -33,7 +33,9 @@ def build(frame: pd.DataFrame, params: BuildParameters, executor: Executor, **kw
 
 
 def test_bootstrap_rank_centrality_is_identical_everywhere(dask_scheduler: str) -> None:
-    frame = pairwise_judgments(3, n_queries=24, n_items=8, per_query=80)
+    frame = pairwise_judgments(
+        3, n_queries=24, n_items=8, per_query=400
+    )  # backed boundaries need more evidence
     params = BuildParameters(
         source="pairwise", method="rank-centrality", uncertainty="bootstrap", bootstrap=40, seed=11
     )

@@ -1,0 +1,91 @@
+"""Per-annotator quality: position bias, agreement with other annotators, counted rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orlbuild.builders.quality import annotator_kappa, build_quality, raw_preferences
+
+
+def test_position_bias_on_a_hand_built_file() -> None:
+    # judge "llm" picks the item shown first 4 times out of 5; "ann" 1 time out of 4;
+    # ties and rows without a presentation order do not count
+    rows = [
+        ("llm", "a", "b", "a", 0),
+        ("llm", "c", "d", "c", 0),
+        ("llm", "b", "c", "b", 0),
+        ("llm", "d", "a", "d", 0),
+        ("llm", "a", "d", "d", 0),
+        ("llm", "a", "b", "a", 1),
+        ("ann", "a", "b", "b", 0),
+        ("ann", "c", "d", "d", 0),
+        ("ann", "a", "c", "c", 0),
+        ("ann", "b", "d", "b", 0),
+        ("ann", "b", "d", None, 0),
+    ]
+    frame = pd.DataFrame(
+        [
+            {"query": "q", "annotator": k, "winner": w, "loser": lo, "first": f, "tie": t}
+            for k, w, lo, f, t in rows
+        ]
+    )
+    prefs = raw_preferences(frame, "pairwise")
+    report = build_quality(prefs, {"q": {"a": 1, "b": 1, "c": 2, "d": 2}})
+    bias = report.annotators.set_index("annotator")["position_bias"]
+    assert bias["llm"] == pytest.approx(4 / 5)
+    assert bias["ann"] == pytest.approx(1 / 4)
+
+
+def test_position_bias_is_unknown_without_presentation_order() -> None:
+    frame = pd.DataFrame({"query": "q", "annotator": "x", "winner": ["a"], "loser": ["b"]})
+    report = build_quality(raw_preferences(frame, "pairwise"), {"q": {"a": 1, "b": 2}})
+    assert np.isnan(report.annotators["position_bias"].iloc[0])
+
+
+def test_kappa_against_the_other_annotators() -> None:
+    pairs = [("a", "b"), ("d", "c"), ("a", "c"), ("d", "b"), ("a", "d"), ("c", "b")]
+    rows = []
+    for w, lo in pairs:
+        rows += [("p", w, lo), ("q", w, lo)]  # p and q agree on everything
+        rows.append(("r", lo, w))  # r reverses everything
+    frame = pd.DataFrame(
+        [{"query": "x", "annotator": k, "winner": w, "loser": lo, "tie": 0} for k, w, lo in rows]
+    )
+    kappa = annotator_kappa(raw_preferences(frame, "pairwise")).set_index("annotator")
+    # r disagrees with every match (kappa -1); p agrees with q and disagrees with r
+    assert kappa.loc["r", "kappa"] == pytest.approx(-1.0)
+    assert kappa.loc["p", "kappa"] == pytest.approx(0.0)
+    assert kappa.loc["p", "shared"] == 12 and kappa.loc["r", "shared"] == 12
+
+
+def test_counted_rows_weigh_quality_like_expanded_rows() -> None:
+    expanded = pd.DataFrame(
+        {
+            "query": "q",
+            "annotator": ["x", "x", "x", "y", "y"],
+            "winner": ["a", "a", "b", "a", "b"],
+            "loser": ["b", "b", "a", "b", "a"],
+            "tie": 0,
+        }
+    )
+    counted = pd.DataFrame(
+        {
+            "query": "q",
+            "annotator": ["x", "x", "y", "y"],
+            "winner": ["a", "b", "a", "b"],
+            "loser": ["b", "a", "b", "a"],
+            "tie": 0,
+            "count": [2, 1, 1, 1],
+        }
+    )
+    ranks = {"q": {"a": 1, "b": 2}}
+    full = build_quality(raw_preferences(expanded, "pairwise"), ranks)
+    compact = build_quality(raw_preferences(counted, "pairwise"), ranks)
+    assert full.agreement == pytest.approx(compact.agreement)
+    columns = ["annotator", "preferences", "consistent", "agreement", "kappa", "shared"]
+    pd.testing.assert_frame_equal(
+        full.annotators[columns], compact.annotators[columns], check_dtype=False
+    )
+    assert full.items["comparisons"].tolist() == compact.items["comparisons"].tolist()
