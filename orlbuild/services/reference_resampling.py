@@ -34,7 +34,9 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import Executor, map_ordered
 from scoring import ORL
 from scoring.evaluation import evaluate_runs
+from scoring.settings import TestSettings
 from scoring.statistics import score_panels, system_comparison
+from scoring.vocabulary import SignificanceTest
 
 __all__ = [
     "HOLD_THRESHOLD",
@@ -96,11 +98,11 @@ def _verdicts(
     orls: Mapping[str, ORL],
     runs: Mapping[str, pd.DataFrame],
     measures: Sequence[str],
-    comparison_options: Mapping[str, Any],
+    settings: TestSettings,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     results = evaluate_runs(orls, list(runs.values()), measures)
     per_system = {name: r.per_query for name, r in zip(runs, results, strict=True)}
-    comparison = system_comparison(score_panels(per_system, measures), **comparison_options)
+    comparison = system_comparison(score_panels(per_system, measures), settings)
     return comparison.pairs, comparison.tiers()
 
 
@@ -139,7 +141,7 @@ class _Setup:
     params: BuildParameters
     runs: Mapping[str, pd.DataFrame]
     measures: Sequence[str]
-    options: Mapping[str, Any]
+    options: TestSettings
     seed: int
     queries: frozenset[str]
     pairs: pd.DataFrame
@@ -196,7 +198,12 @@ def reference_verdicts(
     """
     if resamples < 1:
         raise ConfigError(f"--reference-resamples must be at least 1, got {resamples}")
-    options = {"test": test, "permutations": permutations, "alpha": alpha, "seed": seed}
+    options = TestSettings(
+        test=None if test is None else SignificanceTest(test),
+        permutations=permutations,
+        alpha=alpha,
+        seed=seed,
+    )
     resolved, outcome = build_orls(judgments, params)
     pairs, systems = _verdicts(_orls(outcome.orls), runs, measures, options)
     setup = _Setup(
