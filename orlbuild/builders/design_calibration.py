@@ -239,14 +239,14 @@ def compare_designs(
     for design in designs:
         drng = np.random.default_rng([study.seed, 0x726F756E, values(PlanDesign).index(design)])
         frame = start
-        orders = {q: drng.permutation(np.column_stack(np.triu_indices(study.items, 1))) for q in truth}
+        every_pair = np.column_stack(np.triu_indices(study.items, 1))
+        orders = {q: drng.permutation(every_pair) for q in truth}
+        plan_from: tuple[pd.DataFrame, BuildParameters, dict[str, list[list[str]]]] | None = None
         for round_ in range(study.rounds + 1):
             began = time.perf_counter()
-            if round_ > 0:
-                frame = pd.concat(
-                    [frame, _more(design, study, drng, truth, orders, round_, plan_from)],
-                    ignore_index=True,
-                )
+            if plan_from is not None:
+                more = _more(design, study, drng, truth, orders, round_, plan_from)
+                frame = pd.concat([frame, more], ignore_index=True)
             measured = [_measure(frame, truth, study, t) for t in tierings]
             plan_from = (frame, measured[0][1], measured[0][2])
             status = plan_comparisons(
@@ -309,3 +309,52 @@ def _more(
             a, b = order[idx, 0], order[idx, 1]
         frames.append(_judged(rng, query, strengths, a, b))
     return pd.concat(frames, ignore_index=True)
+
+
+def stopping_rule_check(study: DesignStudy) -> dict[str, float]:
+    """Do settled queries keep their tiers when their judgments double?
+
+    Simulates ``study`` (its ``start`` judgments per query, uniformly drawn
+    pairs or the sparse design's), builds with the default tiering, asks the
+    planner which queries are settled, then adds as many fresh judgments again
+    drawn the same way and rebuilds.
+
+    Returns
+    -------
+    dict
+        ``queries``, ``settled`` (share), ``kept`` (share of settled queries
+        whose tiers are identical after doubling; nan if none settled) and
+        ``kept_open`` (the same share among open queries, for comparison).
+    """
+    rng = np.random.default_rng([study.seed, 0x73746F70])
+    truth, first, second = {}, [], []
+    for k in range(study.queries):
+        query = f"q{k:04d}"
+        truth[query] = _strengths(study, rng)
+        first.append(_start(study, rng, query, truth[query][0]))
+        second.append(_start(study, rng, query, truth[query][0]))
+    frame = pd.concat(first, ignore_index=True)
+    _, params, tiers = _measure(frame, truth, study, TieringProcedure.simultaneous.value)
+    status = plan_comparisons(
+        pairwise_evidence(frame, params, tiers)[0],
+        0,
+        margin=study.margin,
+        objective=study.objective,
+    ).queries
+    doubled = pd.concat([frame, *second], ignore_index=True)
+    _, _, after = _measure(doubled, truth, study, TieringProcedure.simultaneous.value)
+
+    def same(query: str) -> bool:
+        return [sorted(t) for t in tiers.get(query, [])] == [
+            sorted(t) for t in after.get(query, [])
+        ]
+
+    settled = [q for q, s in status.items() if s.status == "settled"]
+    unsettled = [q for q, s in status.items() if s.status != "settled"]
+    mean = lambda x: float(np.mean(x)) if x else float("nan")  # noqa: E731
+    return {
+        "queries": float(study.queries),
+        "settled": len(settled) / study.queries,
+        "kept": mean([same(q) for q in settled]),
+        "kept_open": mean([same(q) for q in unsettled]),
+    }

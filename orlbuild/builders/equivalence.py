@@ -39,7 +39,9 @@ def check_margin(margin: float | None) -> float | None:
     if margin is None:
         return None
     if not np.isfinite(margin) or margin <= 0:
-        raise ConfigError(f"--margin must be a number > 0 (a log-strength difference), got {margin}")
+        raise ConfigError(
+            f"--margin must be a number > 0 (a log-strength difference), got {margin}"
+        )
     return float(margin)
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "PlannedPair",
     "QueryEvidence",
     "QueryPlan",
+    "check_plan_options",
     "pair_state_counts",
     "plan_comparisons",
 ]
@@ -80,7 +81,7 @@ POOR_SE_RATIO = 2.0
 #: Least weight of a boundary pair or a poorly measured item's pair.
 FLOOR_WEIGHT = 0.5
 #: A query is settled when the chance that doubling its judgments splits a tie is at most this.
-SETTLE_RISK = 0.1
+SETTLE_RISK = 0.5
 #: A sweep serves every open query whose best value is at least this share of the best.
 SWEEP_SHARE = 0.5
 #: Information multiple the chance of a decision looks ahead to (2: the judgments double).
@@ -183,6 +184,9 @@ class QueryPlan:
         Comparisons this plan proposes for the query.
     pair_states
         How many pairs of the query are separated, equivalent, undecided.
+    expected_decided
+        Open pairs this plan's comparisons are expected to decide (plug-in
+        preposterior, with the information the planned pairs add).
     """
 
     query: str
@@ -193,6 +197,7 @@ class QueryPlan:
     expected_judgments: int | None
     planned: int = 0
     pair_states: dict[str, int] = field(default_factory=dict)
+    expected_decided: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready mapping."""
@@ -204,6 +209,7 @@ class QueryPlan:
             "expected_judgments": self.expected_judgments,
             "planned": self.planned,
             "pair_states": self.pair_states,
+            "expected_decided": self.expected_decided,
         }
 
 
@@ -221,7 +227,7 @@ def _resolve_chance(
     crit: FloatArray,
     single: FloatArray,
     margin: float | None,
-    horizon: float = HORIZON,
+    horizon: float | FloatArray = HORIZON,
 ) -> tuple[FloatArray, FloatArray]:
     """Chance of being separated, and of being shown equivalent, once the information grows
     ``horizon`` times (the future estimate is ``N(d, V - V')`` with ``V' = V / horizon``)."""
@@ -257,6 +263,8 @@ class _Group:
     asked: IntArray  # (Q, P) planned so far
     open_query: npt.NDArray[np.bool_]  # (Q,)
     planned: IntArray  # (Q,)
+    kind: npt.NDArray[np.int8] | None = None  # (Q, P) kind of each pair before the plan
+    before: _PairView | None = None  # every pair before the plan
 
 
 def _stack(evidence: list[QueryEvidence], objective: PlanObjective) -> _Group:
@@ -350,20 +358,33 @@ def _best_candidates(
     margin: float | None,
     repeat_limit: int,
 ) -> tuple[FloatArray, IntArray, IntArray]:
-    """Best pair of each query in ``rows``: value, pair index, and the open pair it serves most."""
+    """Best pair of each query in ``rows``: value, pair index, and the open pair it serves most.
+
+    ``sum_v weight_v / V_v (v^T C u)^2 = u^T C W C u`` with
+    ``W = sum_v weight_v / V_v v v^T``, so every candidate's gain comes from
+    one ``(n, n)`` matrix per query.
+    """
     view = _pair_view(g, rows, margin)
     a, b = g.first, g.second
     cov = g.cov[rows]
-    cov_u = cov[:, :, a] - cov[:, :, b]  # (Q, n, P): C u for every candidate u
-    cross = cov_u[:, a, :] - cov_u[:, b, :]  # (Q, P, P): v^T C u
+    k = len(rows)
+    n = cov.shape[1]
+    c = view.weight / view.var
+    contrasts = np.zeros((len(a), n))  # E: row v is e_a - e_b
+    contrasts[np.arange(len(a)), a] = 1.0
+    contrasts[np.arange(len(a)), b] = -1.0
+    weighted = (contrasts.T[None, :, :] * c[:, None, :]) @ contrasts  # W = E^T diag(c) E
+    m = cov @ weighted @ cov
+    gain = m[:, a, a] + m[:, b, b] - 2.0 * m[:, a, b]
+    diag = np.diagonal(cov, axis1=1, axis2=2)
+    var_u = diag[:, a] + diag[:, b] - 2.0 * cov[:, a, b]
     w = g.weight_w[rows]
-    var_u = np.diagonal(cross, axis1=1, axis2=2)
-    gain = np.einsum("qv,qvu->qu", view.weight / view.var, cross * cross)
     value = w / (1.0 + w * var_u) * gain
     value = np.where(g.asked[rows] >= repeat_limit, -np.inf, value)
     best = np.argmax(value, axis=1)
-    picked = np.arange(len(rows))
-    contribution = view.weight * cross[picked, :, best] ** 2 / view.var
+    picked = np.arange(k)
+    cov_u = cov[picked, :, a[best]] - cov[picked, :, b[best]]  # (k, n): C u of the best pair
+    contribution = c * (cov_u[:, a] - cov_u[:, b]) ** 2
     return value[picked, best], best.astype(np.int64), np.argmax(contribution, axis=1)
 
 
@@ -390,7 +411,12 @@ def _chunks(g: _Group, rows: IntArray) -> list[IntArray]:
 def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
     """Status of every query of the group before anything is planned."""
     view = _pair_view(g, np.arange(len(g.evidence)), margin)
+    g.kind = view.kind
+    g.before = view
     a, b = g.first, g.second
+    offsets = np.arange(len(g.evidence))[:, None] * 3
+    tallies = np.bincount((offsets + view.codes).ravel(), minlength=3 * len(g.evidence))
+    tallies = tallies.reshape(len(g.evidence), 3)
     plans = []
     for q, ev in enumerate(g.evidence):
         undecided = (view.codes[q] == UNDECIDED) & g.scope[q]
@@ -459,6 +485,11 @@ def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
                 expected_judgments=None
                 if settled
                 else _expected_judgments(ev, z, crit, view, q, undecided, ties, margin),
+                pair_states={
+                    PairState.separated.value: int(tallies[q, SEPARATED]),
+                    PairState.equivalent.value: int(tallies[q, EQUIVALENT]),
+                    PairState.undecided.value: int(tallies[q, UNDECIDED]),
+                },
             )
         )
         g.open_query[q] = not settled
@@ -491,6 +522,17 @@ def _expected_judgments(
     if not np.isfinite(needed) or needed > MAX_FACTOR:
         return None
     return int(np.ceil(ev.judgments * max(needed - 1.0, 0.0)))
+
+
+def check_plan_options(budget: int, max_per_query: int | None, repeat_limit: int) -> None:
+    """Raise :class:`ConfigError` for a negative budget, or a cap or repeat limit below 1
+    (``orlbuild plan`` and the pipeline's ``[plan]`` table check with this)."""
+    if budget < 0:
+        raise ConfigError(f"--budget must be >= 0, got {budget}")
+    if max_per_query is not None and max_per_query < 1:
+        raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
+    if repeat_limit < 1:
+        raise ConfigError(f"--repeat-limit must be >= 1, got {repeat_limit}")
 
 
 def plan_comparisons(
@@ -533,12 +575,7 @@ def plan_comparisons(
     ConfigError
         A negative budget, a cap or repeat limit below 1.
     """
-    if budget < 0:
-        raise ConfigError(f"--budget must be >= 0, got {budget}")
-    if max_per_query is not None and max_per_query < 1:
-        raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
-    if repeat_limit < 1:
-        raise ConfigError(f"--repeat-limit must be >= 1, got {repeat_limit}")
+    check_plan_options(budget, max_per_query, repeat_limit)
     goal = PlanObjective(objective)
     rng = np.random.default_rng([seed, 0x706C616E])
     by_size: dict[int, list[QueryEvidence]] = {}
@@ -558,28 +595,37 @@ def plan_comparisons(
     remaining = budget
     picks: list[tuple[int, int, int, int, float]] = []  # group, row, pair, served, value
     while remaining > 0:
-        found: list[tuple[float, float, int, int, int, int]] = []
+        found = []  # columns: value, jitter, group, row, pair, served
         for gi, g in enumerate(groups):
             rows = np.flatnonzero(g.open_query & (g.planned < cap))
             for block in _chunks(g, rows):
-                value, pair, served = _best_candidates(g, block, margin, repeat_limit)
-                jitter = rng.random(len(block))
-                found += [
-                    (float(v), float(j), gi, int(r), int(p), int(s))
-                    for v, j, r, p, s in zip(value, jitter, block, pair, served, strict=True)
-                    if np.isfinite(v) and v > 0
-                ]
-        if not found:
+                gains, best, serving = _best_candidates(g, block, margin, repeat_limit)
+                keep = np.isfinite(gains) & (gains > 0)
+                found.append(
+                    np.column_stack(
+                        [
+                            gains[keep],
+                            rng.random(len(block))[keep],
+                            np.full(int(keep.sum()), gi),
+                            block[keep],
+                            best[keep],
+                            serving[keep],
+                        ]
+                    )
+                )
+        table = np.concatenate(found) if found else np.empty((0, 6))
+        if not len(table):
             break
-        found.sort(key=lambda f: (-f[0], f[1]))
-        best = found[0][0]
-        chosen = [f for f in found if f[0] >= SWEEP_SHARE * best][:remaining]
+        table = table[np.lexsort((table[:, 1], -table[:, 0]))]
+        chosen = table[table[:, 0] >= SWEEP_SHARE * table[0, 0]][:remaining]
         for gi, g in enumerate(groups):
-            mine = [f for f in chosen if f[2] == gi]
-            if mine:
-                _update(g, np.array([f[3] for f in mine]), np.array([f[4] for f in mine]))
-        picks += [(f[2], f[3], f[4], f[5], f[0]) for f in chosen]
+            mine = chosen[chosen[:, 2] == gi]
+            if len(mine):
+                _update(g, mine[:, 3].astype(np.int64), mine[:, 4].astype(np.int64))
+        picks += [(int(f[2]), int(f[3]), int(f[4]), int(f[5]), float(f[0])) for f in chosen]
         remaining -= len(chosen)
+    for g in groups:
+        _expected_decisions(g, margin, plan)
     swap = rng.random(len(picks)) < 0.5
     for (gi, row, pair, served, value), flip in zip(picks, swap, strict=True):
         g = groups[gi]
@@ -598,26 +644,38 @@ def plan_comparisons(
             )
         )
         plan.queries[ev.query].planned += 1
-    for query, states in pair_state_counts(evidence, margin).items():
-        plan.queries[query].pair_states = states
     order = rng.permutation(len(plan.pairs))
     plan.pairs = [plan.pairs[k] for k in order]
     return plan
 
 
-def _serves(g: _Group, row: int, pair: int) -> str:
-    """Kind of the open decision ``pair`` of query ``row`` was (at the start)."""
-    ev = g.evidence[row]
-    a, b = int(g.first[pair]), int(g.second[pair])
-    poor = ev.item_comparisons < MIN_ITEM_COMPARISONS
-    se = np.sqrt(np.clip(np.diag(ev.cov), 0.0, None))
-    poor |= se > POOR_SE_RATIO * np.median(se)
-    if poor[a] or poor[b]:
-        return OpenDecision.item.value
-    if ev.tiers[a] != ev.tiers[b]:
-        return OpenDecision.boundary.value
-    return OpenDecision.tie.value
+def _expected_decisions(g: _Group, margin: float | None, plan: Plan) -> None:
+    """Per query, the open pairs the planned comparisons are expected to decide."""
+    assert g.before is not None
+    rows = np.flatnonzero(g.planned > 0)
+    if not len(rows):
+        return
+    after = _pair_view(g, rows, margin)
+    before = g.before
+    open_pair = (before.codes[rows] == UNDECIDED) & g.scope[rows]
+    horizon = before.var[rows] / np.maximum(after.var, 1e-300)
+    p_sep, p_eq = _resolve_chance(
+        before.absd[rows],
+        before.var[rows],
+        g.critical[rows],
+        g.single[rows][:, None],
+        margin,
+        np.maximum(horizon, 1.0),
+    )
+    expected = np.where(open_pair, np.clip(p_sep + p_eq, 0.0, 1.0), 0.0).sum(axis=1)
+    for row, value in zip(rows.tolist(), expected.tolist(), strict=True):
+        plan.queries[g.evidence[row].query].expected_decided = float(value)
 
+
+def _serves(g: _Group, row: int, pair: int) -> str:
+    """Kind of the open decision ``pair`` of query ``row`` was (before the plan)."""
+    assert g.kind is not None
+    return _KINDS[int(g.kind[row, pair])].value
 
 
 def pair_state_counts(

@@ -3,13 +3,14 @@ planning buys on simulated queries."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json
+from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable, print_json
 from orlbuild.cli.state import opened_store
 from orlbuild.vocabulary import PlanDesign, PlanFormat, PlanObjective, TieringProcedure
 
@@ -94,14 +95,13 @@ def plan_command(
     if budget == 0:
         if fmt is PlanFormat.json:
             print_json(plan_payload(result, with_pairs=False))
+        elif fmt is PlanFormat.jsonl:
+            for row in status_frame(result.plan).to_dict("records"):
+                sys.stdout.write(json.dumps(jsonable(row)) + "\n")
         else:
-            shown = OutputFormat.csv if fmt in (PlanFormat.csv, PlanFormat.tsv) else OutputFormat.json
-            if shown is OutputFormat.json:
-                print_json(status_frame(result.plan).to_dict("records"))
-            else:
-                status_frame(result.plan).to_csv(
-                    sys.stdout, sep="\t" if fmt is PlanFormat.tsv else ",", index=False
-                )
+            status_frame(result.plan).to_csv(
+                sys.stdout, sep="\t" if fmt is PlanFormat.tsv else ",", index=False
+            )
         typer.echo(summary, err=True)
         return
     if output is None:

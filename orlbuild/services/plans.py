@@ -124,7 +124,8 @@ def plan_build(
 
 
 def status_frame(plan: Plan) -> pd.DataFrame:
-    """One row per query: status, open decisions by kind, split risk, judgments to settle, planned."""
+    """One row per query: status, open decisions by kind, split risk, judgments to settle,
+    planned comparisons and the decisions they are expected to settle."""
     rows = [
         {
             "query": q.query,
@@ -133,6 +134,7 @@ def status_frame(plan: Plan) -> pd.DataFrame:
             "split_risk": q.split_risk,
             "expected_judgments": q.expected_judgments,
             "planned": q.planned,
+            "expected_decided": round(q.expected_decided, 2),
         }
         for q in sorted(plan.queries.values(), key=lambda q: q.query)
     ]
@@ -148,15 +150,14 @@ def plan_payload(result: BuildPlan, *, with_pairs: bool = True) -> dict[str, Any
     payload: dict[str, Any] = {"build": result.record.id, "settings": result.settings}
     if with_pairs:
         payload["pairs"] = [p.to_json() for p in result.plan.pairs]
-    payload["queries"] = {
-        q: result.plan.queries[q].to_json() for q in sorted(result.plan.queries)
-    }
+    payload["queries"] = {q: result.plan.queries[q].to_json() for q in sorted(result.plan.queries)}
     payload["skipped"] = result.skipped
     return payload
 
 
 def write_plan(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
-    """Write the plan: the arena shape (``winner`` empty) as TSV, CSV or JSONL, or the JSON document.
+    """Write the plan: the arena shape (``winner`` empty) as TSV, CSV or JSONL, or the JSON
+    document.
 
     The TSV, CSV and JSONL files are read back by ``orlbuild ingest pairwise``
     once ``winner`` holds ``a``, ``b`` or ``tie``.
@@ -193,7 +194,8 @@ def simulate_designs(
     tierings: Sequence[str] = ("simultaneous", "model"),
     **study: Any,
 ) -> pd.DataFrame:
-    """Compare designs at equal budgets (:func:`orlbuild.builders.design_calibration.compare_designs`).
+    """Compare designs at equal budgets
+    (:func:`orlbuild.builders.design_calibration.compare_designs`).
 
     ``study`` holds the :class:`~orlbuild.builders.design_calibration.DesignStudy` fields.
     """

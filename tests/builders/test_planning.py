@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,7 +96,7 @@ def test_item_order_is_randomised_and_queries_are_mixed(
     first_is_smaller = [p.item_a < p.item_b for p in plan.pairs]
     assert 0.2 < np.mean(first_is_smaller) < 0.8
     queries = [p.query for p in plan.pairs]
-    runs = sum(a != b for a, b in zip(queries, queries[1:], strict=False))
+    runs = sum(a != b for a, b in itertools.pairwise(queries))
     assert runs > len(queries) / 3  # not one block per query
 
 
@@ -136,8 +138,9 @@ def test_planned_pairs_reduce_the_variance_of_open_decisions_more_than_random_on
                 k = int(np.flatnonzero((group.first == min(i, j)) & (group.second == max(i, j)))[0])
                 planning._update(group, np.array([0]), np.array([k]))
             view = planning._pair_view(group, np.arange(1), None)
-            base = planning._pair_view(planning._stack([ev], planning.PlanObjective.tiers),
-                                       np.arange(1), None)
+            base = planning._pair_view(
+                planning._stack([ev], planning.PlanObjective.tiers), np.arange(1), None
+            )
             total += float((base.weight * view.var / base.var).sum())
         return total
 
