@@ -408,117 +408,124 @@ def _chunks(g: _Group, rows: IntArray) -> list[IntArray]:
     return [rows[k : k + per] for k in range(0, len(rows), per)]
 
 
+_BOUNDARY_WORD, _TIE_WORD, _ITEM_WORD = (k.value for k in _KINDS)
+_STATE_WORDS = (PairState.undecided.value, PairState.separated.value, PairState.equivalent.value)
+
+
 def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
-    """Status of every query of the group before anything is planned."""
-    view = _pair_view(g, np.arange(len(g.evidence)), margin)
+    """Status of every query of the group before anything is planned (vectorised over the
+    group; the per-query loop only spells out the open decisions)."""
+    n_queries = len(g.evidence)
+    view = _pair_view(g, np.arange(n_queries), margin)
     g.kind = view.kind
     g.before = view
     a, b = g.first, g.second
-    offsets = np.arange(len(g.evidence))[:, None] * 3
-    tallies = np.bincount((offsets + view.codes).ravel(), minlength=3 * len(g.evidence))
-    tallies = tallies.reshape(len(g.evidence), 3)
+    tallies = np.stack([(view.codes == code).sum(axis=1) for code in range(3)], axis=1)
+    undecided = (view.codes == UNDECIDED) & g.scope
+    ties = undecided & (view.kind == _TIE)
+    boundary = undecided & (view.kind == _BOUNDARY)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.sqrt(view.absd**2 / view.var)
+        log_keep = np.where(ties, np.log1p(-np.clip(view.p_sep, 0.0, 1.0 - 1e-16)), 0.0)
+    split_risk = 1.0 - np.exp(log_keep.sum(axis=1))
+    incidence = np.zeros((len(a), len(g.scores[0])))
+    incidence[np.arange(len(a)), a] = 1.0
+    incidence[np.arange(len(a)), b] = 1.0
+    touched = (undecided.astype(np.float64) @ incidence) > 0
+    poor_open = view.poor & touched
+    tie_open = split_risk > SETTLE_RISK
+    if margin is not None:
+        tie_open |= ties.any(axis=1)
+    settled = ~boundary.any(axis=1) & ~poor_open.any(axis=1) & ~tie_open
+    g.open_query[:] = ~settled
+    expected = _expected_judgments(g, z, view, undecided, ties, margin)
+    chance = view.p_sep + view.p_eq
+    listed = np.argsort(-np.where(ties, chance, -1.0), axis=1, kind="stable")[:, :LISTED_TIES]
+    lo_tier = np.minimum(g.tiers[:, a], g.tiers[:, b])
+    hi_tier = np.maximum(g.tiers[:, a], g.tiers[:, b])
     plans = []
     for q, ev in enumerate(g.evidence):
-        undecided = (view.codes[q] == UNDECIDED) & g.scope[q]
-        kinds = view.kind[q]
         decisions: list[dict[str, Any]] = []
-        z = np.sqrt(view.absd[q] ** 2 / view.var[q])
-        crit = g.critical[q]
-        boundary = undecided & (kinds == _BOUNDARY)
-        # one decision per unbacked boundary: its weakest crossing pair
-        lo_tier = np.minimum(g.tiers[q, a], g.tiers[q, b])
-        hi_tier = np.maximum(g.tiers[q, a], g.tiers[q, b])
-        depth = int(g.tiers[q].max())
-        for t in range(1, depth):
-            across = (lo_tier <= t) & (hi_tier > t) & undecided & (kinds != _TIE)
-            if across.any():
-                k = int(np.flatnonzero(across)[np.argmin((z - crit)[across])])
+        n_boundaries = 0
+        if not settled[q]:
+            names = ev.items
+            crossing = undecided[q] & (view.kind[q] != _TIE)
+            for t in range(1, int(g.tiers[q].max())):
+                across = crossing & (lo_tier[q] <= t) & (hi_tier[q] > t)
+                if across.any():
+                    n_boundaries += 1
+                    k = int(np.flatnonzero(across)[np.argmin((z[q] - g.critical[q])[across])])
+                    decisions.append(
+                        {
+                            "kind": _BOUNDARY_WORD,
+                            "tiers": [t, t + 1],
+                            "weakest_pair": [str(names[a[k]]), str(names[b[k]])],
+                            "z": float(z[q, k]),
+                            "critical": float(g.critical[q, k]),
+                        }
+                    )
+            for i in np.flatnonzero(poor_open[q]).tolist():
                 decisions.append(
                     {
-                        "kind": OpenDecision.boundary.value,
-                        "tiers": [t, t + 1],
-                        "weakest_pair": [str(ev.items[a[k]]), str(ev.items[b[k]])],
-                        "z": float(z[k]),
-                        "critical": float(crit[k]),
+                        "kind": _ITEM_WORD,
+                        "item": str(names[i]),
+                        "comparisons": int(ev.item_comparisons[i]),
+                        "se": float(np.sqrt(max(ev.cov[i, i], 0.0))),
                     }
                 )
-        n_items = len(ev.items)
-        touched = np.bincount(np.concatenate([a[undecided], b[undecided]]), minlength=n_items)
-        poor_items = np.flatnonzero(view.poor[q] & (touched > 0))
-        for i in poor_items.tolist():
-            decisions.append(
-                {
-                    "kind": OpenDecision.item.value,
-                    "item": str(ev.items[i]),
-                    "comparisons": int(ev.item_comparisons[i]),
-                    "se": float(np.sqrt(max(ev.cov[i, i], 0.0))),
-                }
-            )
-        ties = undecided & (kinds == _TIE)
-        chance = view.p_sep[q] + view.p_eq[q]
-        split_risk = float(1.0 - np.prod(1.0 - view.p_sep[q][ties]))
-        listed = np.flatnonzero(ties)[np.argsort(-chance[ties], kind="stable")]
-        tie_open = bool(split_risk > SETTLE_RISK) or (margin is not None and bool(ties.any()))
-        if tie_open:
-            for k in listed[:LISTED_TIES].tolist():
-                decisions.append(
-                    {
-                        "kind": OpenDecision.tie.value,
-                        "pair": [str(ev.items[a[k]]), str(ev.items[b[k]])],
-                        "z": float(z[k]),
-                        "chance_decided_if_doubled": float(chance[k]),
-                    }
-                )
-        settled = not boundary.any() and len(poor_items) == 0 and not tie_open
-        counts = {
-            OpenDecision.boundary.value: int(sum(d["kind"] == "boundary" for d in decisions)),
-            OpenDecision.tie.value: int(ties.sum()) if tie_open else 0,
-            OpenDecision.item.value: len(poor_items),
-        }
+            if tie_open[q]:
+                for k in listed[q][ties[q, listed[q]]].tolist():
+                    decisions.append(
+                        {
+                            "kind": _TIE_WORD,
+                            "pair": [str(names[a[k]]), str(names[b[k]])],
+                            "z": float(z[q, k]),
+                            "chance_decided_if_doubled": float(chance[q, k]),
+                        }
+                    )
         plans.append(
             QueryPlan(
                 query=ev.query,
-                status=(QueryStatus.settled if settled else QueryStatus.open).value,
+                status=_SETTLED if settled[q] else _OPEN,
                 open_decisions=decisions,
-                open_counts=counts,
-                split_risk=split_risk,
-                expected_judgments=None
-                if settled
-                else _expected_judgments(ev, z, crit, view, q, undecided, ties, margin),
-                pair_states={
-                    PairState.separated.value: int(tallies[q, SEPARATED]),
-                    PairState.equivalent.value: int(tallies[q, EQUIVALENT]),
-                    PairState.undecided.value: int(tallies[q, UNDECIDED]),
+                open_counts={
+                    _BOUNDARY_WORD: n_boundaries,
+                    _TIE_WORD: int(ties[q].sum()) if tie_open[q] else 0,
+                    _ITEM_WORD: int(poor_open[q].sum()),
                 },
+                split_risk=float(split_risk[q]),
+                expected_judgments=None if settled[q] else _judgments(ev, expected[q]),
+                pair_states={_STATE_WORDS[c]: int(tallies[q, c]) for c in range(3)},
             )
         )
-        g.open_query[q] = not settled
     return plans
 
 
+_SETTLED, _OPEN = QueryStatus.settled.value, QueryStatus.open.value
+
+
 def _expected_judgments(
-    ev: QueryEvidence,
+    g: _Group,
     z: FloatArray,
-    crit: FloatArray,
     view: _PairView,
-    q: int,
     undecided: npt.NDArray[np.bool_],
     ties: npt.NDArray[np.bool_],
     margin: float | None,
-) -> int | None:
-    """Judgments to add (spread as today's) until every open decision is expected decided."""
+) -> FloatArray:
+    """Per query, the information multiple every open decision needs (``0``: none open)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(z > 0, (crit / z) ** 2, np.inf)
+        factor = np.where(z > 0, (g.critical / z) ** 2, np.inf)
         if margin is not None:
-            se = np.sqrt(view.var[q])
-            room = margin - view.absd[q]
-            eq = np.where(room > 0, (ev.single * se / room) ** 2, np.inf)
+            room = margin - view.absd
+            eq = np.where(room > 0, (g.single[:, None] * np.sqrt(view.var) / room) ** 2, np.inf)
             factor = np.minimum(factor, eq)
     # ties only count when more judgments can plausibly decide them
-    counted = undecided & (~ties | (view.p_sep[q] + view.p_eq[q] >= 0.05))
-    if not counted.any():
-        return 0
-    needed = float(np.max(factor[counted]))
+    counted = undecided & (~ties | (view.p_sep + view.p_eq >= 0.05))
+    return np.where(counted, factor, 0.0).max(axis=1, initial=0.0)
+
+
+def _judgments(ev: QueryEvidence, needed: float) -> int | None:
+    """Judgments to add (spread as today's) to reach ``needed`` times today's information."""
     if not np.isfinite(needed) or needed > MAX_FACTOR:
         return None
     return int(np.ceil(ev.judgments * max(needed - 1.0, 0.0)))
