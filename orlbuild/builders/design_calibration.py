@@ -81,6 +81,8 @@ class DesignStudy:
         Equivalence margin of the planner, or ``None``.
     objective
         The planner's objective.
+    max_per_query
+        The planner's cap per query and round (``None``: allocation by value only).
     seed
         Seed of the simulation.
     """
@@ -96,6 +98,7 @@ class DesignStudy:
     sig: float = 0.05
     margin: float | None = None
     objective: str = PlanObjective.tiers.value
+    max_per_query: int | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -289,6 +292,7 @@ def _more(
         plan = plan_comparisons(
             evidence,
             k * study.queries,
+            max_per_query=study.max_per_query,
             seed=study.seed + round_,
             margin=study.margin,
             objective=study.objective,
