@@ -3,14 +3,13 @@ planning buys on simulated queries."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, jsonable, print_json
+from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.cli.state import opened_store
 from orlbuild.vocabulary import PlanDesign, PlanFormat, PlanObjective, TieringProcedure
 
@@ -67,13 +66,7 @@ def plan_command(
     ingest pairwise`. A summary goes to standard error; with --budget 0 only
     the status of every query is printed (json: the `queries` key).
     """
-    from orlbuild.services.plans import (
-        plan_build,
-        plan_payload,
-        status_frame,
-        write_plan,
-        write_plan_file,
-    )
+    from orlbuild.services.plans import plan_build, write_plan, write_status
 
     with opened_store(ctx) as engine:
         result = plan_build(
@@ -92,22 +85,12 @@ def plan_command(
         f"{statuses.count('open')} open queries; {len(result.plan.pairs)} comparisons proposed"
         + (f"; {len(result.skipped)} queries not planned" if result.skipped else "")
     )
-    if budget == 0:
-        if fmt is PlanFormat.json:
-            print_json(plan_payload(result, with_pairs=False))
-        elif fmt is PlanFormat.jsonl:
-            for row in status_frame(result.plan).to_dict("records"):
-                sys.stdout.write(json.dumps(jsonable(row)) + "\n")
-        else:
-            status_frame(result.plan).to_csv(
-                sys.stdout, sep="\t" if fmt is PlanFormat.tsv else ",", index=False
-            )
-        typer.echo(summary, err=True)
-        return
+    write = write_status if budget == 0 else write_plan
     if output is None:
-        write_plan(result, fmt, sys.stdout)
+        write(result, fmt, sys.stdout)
     else:
-        write_plan_file(result, fmt, output)
+        with output.open("w", encoding="utf-8", newline="") as handle:
+            write(result, fmt, handle)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(summary, err=True)
 

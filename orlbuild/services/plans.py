@@ -36,6 +36,7 @@ __all__ = [
     "status_frame",
     "write_plan",
     "write_plan_file",
+    "write_status",
 ]
 
 #: Columns of a plan file: the arena shape, ``winner`` left empty for the annotators.
@@ -164,7 +165,8 @@ def write_plan(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
     """
     shape = PlanFormat(fmt)
     if shape is PlanFormat.json:
-        out.write(json.dumps(plan_payload(result), indent=2, ensure_ascii=False) + "\n")
+        payload = plan_payload(result)
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False, default=_plain) + "\n")
         return
     rows = [(p.query, p.item_a, p.item_b, "") for p in result.plan.pairs]
     if shape is PlanFormat.jsonl:
@@ -179,6 +181,31 @@ def write_plan(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
     writer.writerow(PLAN_COLUMNS)
     writer.writerows(rows)
     out.write(buffer.getvalue())
+
+
+def write_status(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
+    """Write only every query's status (``--budget 0``): the JSON document without ``pairs``,
+    or one row per query (:func:`status_frame`) as TSV, CSV or JSONL."""
+    shape = PlanFormat(fmt)
+    if shape is PlanFormat.json:
+        payload = plan_payload(result, with_pairs=False)
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False, default=_plain) + "\n")
+        return
+    frame = status_frame(result.plan)
+    if shape is PlanFormat.jsonl:
+        for row in frame.to_dict("records"):
+            out.write(json.dumps({k: _plain(v) for k, v in row.items()}) + "\n")
+        return
+    frame.to_csv(out, sep="\t" if shape is PlanFormat.tsv else ",", index=False)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value for numpy and pandas scalars (``pd.NA`` and NaN become ``null``)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 def write_plan_file(result: BuildPlan, fmt: PlanFormat | str, path: Path) -> None:
