@@ -20,7 +20,7 @@ from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
 from orlbuild.progress import progress_bar
-from orlbuild.services.builds import build_and_store
+from orlbuild.services.builds import build_and_store, version_note
 from orlbuild.services.databases import DEFAULT_COLLECTION
 from orlbuild.vocabulary import (
     Cluster,
@@ -50,7 +50,12 @@ def build_command(
         ),
     ] = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
-    name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="A name for the build; a name already used gets the next version (NAME@2)."
+        ),
+    ] = None,
     sig: Annotated[
         float,
         typer.Option(
@@ -131,8 +136,11 @@ def build_command(
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )
+        renamed = None if name is None else version_note(engine, name, build_id)
     for warning in outcome.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    if renamed is not None:
+        typer.echo(f"note: {renamed}", err=True)
     tiers = {q: len(orl.tiers) for q, orl in outcome.orls.items()}
     frame = pd.DataFrame(
         [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in outcome.orls.items()],
@@ -141,6 +149,7 @@ def build_command(
     payload = {
         "build": build_id,
         "name": name,
+        "new_version": renamed,
         "method": resolved.method,
         "tiering": resolved.tiering,
         "queries": len(outcome.orls),

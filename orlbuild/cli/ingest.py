@@ -69,8 +69,8 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
 #: Judgment kinds and their help text (the command bodies are identical).
 JUDGMENT_COMMANDS = {
     "listwise": "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers).",
-    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie; "
-    "or the arena, prefs-release and trec-prefs shapes.",
+    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie, "
+    "count (optional); or the arena, evalica, crowd-kit, prefs-release and trec-prefs shapes.",
     "graded": "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade.",
 }
 
@@ -90,8 +90,27 @@ def _judgment_command(kind: str) -> Callable[..., None]:
     return command
 
 
-for _kind in JUDGMENT_COMMANDS:
+for _kind in ("listwise", "graded"):
     ingest_app.command(_kind)(_judgment_command(_kind))
+
+
+@ingest_app.command("pairwise", help=JUDGMENT_COMMANDS["pairwise"])
+def pairwise_command(
+    ctx: typer.Context,
+    file: FileArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query",
+            help="Put every row into this one query (one leaderboard), e.g. for LMArena "
+            "battles whose question_id names a battle, not a query.",
+        ),
+    ] = None,
+) -> None:
+    """Ingest pairwise preferences (see JUDGMENT_COMMANDS)."""
+    _ingest(ctx, "pairwise", file, collection=collection, fmt=fmt, query=query)
 
 
 @ingest_app.command("run")

@@ -69,7 +69,9 @@ MeasureOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
 ]
-BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
+BuildOption = Annotated[
+    str, typer.Option("--build", "-b", help="Build id, name (its newest version) or NAME@N.")
+]
 SystemsOption = Annotated[
     list[str],
     typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),

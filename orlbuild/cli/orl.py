@@ -43,7 +43,7 @@ def list_command(
 @orl_app.command("show")
 def show_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
@@ -58,7 +58,7 @@ def show_command(
 @orl_app.command("export")
 def export_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     fmt: Annotated[
         ExportFormat, typer.Option("--format", help="json, tsv, qrels or trec-prefs.")
     ] = (ExportFormat.json),

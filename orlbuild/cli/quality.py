@@ -16,7 +16,7 @@ __all__ = ["register"]
 
 def quality_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     min_comparisons: Annotated[
         int, typer.Option(help="Flag items compared fewer times than this.")
     ] = 5,

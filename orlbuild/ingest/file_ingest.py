@@ -123,12 +123,15 @@ def _reading_words(
     fmt: InputFormat | None,
     duplicates: DuplicatePolicy,
     score_precision: ScorePrecisionName,
+    query: str | None = None,
 ) -> str:
     """The reading options in the words of the command line, for messages."""
     words = [f"--format {fmt.value}" if fmt is not None else "detected format"]
     words.append(f"--duplicates {DuplicatePolicy(duplicates).value}")
     if kind == "run":
         words.append(f"--score-precision {ScorePrecisionName(score_precision).value}")
+    if query is not None:
+        words.append(f"--query {query.strip()[:100]!r}")
     return ", ".join(words)
 
 
@@ -145,6 +148,7 @@ def ingest_file(
     on_progress: Callable[[int], None] | None = None,
     on_write: Callable[[int, int], None] | None = None,
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    query: str | None = None,
 ) -> IngestResult:
     """Read, validate and store one file of judgments or one run (docs/input-formats.md, "Input
     formats").
@@ -177,6 +181,9 @@ def ingest_file(
     score_precision
         Runs only: scores compared as float32 (default) or float64 when
         ``keep-first`` orders repeated lines (docs/evaluating-files.md, "Score precision").
+    query
+        Pairwise only (``--query``): every row goes into this one query (one
+        leaderboard), whatever query column the file has.
 
     Returns
     -------
@@ -203,6 +210,7 @@ def ingest_file(
         stream=stream,
         on_progress=on_progress,
         score_precision=score_precision,
+        query=query,
     )
     with paused_gc():
         stored = store_batch(
@@ -218,7 +226,7 @@ def ingest_file(
                 name_columns=NAME_COLUMNS,
                 system=system,
                 reading_sha256=parsed.reading_sha256(),
-                reading=_reading_words(kind, fmt, duplicates, score_precision),
+                reading=_reading_words(kind, fmt, duplicates, score_precision, query),
             ),
             on_rows=None if on_write is None else _rows_written(on_write, len(parsed)),
         )

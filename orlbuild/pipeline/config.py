@@ -129,6 +129,8 @@ class InputSpec:
         System name; required for runs, forbidden otherwise.
     format
         Explicit input format, or ``None`` to detect it from the extension.
+    query
+        Pairwise only: every row goes into this one query (``--query``).
     """
 
     kind: InputKind
@@ -136,6 +138,7 @@ class InputSpec:
     collection: str
     system: str | None = None
     format: str | None = None
+    query: str | None = None
 
 
 @dataclass(frozen=True)
@@ -527,19 +530,36 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
         table.problems.add(table.key("system"), "is required for kind = 'run' (the system's name)")
     if kind is not None and kind != "run" and system is not None:
         table.problems.add(table.key("system"), f"only allowed for kind = 'run' (this is {kind!r})")
+    query = table.get("query", str, None, check=_non_empty)
+    if kind is not None and kind != "pairwise" and query is not None:
+        table.problems.add(
+            table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
+        )
     coll = table.get("collection", str, collection, check=_non_empty).strip()
-    table.finish(("kind", "path", "format", "system", "collection"))
+    table.finish(("kind", "path", "format", "system", "collection", "query"))
     return InputSpec(
         kind=cast(InputKind, kind),
         path=path,
         collection=coll,
         system=None if system is None else system.strip(),
         format=fmt,
+        query=None if query is None else query.strip(),
     )
 
 
+def _build_name(value: str) -> str | None:
+    """The problem with a build name, as ``orlbuild build --name`` sees it (or ``None``)."""
+    from orlbuild.services.builds import check_build_name
+
+    try:
+        check_build_name(value)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=_non_empty)
+    name = table.get("name", str, check=_build_name)
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
     methods = BUILD_METHODS.get(source or "", ())
     method = table.get("method", str, None, choices=methods or None)

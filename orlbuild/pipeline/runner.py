@@ -31,7 +31,7 @@ from orlbuild.services.build_evaluation import (
     build_failures,
     evaluate_stored_build,
 )
-from orlbuild.services.builds import build_or_reuse, load_query_orls
+from orlbuild.services.builds import build_or_reuse, load_query_orls, version_note
 from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
 
@@ -55,6 +55,7 @@ class BuiltOrls:
     tiers: int
     items: int
     failures: tuple[str, ...] = ()
+    new_version: str | None = None
 
     @classmethod
     def of(
@@ -82,6 +83,8 @@ class BuiltOrls:
         )
         if self.failures:
             text += f"; {len(self.failures)} queries failed"
+        if self.new_version is not None:
+            text += f"\nnote: {self.new_version}"
         return text
 
 
@@ -129,6 +132,7 @@ class PipelineResult:
                     "name": b.name,
                     "build": b.build_id,
                     "reused": b.reused,
+                    "new_version": b.new_version,
                     "source": b.source,
                     "method": b.method,
                     "queries": b.queries,
@@ -180,6 +184,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         system=spec.system,
         fmt=spec.format,
         progress=lambda size: ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet),
+        query=spec.query,
     )
 
 
@@ -201,7 +206,9 @@ def build_orls_for(
     )
     orls = load_query_orls(engine, record.id)
     failed = tuple(build_failures(engine, record.id))
-    return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
+    note = None if reused else version_note(engine, spec.name, record.id)
+    built = BuiltOrls.of(spec, record, orls, reused=reused)
+    return replace(built, failures=failed, new_version=note), orls
 
 
 def plan_next_round(

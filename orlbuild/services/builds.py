@@ -27,7 +27,9 @@ from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
+    VERSIONED_NAME,
     BuildRecord,
+    build_versions,
     get_build,
     load_build_entries,
     load_build_judgments,
@@ -37,6 +39,7 @@ from orlbuild.store.builds import (
     store_build,
 )
 from orlbuild.store.engine import Bind
+from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import DEFAULT_COLLECTION, batch_fingerprints
 from orlbuild.store.users import current_user
 
@@ -50,15 +53,58 @@ __all__ = [
     "assess_build",
     "build_and_store",
     "build_or_reuse",
+    "check_build_name",
     "load_query_orls",
     "override_build",
     "reusable_build",
     "tiering_by_query",
+    "version_note",
 ]
 
 #: ``progress(total)`` opens a progress bar of ``total`` queries and yields its
 #: ``advance(n)`` callable.
 Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+
+
+def check_build_name(name: str) -> str:
+    """A new build's name, stripped: 1 to NAME_LENGTH characters, not ending in ``@<digits>``.
+
+    Raises
+    ------
+    ConfigError
+        For an empty or too long name, or one that reads as a version (``X@2``).
+    """
+    text = name.strip()
+    if not text or len(text) > NAME_LENGTH or "\x00" in text:
+        raise ConfigError(f"invalid build name {name[:80]!r}: use 1 to {NAME_LENGTH} characters")
+    if VERSIONED_NAME.fullmatch(text) or text.isdigit():
+        raise ConfigError(
+            f"invalid build name {text!r}: a name cannot be a number or end in '@<number>' "
+            "(that addresses a build id or a version of a name)"
+        )
+    return text
+
+
+def version_note(bind: Bind, name: str, build_id: int) -> str | None:
+    """What storing ``build_id`` under ``name`` did to the name, when it was taken already.
+
+    Never silent (docs/tiers-and-audit.md, "Build names"): the name now means the new build,
+    and the earlier ones stay reachable as ``NAME@1``, ``NAME@2``, ...
+
+    Returns
+    -------
+    str or None
+        The note, or ``None`` when ``build_id`` is the name's first build.
+    """
+    versions = build_versions(bind, name)
+    if build_id not in versions or versions.index(build_id) == 0:
+        return None
+    number = versions.index(build_id) + 1
+    earlier = ", ".join(f"{name}@{i + 1} = build {b}" for i, b in enumerate(versions[:-1]))
+    return (
+        f"{name!r} already named {number - 1} build(s): this build ({build_id}) is "
+        f"{name}@{number} and '{name}' now means it; earlier versions stay: {earlier}"
+    )
 
 
 def build_and_store(
@@ -90,7 +136,8 @@ def build_and_store(
     collection
         Collection to read.
     name
-        Optional build name.
+        Optional build name (:func:`check_build_name`). A name already taken
+        gets a new version (``NAME@2``; :func:`version_note` says so).
     on_error
         ``"stop"`` or ``"skip"`` (:class:`~orlbuild.vocabulary.OnError`).
     progress
@@ -121,6 +168,8 @@ def build_and_store(
     # commands that only read builds should not pay for.
     from orlbuild.builders.build import build_orls
 
+    if name is not None:
+        name = check_build_name(name)
     if params.source not in JUDGMENT_LOADERS:
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"

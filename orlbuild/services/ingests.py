@@ -53,6 +53,15 @@ class IngestedInput:
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
+def _same_query(reading: str | None, query: str | None) -> bool:
+    """Whether a stored batch's reading used the same ``--query`` (or none) as this one."""
+    if reading is None:  # stored before readings were recorded: its content counts as stored
+        return True
+    if query is None:
+        return ", --query " not in reading
+    return reading.endswith(f", --query {query.strip()[:100]!r}")  # the last option named
+
+
 def ingest_unless_stored(
     engine: Engine,
     kind: str,
@@ -62,6 +71,7 @@ def ingest_unless_stored(
     system: str | None = None,
     fmt: str | None = None,
     progress: IngestProgressFactory | None = None,
+    query: str | None = None,
 ) -> IngestedInput:
     """Ingest ``path`` unless the same content is stored (checked by SHA-256 first).
 
@@ -82,6 +92,8 @@ def ingest_unless_stored(
     progress
         Opens the progress bars of a file about to be read (not called for a
         file found stored).
+    query
+        Pairwise only: every row goes into this one query (``--query``).
 
     Returns
     -------
@@ -95,6 +107,8 @@ def ingest_unless_stored(
         Bad input (nothing of the file is stored).
     """
     existing = find_batch(engine, collection, kind, file_sha256(path))
+    if existing is not None and not _same_query(existing.reading, query):
+        existing = None  # read into another query: ingest_file refuses it, naming both readings
     if existing is not None:
         if kind == "run" and existing.system != system:
             raise ConfigError(
@@ -113,6 +127,7 @@ def ingest_unless_stored(
             system=system,
             on_progress=None if shown is None else shown.read,
             on_write=None if shown is None else shown.write,
+            query=query,
         )
     return IngestedInput(
         kind,

@@ -16,6 +16,7 @@ The ``build_batches.batch_id`` foreign key to ``ingest_batches`` is what makes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -53,7 +54,9 @@ if TYPE_CHECKING:
     from scoring.orl import ORL
 
 __all__ = [
+    "VERSIONED_NAME",
     "BuildRecord",
+    "build_versions",
     "builds_using_batch",
     "get_build",
     "list_builds",
@@ -397,11 +400,17 @@ JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
 # --- reading ------------------------------------------------------------------------------
 
 
-def resolve_build(bind: Bind, ref: str | int) -> int:
-    """The id of a build given as an id or a name (the newest build of that name).
+#: ``NAME@N``: the N-th build stored under NAME (docs/tiers-and-audit.md, "Build names").
+VERSIONED_NAME = re.compile(r"(?s)(.+)@([1-9][0-9]*)")
 
-    A build derived by an override keeps its parent's name, so a name follows
-    the audited version; use the id to read an earlier one.
+
+def resolve_build(bind: Bind, ref: str | int) -> int:
+    """The id of a build given as an id, a name (its newest version) or ``NAME@N``.
+
+    Every build stored under a name is a version of it, numbered from 1 in
+    the order they were stored: ``NAME`` is the newest, ``NAME@1`` the first
+    (docs/tiers-and-audit.md, "Build names"). A build derived by an override keeps its
+    parent's name, so a name follows the audited version.
 
     Raises
     ------
@@ -416,9 +425,30 @@ def resolve_build(bind: Bind, ref: str | int) -> int:
             found = connection.scalar(
                 select(Build.id).where(Build.name == text).order_by(Build.id.desc()).limit(1)
             )
+            versioned = VERSIONED_NAME.fullmatch(text)
+            if found is None and versioned is not None:
+                versions = build_versions(connection, versioned.group(1))
+                number = int(versioned.group(2))
+                if versions and number > len(versions):
+                    raise StoreError(
+                        f"build {versioned.group(1)!r} has {len(versions)} version(s); "
+                        f"no {text!r} (see `orlbuild orl list`)"
+                    )
+                found = versions[number - 1] if versions else None
     if found is None:
         raise StoreError(f"no build {text!r} in the store; see `orlbuild orl list`")
     return int(found)
+
+
+def build_versions(bind: Bind, name: str) -> list[int]:
+    """Ids of the builds stored under ``name``, oldest first (version ``i + 1`` is ``[i]``)."""
+    with connect(bind) as connection:
+        return [
+            int(i)
+            for i in connection.scalars(
+                select(Build.id).where(Build.name == name.strip()).order_by(Build.id)
+            )
+        ]
 
 
 def get_build(bind: Bind, build: str | int) -> BuildRecord:
@@ -488,8 +518,12 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
 
 
 def list_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
-    """All builds, newest first: ``id, name, collection, source, method, queries, failed,
-    created_at, created_by, parent``."""
+    """All builds, newest first: ``id, name, version, collection, source, method, queries,
+    failed, created_at, created_by, parent``.
+
+    ``version`` is N of ``NAME@N`` (docs/tiers-and-audit.md, "Build names"), empty for
+    unnamed builds.
+    """
     stmt = (
         select(
             Build.id,
@@ -522,8 +556,15 @@ def list_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
     ]
     with connect(bind) as connection:
         rows = connection.execute(stmt).all()
+        named = connection.execute(
+            select(Build.id, Build.name).where(Build.name.is_not(None)).order_by(Build.id)
+        ).all()
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["parent"] = frame["parent"].astype("Int64")
+    versions = pd.DataFrame.from_records(named, columns=["id", "name"])
+    number = versions.groupby("name").cumcount() + 1
+    by_id = dict(zip(versions["id"].tolist(), number.tolist(), strict=True))
+    frame.insert(2, "version", frame["id"].map(by_id).astype("Int64"))
     return frame
 
 

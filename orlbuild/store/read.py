@@ -231,8 +231,10 @@ def load_pairwise(
     -------
     pandas.DataFrame
         Columns ``query, annotator, winner, loser`` (str), ``tie`` (bool; when
-        true neither item is preferred) and ``batch_id`` (int), one row per
-        stored judgment, sorted by query, annotator and ingestion order.
+        true neither item is preferred), ``count`` (int >= 1: how many times
+        the outcome happened, docs/input-formats.md, "Input formats") and ``batch_id`` (int),
+        one row per stored judgment, sorted by query, annotator and ingestion
+        order.
     """
     j = PairwiseJudgment
     columns = {
@@ -241,10 +243,11 @@ def load_pairwise(
         "winner": "winner_id",
         "loser": "loser_id",
         "tie": "tie",
+        "count": "count",
         "batch_id": "batch_id",
     }
     frame = _load_facts(bind, collection, queries, j, columns, ["query", "annotator"])
-    return frame.astype({"tie": bool, "batch_id": "int64"})
+    return frame.astype({"tie": bool, "count": "int64", "batch_id": "int64"})
 
 
 def load_listwise(

@@ -136,7 +136,7 @@ def test_collection_default_and_override(workdir: Path) -> None:
         ),
         (
             ('path = "pairs.tsv"', 'path = "pairs.tsv"\nformat = "trec"'),
-            "inputs[0].format: must be one of tsv, csv, jsonl, arena, prefs-release, "
+            "inputs[0].format: must be one of tsv, csv, jsonl, json, arena, prefs-release, "
             "trec-prefs (got 'trec')",
         ),
         (
