@@ -56,7 +56,8 @@ def pairwise_evidence(
     Parameters
     ----------
     frame
-        The pairwise judgments the build read (``query, annotator, winner, loser, tie``).
+        The pairwise judgments the build read (``query, annotator, winner, loser, tie``
+        and optionally ``count``, expanded into that many comparisons).
     params
         The build's stored (resolved) parameters.
     tiers
@@ -69,6 +70,11 @@ def pairwise_evidence(
     skipped : dict of str to str
         Query -> why it could not be planned (its fit failed).
     """
+    if "count" in frame.columns:
+        # a counted row is that many comparisons (a build from counted rows equals the build
+        # from the expanded rows)
+        counts = pd.to_numeric(frame["count"], errors="coerce").fillna(1).astype(np.int64)
+        frame = frame.loc[frame.index.repeat(counts.clip(lower=0))]
     frame = frame.copy()
     if "annotator" not in frame.columns:
         frame["annotator"] = "_"
