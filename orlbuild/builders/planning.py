@@ -86,8 +86,6 @@ SETTLE_RISK = 0.5
 SWEEP_SHARE = 0.5
 #: Information multiple the chance of a decision looks ahead to (2: the judgments double).
 HORIZON = 2.0
-#: Information multiple the planner's weights look ahead to.
-PLAN_HORIZON = 2.0
 #: Open ties listed per query (the most likely to be decided first).
 LISTED_TIES = 10
 #: A query needing more than this multiple of its judgments gets no estimate.
@@ -333,11 +331,7 @@ def _pair_view(g: _Group, rows: slice | IntArray, margin: float | None) -> _Pair
     cross = tiers[:, a] != tiers[:, b]
     kind = np.where(poor[:, a] | poor[:, b], _ITEM, np.where(cross, _BOUNDARY, _TIE))
     p_sep, p_eq = _resolve_chance(absd, var, critical, single, margin)
-    if PLAN_HORIZON != HORIZON:
-        far = _resolve_chance(absd, var, critical, single, margin, PLAN_HORIZON)
-        chance = np.clip(far[0] + far[1], 0.0, 1.0)
-    else:
-        chance = np.clip(p_sep + p_eq, 0.0, 1.0)
+    chance = np.clip(p_sep + p_eq, 0.0, 1.0)
     open_pair = (codes == UNDECIDED) & g.scope[rows]
     weight = np.where(kind == _TIE, chance, np.maximum(chance, FLOOR_WEIGHT))
     return _PairView(
