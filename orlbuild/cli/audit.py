@@ -8,9 +8,11 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.audits import audit_builds, derive_override
+from orlbuild.vocabulary import OutputFormat
 
 __all__ = ["register"]
 

@@ -9,25 +9,20 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.options import (
-    CollectionOption,
-    FormatOption,
-    JobsOption,
-    OutputFormat,
-    SchedulerOption,
-)
+from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store, version_note
-from orlbuild.services.databases import DEFAULT_COLLECTION
 from orlbuild.vocabulary import (
+    DEFAULT_COLLECTION,
     Cluster,
     Disconnected,
     GradeAggregate,
     Method,
     OnError,
+    OutputFormat,
     Resample,
     Solver,
     Source,
@@ -35,7 +30,9 @@ from orlbuild.vocabulary import (
     Uncertainty,
 )
 
-__all__ = ["opened_store", "register"]
+__all__ = [
+    "register",
+]
 
 
 def build_command(
@@ -62,7 +59,7 @@ def build_command(
             help="Family-wise level per query (simultaneous, model), per test (leader); "
             "0 = no ties."
         ),
-    ] = 0.05,
+    ] = BuildParameters.sig,
     tiering: Annotated[
         TieringProcedure | None,
         typer.Option(
@@ -72,7 +69,7 @@ def build_command(
     ] = None,
     mc_draws: Annotated[
         int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
-    ] = 2000,
+    ] = BuildParameters.mc_draws,
     step_down: Annotated[
         bool,
         typer.Option(
@@ -98,7 +95,9 @@ def build_command(
     reg: Annotated[
         float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
     ] = DEFAULT_REG,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap resamples.")
+    ] = BuildParameters.bootstrap,
     seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
     solver: Annotated[
         Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)
@@ -132,7 +131,7 @@ def build_command(
             params,
             collection=collection,
             name=name,
-            on_error=on_error.value,
+            on_error=on_error,
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )

@@ -10,12 +10,12 @@ command's options are declared before its work is imported.
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
 from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import OutputFormat
 from scoring.vocabulary import (
     CorrectionName,
     DuplicatePolicy,
@@ -32,11 +32,9 @@ __all__ = [
     "CollectionOption",
     "CorrectionOption",
     "DuplicatesOption",
-    "ExportFormat",
     "FormatOption",
     "MeasureOption",
     "MissingOption",
-    "OutputFormat",
     "PerQueryOption",
     "PermutationsOption",
     "ScorePrecisionOption",
@@ -45,21 +43,6 @@ __all__ = [
     "TestOption",
     "parse_budgets",
 ]
-
-
-class OutputFormat(str, Enum):
-    """``--format`` of every command that prints a table."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-class ExportFormat(str, Enum):
-    """``--format`` of commands that write a file: no ``table``."""
-
-    csv = "csv"
-    json = "json"
 
 
 #: The ``--format`` option of every command that prints a table.

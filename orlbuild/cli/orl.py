@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.options import CollectionFilterOption, FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
+from orlbuild.vocabulary import ExportFormat, OutputFormat
 
 __all__ = ["register"]
 
 orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args_is_help=True)
-
-
-class ExportFormat(str, Enum):
-    """Formats of ``orl export`` (docs/input-formats.md, "Input formats": ORL exports)."""
-
-    json = "json"
-    tsv = "tsv"
-    qrels = "qrels"
-    trec_prefs = "trec-prefs"
 
 
 @orl_app.command("list")
@@ -68,7 +59,7 @@ def export_command(
 ) -> None:
     """Export a build's ORLs as JSON, TSV or TREC qrels (grade = T - rank + 1)."""
     with opened_store(ctx) as engine:
-        exported = export_build(engine, build, fmt.value)
+        exported = export_build(engine, build, fmt)
     if output is None:
         sys.stdout.write(exported.text)
     else:

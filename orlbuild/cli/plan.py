@@ -9,9 +9,16 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
-from orlbuild.vocabulary import PlanDesign, PlanFormat, PlanObjective, TieringProcedure
+from orlbuild.vocabulary import (
+    OutputFormat,
+    PlanDesign,
+    PlanFormat,
+    PlanObjective,
+    TieringProcedure,
+)
 
 __all__ = ["register"]
 

@@ -7,9 +7,11 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import emit, print_json
 from orlbuild.cli.state import opened_store
 from orlbuild.services.builds import assess_build
+from orlbuild.vocabulary import OutputFormat
 
 __all__ = ["register"]
 

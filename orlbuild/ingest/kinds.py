@@ -26,6 +26,7 @@ from orlbuild.ingest.fields import (
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
+from orlbuild.vocabulary import InputKind
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
     DuplicatePolicy,
@@ -37,10 +38,8 @@ __all__ = [
     "DEFAULT_QUERY",
     "KINDS",
     "NAME_COLUMNS",
-    "DuplicatePolicy",
     "Facts",
     "IngestKind",
-    "ScorePrecisionName",
 ]
 
 #: Annotator of rows whose file names none.
@@ -535,7 +534,7 @@ def _check_run(
     ascending = [False, True] if has_scores else [True, True]
     if has_scores:
         frame["score"] = comparable_scores(
-            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision).value
+            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision)
         )
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())
@@ -543,8 +542,8 @@ def _check_run(
     return kept, len(frame) - len(positions)
 
 
-KINDS: Mapping[str, IngestKind] = {
-    "listwise": IngestKind(
+KINDS: Mapping[InputKind, IngestKind] = {
+    InputKind.listwise: IngestKind(
         "listwise",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("rank")),
@@ -553,7 +552,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_listwise,
         _check_listwise,
     ),
-    "pairwise": IngestKind(
+    InputKind.pairwise: IngestKind(
         "pairwise",
         RecordLayout(
             (
@@ -627,7 +626,7 @@ KINDS: Mapping[str, IngestKind] = {
             ),
         ),
     ),
-    "graded": IngestKind(
+    InputKind.graded: IngestKind(
         "graded",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("grade")),
@@ -637,7 +636,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_graded,
         _check_graded,
     ),
-    "run": IngestKind(
+    InputKind.run: IngestKind(
         "run",
         RecordLayout(
             (Column("query"), Column("item"), Column("rank"), Column("score", False)),

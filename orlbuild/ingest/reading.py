@@ -2,7 +2,7 @@
 formats").
 
 :func:`read_input` streams a file once (hashing, decoding and parsing in
-chunks) and checks it completely; :mod:`orlbuild.ingest.file_ingest` stores
+chunks) and checks it completely; :mod:`orlbuild.services.ingests` stores
 what it returns, and ``orlbuild eval`` scores it without a database. Nothing
 here touches the store.
 """
@@ -21,19 +21,13 @@ import pandas as pd
 
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.gc_pause import paused_gc
-from orlbuild.ingest.kinds import (
-    DEFAULT_QUERY,
-    KINDS,
-    NAME_COLUMNS,
-    DuplicatePolicy,
-    Facts,
-    IngestKind,
-    ScorePrecisionName,
-)
+from orlbuild.ingest.kinds import DEFAULT_QUERY, KINDS, NAME_COLUMNS, Facts, IngestKind
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import RecordLayout, is_comment, read_chunks
 from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
 from orlbuild.ingest.trec_reader import NAME_LENGTH
+from orlbuild.vocabulary import InputKind
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
 
@@ -90,7 +84,7 @@ def kind_formats(kind: str) -> tuple[InputFormat, ...]:
     syntaxes, then its other shapes: named ones (``arena``) and headerless
     ones (``prefs-release``, ``trec-prefs``).
     """
-    spec = KINDS[kind]
+    spec = KINDS[InputKind(kind)]
     shape_format = {shape: fmt for fmt, shape in SHAPE_FORMATS.items()}
     native = () if spec.layout.headerless is None else (spec.layout.headerless,)
     others = [
@@ -274,7 +268,7 @@ def read_input(
 ) -> ParsedInput:
     """Read and validate one file exactly as ingesting it does, without storing it.
 
-    Used by :func:`orlbuild.ingest.file_ingest.ingest_file` before it stores,
+    Used by :func:`orlbuild.services.ingests.ingest_file` before it stores,
     and by ``orlbuild eval`` to score files without a database. Parameters
     are those of ``ingest_file``; ``format_option`` is the option that
     error hints name for forcing the format; ``query`` (pairwise only,
@@ -285,8 +279,8 @@ def read_input(
     InputError
         Naming the file, line and value of the first problem.
     """
-    spec = KINDS[kind]
-    if query is not None and kind != "pairwise":
+    spec = KINDS[InputKind(kind)]
+    if query is not None and kind != InputKind.pairwise:
         raise ConfigError("--query applies to pairwise preferences only")
     source = Source(str(path), stream=stream, on_progress=on_progress)
     vocab = Vocabularies()

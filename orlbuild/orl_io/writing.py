@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXPORT_FORMATS", "diff_orl_entries", "export_orls"]
+from orlbuild.vocabulary import ExportFormat
 
-EXPORT_FORMATS = ("json", "tsv", "qrels", "trec-prefs")
+__all__ = ["diff_orl_entries", "export_orls"]
 
 #: Judgment group and sub-group of a trec-prefs export: one group per query holding the ORL.
 TREC_PREFS_GROUP = ("orl", "1")
@@ -58,7 +58,7 @@ def _orl_trec_prefs(entries: pd.DataFrame) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> str:
+def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, Any]) -> str:
     """Render a build's ORLs.
 
     Parameters
@@ -78,15 +78,9 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
     str
         The document.
     """
-    if fmt == "json":
+    if fmt is ExportFormat.json:
         return _orl_json(entries, build)
-    if fmt == "tsv":
-        return _orl_tsv(entries)
-    if fmt == "qrels":
-        return _orl_qrels(entries)
-    if fmt == "trec-prefs":
-        return _orl_trec_prefs(entries)
-    raise ValueError(f"unknown export format {fmt!r}")
+    return _WRITERS[fmt](entries)
 
 
 def diff_orl_entries(entries_a: pd.DataFrame, entries_b: pd.DataFrame) -> pd.DataFrame:
@@ -123,3 +117,11 @@ def diff_orl_entries(entries_a: pd.DataFrame, entries_b: pd.DataFrame) -> pd.Dat
     for column in ("rank_a", "rank_b", "tiers_a", "tiers_b"):
         out[column] = out[column].astype("Int64")
     return out[[*keys, "rank_a", "rank_b", "tiers_a", "tiers_b", "change"]]
+
+
+#: The export formats without build metadata, by format.
+_WRITERS = {
+    ExportFormat.tsv: _orl_tsv,
+    ExportFormat.qrels: _orl_qrels,
+    ExportFormat.trec_prefs: _orl_trec_prefs,
+}

@@ -34,9 +34,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from orlbuild.builders.parameters import (
     METHODS,
@@ -49,14 +50,13 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
-from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
-from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
+from orlbuild.services.build_evaluation import PowerSpec
+from orlbuild.vocabulary import BUILD_OPTION_VALUES, InputKind, OnError, Source, values
 from scoring import UnknownMeasureError, parse_measures
-from scoring.run import ScorePrecision
+from scoring.settings import TestSettings
 from scoring.statistics.procedures import default_test
 from scoring.vocabulary import (
     CorrectionName,
-    Missing,
     MissingPolicy,
     ScorePrecisionName,
     SignificanceTest,
@@ -71,20 +71,16 @@ __all__ = [
     "BUILD_METHODS",
     "INPUT_FORMATS",
     "BuildSpec",
-    "CompareSpec",
     "ExecutionSpec",
     "InputSpec",
     "PipelineConfig",
     "PlanSpec",
-    "PowerSpec",
     "ReportSpec",
     "ScoringSpec",
     "load_config",
     "parse_config",
 ]
 
-InputKind = Literal["listwise", "pairwise", "graded", "run"]
-Source = Literal["listwise", "pairwise", "graded"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
@@ -152,9 +148,9 @@ class BuildSpec:
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def on_error(self) -> str:
+    def on_error(self) -> OnError:
         """``stop`` (default) or ``skip``: what a failed query does."""
-        return str(self.parameters.get("on_error", OnError.stop.value))
+        return OnError(self.parameters.get("on_error", OnError.stop))
 
     def builder_parameters(self) -> BuildParameters:
         """The builder's options (every parameter but ``on_error``, which is not stored)."""
@@ -175,8 +171,8 @@ class ScoringSpec:
 
     build: str
     systems: tuple[str, ...]
-    missing: Missing = "zero"
-    score_precision: ScorePrecision = "float32"
+    missing: MissingPolicy = MissingPolicy.zero
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32
 
 
 @dataclass(frozen=True)
@@ -232,8 +228,11 @@ class PipelineConfig:
     builds: tuple[BuildSpec, ...]
     measures: tuple[str, ...]
     scoring: ScoringSpec
-    compare: CompareSpec
+    compare: TestSettings
     power: PowerSpec | None = None
+    #: ``[compare] reference_resamples``: annotator-bootstrap rebuilds of the
+    #: reference (0: off; docs/comparing-systems.md, "Comparing many systems").
+    reference_resamples: int = 0
     report: ReportSpec | None = None
     collection: str = "default"
     execution: ExecutionSpec = field(default_factory=ExecutionSpec)
@@ -476,7 +475,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         scoring_table = _Table({}, "scoring", problems)
     scoring = _scoring(scoring_table, builds, inputs)
     compare_table = root.table("compare") or _Table({}, "compare", problems)
-    compare = _compare(compare_table, len(scoring.systems))
+    compare, reference_resamples = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
     power = None if power_table is None else _power(power_table, measures)
     report_table = root.table("report")
@@ -496,6 +495,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         measures=measures,
         scoring=scoring,
         compare=compare,
+        reference_resamples=reference_resamples,
         power=power,
         report=report,
         collection=collection,
@@ -538,7 +538,7 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
     coll = table.get("collection", str, collection, check=_non_empty).strip()
     table.finish(("kind", "path", "format", "system", "collection", "query"))
     return InputSpec(
-        kind=cast(InputKind, kind),
+        kind=_word(InputKind, kind),
         path=path,
         collection=coll,
         system=None if system is None else system.strip(),
@@ -558,6 +558,18 @@ def _build_name(value: str) -> str | None:
     return None
 
 
+W = TypeVar("W", bound=Enum)
+
+
+def _word(vocabulary: type[W], word: str | None) -> W:
+    """``word`` as a member of ``vocabulary``, the one coercion of the TOML's words.
+
+    A missing or unknown word has been reported as a problem already (the
+    config is refused), so it is passed on as it is.
+    """
+    return vocabulary(word) if word in values(vocabulary) else cast(W, word)
+
+
 def _build(table: _Table, collection: str) -> BuildSpec:
     name = table.get("name", str, check=_build_name)
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
@@ -571,7 +583,7 @@ def _build(table: _Table, collection: str) -> BuildSpec:
         _check_with_builder(table, source, method, parameters)
     return BuildSpec(
         name=(name or "").strip(),
-        source=cast(Source, source),
+        source=_word(Source, source),
         method=method,
         collection=coll,
         parameters=MappingProxyType(parameters),
@@ -656,12 +668,12 @@ def _scoring(
     return ScoringSpec(
         build=build or "",
         systems=systems,
-        missing=cast(Missing, missing),
-        score_precision=cast(ScorePrecision, precision),
+        missing=_word(MissingPolicy, missing),
+        score_precision=_word(ScorePrecisionName, precision),
     )
 
 
-def _compare(table: _Table, n_systems: int) -> CompareSpec:
+def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
     family_wise = test.family_wise
@@ -674,15 +686,20 @@ def _compare(table: _Table, n_systems: int) -> CompareSpec:
             f"does not apply to test '{test.value}'{because}, whose p-values are adjusted over all "
             f"pairs already; drop it, or set test = 'randomization' (got {correction!r})",
         )
-    spec = CompareSpec(
+    spec = TestSettings(
         test=test,
-        permutations=table.get("permutations", int, 1000, check=_positive),
+        permutations=table.get("permutations", int, TestSettings.permutations, check=_positive),
         correction=None if family_wise or correction is None else CorrectionName(correction),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
+        seed=table.get("seed", int, TestSettings.seed),
     )
+    resamples = table.get("reference_resamples", int, 0, check=_non_negative)
     table.finish()
-    return spec
+    return spec, resamples
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be >= 0"
 
 
 def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
@@ -705,10 +722,10 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
         )
     spec = PowerSpec(
         budgets=clean,
-        subsamples=table.get("subsamples", int, 300, check=_positive),
-        permutations=table.get("permutations", int, 1000, check=_positive),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_positive),
+        permutations=table.get("permutations", int, PowerSpec.permutations, check=_positive),
+        alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
+        seed=table.get("seed", int, PowerSpec.seed),
         measures=chosen or tuple(measures),
     )
     table.finish()

@@ -23,25 +23,26 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
-from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import (
-    EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
     VERSIONED_NAME,
     BuildRecord,
     build_versions,
+    float_or_none,
     get_build,
-    load_build_entries,
+    int_or_none,
     load_build_judgments,
-    load_build_messages,
     load_build_orls,
-    load_tie_decisions,
+    load_query_failures,
+    load_query_orls,
     store_build,
 )
 from orlbuild.store.engine import Bind
 from orlbuild.store.models import NAME_LENGTH
-from orlbuild.store.read import DEFAULT_COLLECTION, batch_fingerprints
+from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, Source
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
@@ -53,8 +54,8 @@ __all__ = [
     "assess_build",
     "build_and_store",
     "build_or_reuse",
+    "built_orls",
     "check_build_name",
-    "load_query_orls",
     "override_build",
     "reusable_build",
     "tiering_by_query",
@@ -113,7 +114,7 @@ def build_and_store(
     *,
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     created_by: str | None = None,
     executor: Executor | None = None,
@@ -176,7 +177,7 @@ def build_and_store(
         )
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         raise BuildError(
             f"collection {collection!r} has no {params.source} judgments; ingest some first"
@@ -189,7 +190,7 @@ def build_and_store(
     build_id = store_build(
         engine,
         collection=collection,
-        params=resolved,
+        parameters=resolved.to_json(),
         outcome=outcome,
         batches=[fingerprints[k] for k in sorted(fingerprints)],
         name=name,
@@ -244,7 +245,7 @@ def reusable_build(
         return None
     if record.n_failed and not failures_allowed:
         return None
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         return None
     current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
@@ -253,8 +254,8 @@ def reusable_build(
     return record if same_batches and same_params else None
 
 
-def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
-    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+def built_orls(bind: Bind, build_id: int) -> tuple[dict[str, QueryORL], list[str]]:
+    """A stored build read back: its per-query records and its failures as ``query: cause``.
 
     Parameters
     ----------
@@ -265,53 +266,13 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
 
     Returns
     -------
-    dict of str to QueryORL
+    orls : dict of str to QueryORL
         Query -> record, sorted by query.
+    failures : list of str
+        ``query: cause`` of the queries the build skipped.
     """
-    entries = load_build_entries(bind, build_id)
-    decisions = load_tie_decisions(bind, [build_id])
-    messages = load_build_messages(bind, build_id)
-    by_query: dict[str, list[TieDecision]] = {}
-    for row in decisions.itertuples(index=False):
-        by_query.setdefault(str(row.query), []).append(
-            TieDecision(
-                query=str(row.query),
-                leader=str(row.leader),
-                item=str(row.item),
-                score_leader=_nan(row.score_leader),
-                score_item=_nan(row.score_item),
-                diff=_nan(row.diff),
-                se=_none(row.se),
-                p_value=_none(row.p_value),
-                decision=str(row.decision),
-                rule=str(row.rule),
-                variance=str(row.variance),
-                procedure=None if row.procedure is None else str(row.procedure),
-                family_size=_int_or_none(row.family_size),
-                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
-            )
-        )
-    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
-    out: dict[str, QueryORL] = {}
-    for query, part in entries.groupby("query", sort=True):
-        q = str(query)
-        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
-        grades = part["native_grade"]
-        out[q] = QueryORL(
-            query=q,
-            tiers=tiers,
-            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
-            intervals={
-                i: None if pd.isna(lo) else (float(lo), float(hi))
-                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
-            },
-            decisions=by_query.get(q, []),
-            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
-            if grades.notna().all()
-            else None,
-            warnings=list(warnings.get(q, [])),
-        )
-    return out
+    failures = [f"{f.query}: {f.cause}" for f in load_query_failures(bind, build_id)]
+    return load_query_orls(bind, build_id), failures
 
 
 def override_build(
@@ -376,17 +337,13 @@ def override_build(
     else:
         orls[query] = split_tier_at(orls[query], str(split_at))
         action, argument = "split-at", str(split_at)
-    messages = load_build_messages(engine, record.id)
-    failures = [
-        QueryFailure(str(r.query), str(r.message))
-        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
-    ]
+    failures = load_query_failures(engine, record.id)
     params = BuildParameters.from_json(record.parameters)
     who = by or current_user()
     return store_build(
         engine,
         collection=record.collection,
-        params=params,
+        parameters=params.to_json(),
         outcome=BuildOutcome(orls=orls, failures=failures),
         batches=record.batches,
         name=record.name,
@@ -518,9 +475,9 @@ def tiering_by_query(
                 "build": int(build),
                 "query": str(query),
                 "procedure": procedure,
-                "family_size": _int_or_none(first["family_size"]),
-                "critical": _none(decided["critical"].max()) if len(decided) else None,
-                "bic_penalty": _none(first["bic_penalty"]),
+                "family_size": int_or_none(first["family_size"]),
+                "critical": float_or_none(decided["critical"].max()) if len(decided) else None,
+                "bic_penalty": float_or_none(first["bic_penalty"]),
                 "variance": str(first["variance"]),
                 "sig": params.get("sig"),
                 "mc_draws": params.get("mc_draws") if procedure == "simultaneous" else None,
@@ -532,25 +489,13 @@ def tiering_by_query(
     return pd.DataFrame(rows, columns=TIERING_COLUMNS), filled
 
 
-def _nan(value: Any) -> float:
-    return float("nan") if value is None or pd.isna(value) else float(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None or pd.isna(value) else int(value)
-
-
-def _none(value: Any) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
-
-
 def build_or_reuse(
     engine: Engine,
     params: BuildParameters,
     *,
     name: str,
     collection: str = DEFAULT_COLLECTION,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     executor: Executor | None = None,
 ) -> tuple[BuildRecord, bool]:
@@ -568,7 +513,7 @@ def build_or_reuse(
         Whether it was reused.
     """
     record = reusable_build(
-        engine, name, params, collection=collection, failures_allowed=on_error == "skip"
+        engine, name, params, collection=collection, failures_allowed=on_error is OnError.skip
     )
     if record is not None:
         return record, True

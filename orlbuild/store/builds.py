@@ -1,4 +1,4 @@
-"""ORL builds in the store: records, writing a build, reading it back.
+"""ORL builds in the store: writing a build, reading it back.
 
 A build is immutable (docs/tiers-and-audit.md, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
@@ -12,6 +12,10 @@ The ``build_batches.batch_id`` foreign key to ``ingest_batches`` is what makes
 ``orlbuild batches delete`` refuse a batch that a build read
 (:func:`orlbuild.store.batches.delete_batch` finds every such reference);
 :func:`builds_using_batch` answers the same question directly.
+
+This is the one module that maps the build records of :mod:`orlbuild.records`
+(``QueryORL``, ``TieDecision``, ``QueryFailure``, ``BuildOutcome``) to rows and
+back.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
@@ -31,6 +35,7 @@ from sqlalchemy import (
 
 from orlbuild import __version__
 from orlbuild.errors import StoreError
+from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
     Build,
@@ -49,6 +54,7 @@ from orlbuild.store.read import (
     load_pairwise,
 )
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import Source
 
 if TYPE_CHECKING:
     from scoring.orl import ORL
@@ -58,12 +64,16 @@ __all__ = [
     "BuildRecord",
     "build_versions",
     "builds_using_batch",
+    "float_or_none",
     "get_build",
+    "int_or_none",
     "list_builds",
     "load_build_entries",
     "load_build_judgments",
     "load_build_messages",
     "load_build_orls",
+    "load_query_failures",
+    "load_query_orls",
     "load_tie_decisions",
     "resolve_build",
     "store_build",
@@ -121,119 +131,10 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# --- what a build hands to the store -------------------------------------------------------
-# The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
-# ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
-# persistence imports nothing from the computing layers (docs/development.md, "Development").
-
-
-class StoredParameters(Protocol):
-    """The resolved parameters of a build: what :func:`store_build` reads of them."""
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def method(self) -> object: ...
-
-    @property
-    def seed(self) -> int | None: ...
-
-    def to_json(self) -> dict[str, Any]: ...
-
-
-class StoredDecision(Protocol):
-    """One tie-or-separate decision, as stored in ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def leader(self) -> str: ...
-
-    @property
-    def item(self) -> str: ...
-
-    @property
-    def score_leader(self) -> float: ...
-
-    @property
-    def score_item(self) -> float: ...
-
-    @property
-    def diff(self) -> float: ...
-
-    @property
-    def se(self) -> float | None: ...
-
-    @property
-    def p_value(self) -> float | None: ...
-
-    @property
-    def decision(self) -> str: ...
-
-    @property
-    def rule(self) -> str: ...
-
-    @property
-    def variance(self) -> str: ...
-
-    @property
-    def procedure(self) -> str | None: ...
-
-    @property
-    def family_size(self) -> int | None: ...
-
-
-class StoredORL(Protocol):
-    """One query's ORL with its evidence, as stored in ``orl_entries`` and ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def tiers(self) -> Sequence[Sequence[str]]: ...
-
-    @property
-    def scores(self) -> Mapping[str, float]: ...
-
-    @property
-    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
-
-    @property
-    def native_grades(self) -> Mapping[str, float] | None: ...
-
-    @property
-    def decisions(self) -> Sequence[StoredDecision]: ...
-
-    @property
-    def warnings(self) -> Sequence[str]: ...
-
-
-class StoredFailure(Protocol):
-    """A query that failed to build, and why."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def cause(self) -> str: ...
-
-
-class StoredOutcome(Protocol):
-    """What a build produced: ORLs by query and failed queries."""
-
-    @property
-    def orls(self) -> Mapping[str, StoredORL]: ...
-
-    @property
-    def failures(self) -> Sequence[StoredFailure]: ...
-
-
 # --- writing ------------------------------------------------------------------------------
 
 
-def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
@@ -255,7 +156,7 @@ def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]
     return rows
 
 
-def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     return [
         {
             "build_id": build_id,
@@ -280,7 +181,7 @@ def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, A
     ]
 
 
-def _message_rows(build_id: int, outcome: StoredOutcome) -> list[dict[str, Any]]:
+def _message_rows(build_id: int, outcome: BuildOutcome) -> list[dict[str, Any]]:
     rows = [
         {"build_id": build_id, "query": f.query, "kind": "failure", "message": f.cause}
         for f in outcome.failures
@@ -297,8 +198,8 @@ def store_build(
     engine: Engine,
     *,
     collection: str,
-    params: StoredParameters,
-    outcome: StoredOutcome,
+    parameters: Mapping[str, Any],
+    outcome: BuildOutcome,
     batches: Sequence[BatchInfo],
     name: str | None = None,
     created_by: str | None = None,
@@ -313,8 +214,9 @@ def store_build(
         The store.
     collection
         Collection the judgments came from.
-    params
-        The *resolved* parameters.
+    parameters
+        The *resolved* parameters as JSON (``BuildParameters.to_json``): their
+        ``source``, ``method`` and ``seed`` fill the build's columns.
     outcome
         ORLs, failures and warnings.
     batches
@@ -344,11 +246,11 @@ def store_build(
             .values(
                 collection_id=cid,
                 name=name,
-                source=params.source,
-                method=str(params.method),
-                parameters=params.to_json(),
+                source=str(parameters["source"]),
+                method=str(parameters["method"]),
+                parameters=dict(parameters),
                 package_version=__version__,
-                seed=int(params.seed or 0),
+                seed=int(parameters.get("seed") or 0),
                 created_at=now,
                 created_by=created_by or current_user(),
                 parent_id=parent_id,
@@ -390,10 +292,10 @@ def store_build(
     return int(build_id)
 
 
-JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
-    "pairwise": load_pairwise,
-    "listwise": load_listwise,
-    "graded": load_graded,
+JUDGMENT_LOADERS: dict[Source, Callable[..., pd.DataFrame]] = {
+    Source.pairwise: load_pairwise,
+    Source.listwise: load_listwise,
+    Source.graded: load_graded,
 }
 
 
@@ -695,9 +597,79 @@ def load_build_orls(bind: Bind, build: str | int) -> dict[str, ORL]:
     return orls
 
 
+def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
+    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    build_id
+        The build.
+
+    Returns
+    -------
+    dict of str to QueryORL
+        Query -> record, sorted by query.
+    """
+    entries = load_build_entries(bind, build_id)
+    decisions = load_tie_decisions(bind, [build_id])
+    messages = load_build_messages(bind, build_id)
+    by_query: dict[str, list[TieDecision]] = {}
+    for row in decisions.itertuples(index=False):
+        by_query.setdefault(str(row.query), []).append(
+            TieDecision(
+                query=str(row.query),
+                leader=str(row.leader),
+                item=str(row.item),
+                score_leader=nan_or_float(row.score_leader),
+                score_item=nan_or_float(row.score_item),
+                diff=nan_or_float(row.diff),
+                se=float_or_none(row.se),
+                p_value=float_or_none(row.p_value),
+                decision=str(row.decision),
+                rule=str(row.rule),
+                variance=str(row.variance),
+                procedure=None if row.procedure is None else str(row.procedure),
+                family_size=int_or_none(row.family_size),
+                **{k: float_or_none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+            )
+        )
+    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
+    out: dict[str, QueryORL] = {}
+    for query, part in entries.groupby("query", sort=True):
+        q = str(query)
+        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
+        grades = part["native_grade"]
+        out[q] = QueryORL(
+            query=q,
+            tiers=tiers,
+            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
+            intervals={
+                i: None if pd.isna(lo) else (float(lo), float(hi))
+                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
+            },
+            decisions=by_query.get(q, []),
+            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
+            if grades.notna().all()
+            else None,
+            warnings=list(warnings.get(q, [])),
+        )
+    return out
+
+
+def load_query_failures(bind: Bind, build_id: int) -> list[QueryFailure]:
+    """The queries a stored build failed on, with their causes, in stored order."""
+    messages = load_build_messages(bind, build_id)
+    return [
+        QueryFailure(str(r.query), str(r.message))
+        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
+    ]
+
+
 def load_build_judgments(bind: Bind, build: BuildRecord) -> pd.DataFrame:
     """The judgments a build read (its source, restricted to its batches)."""
-    frame = JUDGMENT_LOADERS[build.source](bind, build.collection)
+    frame = JUDGMENT_LOADERS[Source(build.source)](bind, build.collection)
     ids = {b.id for b in build.batches}
     return frame[frame["batch_id"].isin(ids)].reset_index(drop=True)
 
@@ -712,3 +684,18 @@ def builds_using_batch(bind: Bind, batch_id: int) -> list[int]:
     )
     with connect(bind) as connection:
         return [int(b) for b in connection.scalars(stmt)]
+
+
+def nan_or_float(value: Any) -> float:
+    """``value`` as a float, NaN for a missing (``None``/NaN) value."""
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` as an int, ``None`` for a missing (``None``/NA) value."""
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def float_or_none(value: Any) -> float | None:
+    """``value`` as a float, ``None`` for a missing (``None``/NaN) value."""
+    return None if value is None or pd.isna(value) else float(value)

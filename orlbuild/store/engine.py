@@ -26,7 +26,6 @@ from orlbuild.errors import StoreError
 __all__ = [
     "SQLITE_BUSY_TIMEOUT_MS",
     "Bind",
-    "Engine",
     "as_utc",
     "connect",
     "create_store_engine",

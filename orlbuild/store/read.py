@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,10 +33,13 @@ from orlbuild.store.models import (
     RunEntry,
     System,
 )
+from orlbuild.vocabulary import DEFAULT_COLLECTION
+
+if TYPE_CHECKING:
+    from scoring.run import OrderBy
 
 __all__ = [
     "BATCH_COLUMNS",
-    "DEFAULT_COLLECTION",
     "BatchInfo",
     "batch_fingerprints",
     "collection_id",
@@ -51,8 +54,6 @@ __all__ = [
     "systems_without_run",
 ]
 
-#: The collection used when none is named.
-DEFAULT_COLLECTION = "default"
 
 BATCH_COLUMNS = [
     "id",
@@ -136,7 +137,7 @@ def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> lis
         return sorted(connection.scalars(stmt))
 
 
-def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
+def run_order_column(run: pd.DataFrame) -> OrderBy:
     """``"score"`` when every entry of a run has a score, else ``"rank"`` (docs/input-formats.md,
     "Input formats").
 

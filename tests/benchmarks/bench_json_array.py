@@ -23,8 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from orlbuild.ingest import ingest_file, read_input
+from orlbuild.ingest import read_input
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store, upgrade
+from orlbuild.vocabulary import InputKind
 
 ROWS = 200_000
 FORMS = ("jsonl", "array", "indented")
@@ -70,7 +72,7 @@ def _seconds(path: Path, folder: Path, tag: str, store: bool) -> float:
     engine = open_store(url)
     try:
         start = time.perf_counter()
-        result = ingest_file(engine, "pairwise", path, query="arena")
+        result = ingest_file(engine, InputKind.pairwise, path, query="arena")
         seconds = time.perf_counter() - start
     finally:
         engine.dispose()

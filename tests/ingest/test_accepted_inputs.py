@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orlbuild.ingest import DuplicatePolicy, ingest_file
+from orlbuild.ingest import DuplicatePolicy
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run, open_store
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 

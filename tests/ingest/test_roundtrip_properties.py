@@ -13,7 +13,7 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_pairwise, open_store
 from tests.ingest.conftest import pairwise_tuples
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Column, ForeignKey, Integer, MetaData, Table, insert, select
 
 from orlbuild.errors import StoreError
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import (
     batch_fingerprints,
     create_store_engine,

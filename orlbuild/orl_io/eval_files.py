@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.kinds import DuplicatePolicy, ScorePrecisionName
 from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_grade_table
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["ParsedFile", "first_line", "parse_file", "read_orl_file", "read_run_file"]
 
