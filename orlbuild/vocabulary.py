@@ -26,7 +26,13 @@ __all__ = [
     "InputKind",
     "Method",
     "OnError",
+    "OpenDecision",
     "OutputFormat",
+    "PairState",
+    "PlanDesign",
+    "PlanFormat",
+    "PlanObjective",
+    "QueryStatus",
     "Resample",
     "ScoresFileFormat",
     "SimulatedMethod",
@@ -192,6 +198,55 @@ class OnError(Word):
 
     stop = "stop"
     skip = "skip"
+
+
+class PairState(str, Enum):
+    """What the evidence says about a pair of items (docs/planning.md, "Planning the next
+    judgments"): shown to differ, shown equivalent within ``--margin``, or neither."""
+
+    separated = "separated"
+    equivalent = "equivalent"
+    undecided = "undecided"
+
+
+class OpenDecision(str, Enum):
+    """What a planned judgment serves: a boundary not yet backed by a separated test, a tie
+    not yet shown equivalent (or settled), an item too poorly measured to place."""
+
+    boundary = "boundary"
+    tie = "tie"
+    item = "item"
+
+
+class PlanObjective(str, Enum):
+    """``orlbuild plan --objective``: decide every tier, or the top tier first."""
+
+    tiers = "tiers"
+    top = "top"
+
+
+class QueryStatus(str, Enum):
+    """A query's planning status: no open decision worth a judgment, or open ones left."""
+
+    settled = "settled"
+    open = "open"
+
+
+class PlanFormat(str, Enum):
+    """``orlbuild plan --format``: the arena shape as TSV, CSV or JSONL, or one JSON document."""
+
+    tsv = "tsv"
+    csv = "csv"
+    jsonl = "jsonl"
+    json = "json"
+
+
+class PlanDesign(str, Enum):
+    """How simulated judgments are spent (``orlbuild plan simulate --design``)."""
+
+    complete = "complete"
+    uniform = "uniform"
+    planned = "planned"
 
 
 def values(vocabulary: type[Enum]) -> tuple[str, ...]:

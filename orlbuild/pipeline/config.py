@@ -74,6 +74,7 @@ __all__ = [
     "ExecutionSpec",
     "InputSpec",
     "PipelineConfig",
+    "PlanSpec",
     "ReportSpec",
     "ScoringSpec",
     "load_config",
@@ -183,6 +184,27 @@ class ReportSpec:
 
 
 @dataclass(frozen=True)
+class PlanSpec:
+    """The next round of judgments to propose (``[plan]``; docs/planning.md, "Planning the next
+    judgments"): ``budget`` comparisons for ``build`` (default: the scored build), written to
+    ``output`` in the arena shape (the extension picks tsv, csv, jsonl or json)."""
+
+    budget: int
+    output: Path
+    build: str
+    max_per_query: int | None = None
+    repeat_limit: int = 2
+    seed: int = 0
+    objective: str = "tiers"
+    margin: float | None = None
+
+    @property
+    def format(self) -> str:
+        """``tsv``, ``csv``, ``jsonl`` or ``json``, from the output's extension."""
+        return self.output.suffix.lstrip(".").lower()
+
+
+@dataclass(frozen=True)
 class ExecutionSpec:
     """Where the per-query work of the builds runs (``[execution]``).
 
@@ -214,6 +236,7 @@ class PipelineConfig:
     report: ReportSpec | None = None
     collection: str = "default"
     execution: ExecutionSpec = field(default_factory=ExecutionSpec)
+    plan: PlanSpec | None = None
 
     @property
     def database_is_sqlite_file(self) -> bool:
@@ -459,6 +482,8 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     report = None if report_table is None else _report(report_table, base)
     execution_table = root.table("execution")
     execution = ExecutionSpec() if execution_table is None else _execution(execution_table)
+    plan_table = root.table("plan")
+    plan = None if plan_table is None else _plan(plan_table, base, builds, scoring.build)
     root.finish()
     _cross_checks(problems, inputs, builds)
     problems.raise_if_any()
@@ -475,6 +500,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         report=report,
         collection=collection,
         execution=execution,
+        plan=plan,
     )
 
 
@@ -724,6 +750,57 @@ def _report(table: _Table, base: Path) -> ReportSpec:
     title = table.get("title", str, "orlbuild report", check=_non_empty)
     table.finish()
     return ReportSpec(path=(base / path).resolve(), title=title)
+
+
+def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -> PlanSpec:
+    from orlbuild.builders.equivalence import check_margin
+    from orlbuild.builders.planning import check_plan_options
+    from orlbuild.vocabulary import PlanFormat, PlanObjective
+
+    names = tuple(b.name for b in builds if b.source == "pairwise")
+    budget = table.get("budget", int)
+    output = table.get("output", str, "plan.tsv", check=_non_empty)
+    build = table.get("build", str, scored, choices=names or None)
+    if build and build not in names and "build" not in table.data:
+        table.problems.add(
+            table.key("build"),
+            f"the scored build {build!r} is not pairwise; name a pairwise build to plan for "
+            f"({', '.join(names) or 'none: add a [[builds]] with source = pairwise'})",
+        )
+    max_per_query = table.get("max_per_query", int, None)
+    repeat_limit = table.get("repeat_limit", int, 2)
+    seed = table.get("seed", int, 0)
+    objective = table.get("objective", str, "tiers", choices=values(PlanObjective))
+    margin: float | None = table.get("margin", (int, float), None)
+    table.finish()
+    path = (base / output).resolve()
+    if path.suffix.lstrip(".").lower() not in values(PlanFormat):
+        table.problems.add(
+            table.key("output"), f"must end in .{', .'.join(values(PlanFormat))} (got {output!r})"
+        )
+    # the same checks as `orlbuild plan`, one problem per key
+    checks: list[tuple[str, Callable[[], object]]] = [
+        ("max_per_query", lambda: check_plan_options(0, max_per_query, 1)),
+        ("repeat_limit", lambda: check_plan_options(0, None, repeat_limit)),
+        ("margin", lambda: check_margin(None if margin is None else float(margin))),
+    ]
+    if isinstance(budget, int):
+        checks.append(("budget", lambda: check_plan_options(budget, None, 1)))
+    for key, check in checks:
+        try:
+            check()
+        except ConfigError as exc:
+            table.problems.add(table.key(key), str(exc))
+    return PlanSpec(
+        budget=budget if isinstance(budget, int) else 0,
+        output=path,
+        build=build or "",
+        max_per_query=max_per_query,
+        repeat_limit=repeat_limit if isinstance(repeat_limit, int) else 2,
+        seed=seed if isinstance(seed, int) else 0,
+        objective=objective or "tiers",
+        margin=None if margin is None else float(margin),
+    )
 
 
 def _cross_checks(

@@ -218,6 +218,36 @@ def build_orls_for(
     return replace(built, failures=tuple(failed), new_version=note), orls
 
 
+def plan_next_round(
+    engine: Engine, config: PipelineConfig, builds: list[BuiltOrls], say: Log
+) -> pd.DataFrame:
+    """``[plan]``: propose the next comparisons of its build, write them, return the status
+    per query (the report's "What the next round would buy")."""
+    from orlbuild.services.plans import plan_build, status_frame, write_plan_file
+
+    spec = config.plan
+    assert spec is not None
+    build_id = next(b.build_id for b in builds if b.name == spec.build)
+    result = plan_build(
+        engine,
+        build_id,
+        budget=spec.budget,
+        max_per_query=spec.max_per_query,
+        repeat_limit=spec.repeat_limit,
+        seed=spec.seed,
+        objective=spec.objective,
+        margin=spec.margin,
+    )
+    spec.output.parent.mkdir(parents=True, exist_ok=True)
+    write_plan_file(result, spec.format, spec.output)
+    settled = sum(q.status == "settled" for q in result.plan.queries.values())
+    say(
+        f"planned {len(result.plan.pairs)} comparisons for {spec.build} "
+        f"({settled} of {len(result.plan.queries)} queries settled): {spec.output}"
+    )
+    return status_frame(result.plan)
+
+
 def run_pipeline(
     config: PipelineConfig,
     *,
@@ -295,6 +325,9 @@ def run_pipeline(
             say(f"warning: {note}")
         for message in evaluation.plan_messages():
             say(message)
+        next_round = None
+        if config.plan is not None:
+            next_round = plan_next_round(engine, config, builds, say)
         report = None
         reference = None
         if config.reference_resamples:
@@ -306,6 +339,8 @@ def run_pipeline(
             )
         if config.report is not None:
             data = evaluation.report_data(config.report.title)
+            if next_round is not None:
+                data = replace(data, next_round=next_round)
             if reference is not None:
                 data = replace(
                     data, reference=reference.pairs, reference_resamples=reference.resamples

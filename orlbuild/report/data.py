@@ -65,6 +65,10 @@ class ReportData:
         At most this many queries (in natural order) get a heatmap row and a drawn
         ORL, so that a report on thousands of queries stays small; the page says
         how many were left out. Means, intervals and tests always use every query.
+    next_round
+        What the next round of judgments would buy, one row per query
+        (``orlbuild.services.plans.status_frame``: status, open decisions,
+        planned comparisons, decisions they are expected to settle), or ``None``.
     """
 
     title: str
@@ -81,6 +85,7 @@ class ReportData:
     interval_method: str = "t"
     seed: int = 0
     max_queries: int = 1000
+    next_round: pd.DataFrame | None = None
     reference: pd.DataFrame | None = None
     reference_resamples: int = 0
 

@@ -1,0 +1,708 @@
+"""Plan the next comparisons: where does one more judgment decide the most (docs/planning.md,
+"Planning the next judgments").
+
+Pure computation over what a build knows of each query: the scores ``s``, their
+covariance ``C``, the critical value of every pair (the build's max-t
+procedure), the current tiers and how often each item was compared.
+
+**Open decisions** (pairs ``a, b`` of a query):
+
+* ``boundary`` - ``a`` and ``b`` sit in different tiers but the pair is not
+  separated: the ORL states an order no test backs;
+* ``tie`` - same tier, neither separated nor (with a margin) shown equivalent;
+* ``item`` - a pair of an item too poorly measured to place (compared fewer
+  than :data:`MIN_ITEM_COMPARISONS` times, or a standard error more than
+  :data:`POOR_SE_RATIO` times the query's median), still undecided.
+
+**Chance of a decision.** For an undecided pair with ``z = |d| / se``, the
+chance that it is decided once its information doubles, by the preposterior
+plug-in (the estimate after more data is ``N(d, V / 2)`` around today's, the
+future standard error ``sqrt(V / 2)``): separated with
+``Phi(sqrt(2) z - c) + Phi(-sqrt(2) z - c)``, shown equivalent with the
+analogous interval probability when a margin is given.
+
+**Value of a comparison.** Comparing ``i`` and ``j`` adds
+``w = p (1 - p)`` (``p`` the fitted chance that ``i`` wins) times
+``u u^T`` (``u = e_i - e_j``) to the Fisher information, so the covariance
+gets the rank-one update ``C - w C u u^T C / (1 + w u^T C u)`` and the
+variance of every pair difference ``v`` falls by
+``w (v^T C u)^2 / (1 + w u^T C u)``. The value of ``(i, j)`` is the sum over
+open pairs of weight times relative variance reduction; the weight is the
+pair's chance of a decision (at least :data:`FLOOR_WEIGHT` for boundaries and
+poorly measured items, which the ORL must not leave as they are). Picks are
+greedy with the rank-one update after each, in sweeps over all queries at
+once (queries with the same number of items are stacked, so a sweep is a few
+array operations): each sweep gives one comparison to every open query whose
+best value is at least :data:`SWEEP_SHARE` of the best value of any query, so
+the budget goes to queries by value, not evenly. A pair whose projected
+variance makes it decided stops counting (diminishing returns).
+
+**Settled.** A query is settled when every boundary is backed (every pair
+across it separated), no poorly measured item has an undecided pair, and the
+chance that some tie of a tier is split when the judgments double,
+``1 - prod(1 - Phi(sqrt(2) z - c) - ...)`` over undecided same-tier pairs, is at
+most :data:`SETTLE_RISK`. Ties shown equivalent never count. Nothing is
+proposed for a settled query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.special import expit, ndtr
+
+from orlbuild.builders.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
+from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import OpenDecision, PairState, PlanObjective, QueryStatus
+
+__all__ = [
+    "FLOOR_WEIGHT",
+    "MIN_ITEM_COMPARISONS",
+    "POOR_SE_RATIO",
+    "SETTLE_RISK",
+    "SWEEP_SHARE",
+    "Plan",
+    "PlannedPair",
+    "QueryEvidence",
+    "QueryPlan",
+    "check_plan_options",
+    "pair_state_counts",
+    "plan_comparisons",
+]
+
+#: An item compared fewer times than this is too poorly measured to place.
+MIN_ITEM_COMPARISONS = 3
+#: ... as is an item whose score's standard error exceeds this multiple of the query's median.
+POOR_SE_RATIO = 2.0
+#: Least weight of a boundary pair or a poorly measured item's pair.
+FLOOR_WEIGHT = 0.5
+#: A query is settled when the chance that doubling its judgments splits a tie is at most this.
+SETTLE_RISK = 0.5
+#: A sweep serves every open query whose best value is at least this share of the best.
+SWEEP_SHARE = 0.5
+#: Information multiple the chance of a decision looks ahead to (2: the judgments double).
+HORIZON = 2.0
+#: Open ties listed per query (the most likely to be decided first).
+LISTED_TIES = 10
+#: A query needing more than this multiple of its judgments gets no estimate.
+MAX_FACTOR = 100.0
+#: Queries stacked per array operation (bounds memory: ``chunk * P^2`` floats).
+CHUNK_ENTRIES = 4_000_000
+
+_KINDS = (OpenDecision.boundary, OpenDecision.tie, OpenDecision.item)
+_BOUNDARY, _TIE, _ITEM = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class QueryEvidence:
+    """What the planner needs to know about one query of a build.
+
+    Attributes
+    ----------
+    query
+        Query id.
+    items
+        Item ids, aligned with every array below.
+    scores
+        Scores (log-strengths; higher is better).
+    cov
+        ``(n, n)`` covariance of the scores.
+    critical
+        ``(n, n)`` critical value each pair is separated with (``inf`` on the diagonal).
+    single
+        The single-step max-t critical value (width of the simultaneous intervals).
+    tiers
+        Tier number of each item (1 best).
+    item_comparisons
+        Comparisons each item took part in.
+    judgments
+        Judgments of the query.
+    """
+
+    query: str
+    items: npt.NDArray[np.object_]
+    scores: FloatArray
+    cov: FloatArray
+    critical: FloatArray
+    single: float
+    tiers: IntArray
+    item_comparisons: IntArray
+    judgments: int
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    """One proposed comparison and the open decision it serves."""
+
+    query: str
+    item_a: str
+    item_b: str
+    serves: str
+    decision: str
+    value: float
+
+    def to_json(self) -> dict[str, Any]:
+        """``query, item_a, item_b, serves, decision, value``."""
+        return {
+            "query": self.query,
+            "item_a": self.item_a,
+            "item_b": self.item_b,
+            "serves": self.serves,
+            "decision": self.decision,
+            "value": self.value,
+        }
+
+
+@dataclass
+class QueryPlan:
+    """A query's status and open decisions before the plan, and what the plan gives it.
+
+    Attributes
+    ----------
+    query
+        Query id.
+    status
+        ``settled`` or ``open``.
+    open_decisions
+        Unbacked boundaries (with their weakest crossing pair), poorly measured
+        items, and the ties most likely to be decided (at most :data:`LISTED_TIES`).
+    open_counts
+        Number of open decisions of each kind (every open tie pair counted).
+    split_risk
+        Chance that doubling the judgments splits a tie (plug-in).
+    expected_judgments
+        Judgments expected to settle the query on top of today's (plug-in,
+        spread as today's; ``None`` when more than :data:`MAX_FACTOR` times
+        today's or no decision can be reached by more data).
+    planned
+        Comparisons this plan proposes for the query.
+    pair_states
+        How many pairs of the query are separated, equivalent, undecided.
+    expected_decided
+        Open pairs this plan's comparisons are expected to decide (plug-in
+        preposterior, with the information the planned pairs add).
+    """
+
+    query: str
+    status: str
+    open_decisions: list[dict[str, Any]]
+    open_counts: dict[str, int]
+    split_risk: float
+    expected_judgments: int | None
+    planned: int = 0
+    pair_states: dict[str, int] = field(default_factory=dict)
+    expected_decided: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready mapping."""
+        return {
+            "status": self.status,
+            "open_decisions": self.open_decisions,
+            "open_counts": self.open_counts,
+            "split_risk": self.split_risk,
+            "expected_judgments": self.expected_judgments,
+            "planned": self.planned,
+            "pair_states": self.pair_states,
+            "expected_decided": self.expected_decided,
+        }
+
+
+@dataclass
+class Plan:
+    """Proposed comparisons (queries mixed) and every query's status."""
+
+    pairs: list[PlannedPair]
+    queries: dict[str, QueryPlan] = field(default_factory=dict)
+
+
+def _resolve_chance(
+    absd: FloatArray,
+    var: FloatArray,
+    crit: FloatArray,
+    single: FloatArray,
+    margin: float | None,
+    horizon: float | FloatArray = HORIZON,
+) -> tuple[FloatArray, FloatArray]:
+    """Chance of being separated, and of being shown equivalent, once the information grows
+    ``horizon`` times (the future estimate is ``N(d, V - V')`` with ``V' = V / horizon``)."""
+    future = np.sqrt(var / horizon)  # future standard error
+    spread = np.sqrt(var - var / horizon)  # spread of the future estimate around today's
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_sep = ndtr((absd - crit * future) / spread) + ndtr((-absd - crit * future) / spread)
+        if margin is None:
+            p_eq = np.zeros_like(p_sep)
+        else:
+            half = margin - single * future
+            p_eq = np.where(
+                half > 0, ndtr((half - absd) / spread) - ndtr((-half - absd) / spread), 0.0
+            )
+    return np.nan_to_num(p_sep), np.nan_to_num(np.clip(p_eq, 0.0, 1.0))
+
+
+@dataclass
+class _Group:
+    """Queries with the same number of items, stacked."""
+
+    evidence: list[QueryEvidence]
+    first: IntArray
+    second: IntArray
+    scores: FloatArray  # (Q, n)
+    cov: FloatArray  # (Q, n, n), updated as pairs are planned
+    critical: FloatArray  # (Q, P)
+    single: FloatArray  # (Q,)
+    tiers: IntArray  # (Q, n)
+    counts: FloatArray  # (Q, n), planned comparisons added
+    scope: npt.NDArray[np.bool_]  # (Q, P)
+    weight_w: FloatArray  # (Q, P): p (1 - p) of each candidate pair
+    asked: IntArray  # (Q, P) planned so far
+    open_query: npt.NDArray[np.bool_]  # (Q,)
+    planned: IntArray  # (Q,)
+    kind: npt.NDArray[np.int8] | None = None  # (Q, P) kind of each pair before the plan
+    before: _PairView | None = None  # every pair before the plan
+
+
+def _stack(evidence: list[QueryEvidence], objective: PlanObjective) -> _Group:
+    n = len(evidence[0].items)
+    first, second = (x.astype(np.int64) for x in np.triu_indices(n, 1))
+    scores = np.stack([e.scores for e in evidence])
+    cov = np.stack([e.cov for e in evidence]).astype(np.float64, copy=True)
+    critical = np.stack([e.critical[first, second] for e in evidence])
+    single = np.array([e.single for e in evidence], dtype=np.float64)
+    tiers = np.stack([e.tiers for e in evidence]).astype(np.int64)
+    counts = np.stack([e.item_comparisons for e in evidence]).astype(np.float64)
+    if objective is PlanObjective.top:
+        top = tiers == 1
+        se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None))
+        lowest_top = np.where(top, scores, np.inf).min(axis=1, keepdims=True)
+        reaches = scores + single[:, None] * se >= lowest_top
+        involved = top | reaches
+        scope = involved[:, first] | involved[:, second]
+    else:
+        scope = np.ones((len(evidence), len(first)), dtype=bool)
+    p = expit(scores[:, first] - scores[:, second])
+    return _Group(
+        evidence=evidence,
+        first=first,
+        second=second,
+        scores=scores,
+        cov=cov,
+        critical=critical,
+        single=single,
+        tiers=tiers,
+        counts=counts,
+        scope=scope,
+        weight_w=p * (1.0 - p),
+        asked=np.zeros((len(evidence), len(first)), dtype=np.int64),
+        open_query=np.ones(len(evidence), dtype=bool),
+        planned=np.zeros(len(evidence), dtype=np.int64),
+    )
+
+
+@dataclass
+class _PairView:
+    """Every pair's evidence in a block of stacked queries."""
+
+    absd: FloatArray
+    var: FloatArray
+    codes: npt.NDArray[np.int8]
+    kind: npt.NDArray[np.int8]
+    p_sep: FloatArray
+    p_eq: FloatArray
+    weight: FloatArray  # planning weight of each open pair (0 when not open)
+    poor: npt.NDArray[np.bool_]  # (Q, n)
+
+
+def _pair_view(g: _Group, rows: slice | IntArray, margin: float | None) -> _PairView:
+    a, b = g.first, g.second
+    cov = g.cov[rows]
+    diag = np.diagonal(cov, axis1=1, axis2=2)
+    var = np.maximum(diag[:, a] + diag[:, b] - 2.0 * cov[:, a, b], 1e-300)
+    absd = np.abs(g.scores[rows][:, a] - g.scores[rows][:, b])
+    critical, single = g.critical[rows], g.single[rows][:, None]
+    codes = pair_state_codes(absd, np.sqrt(var), critical, single, margin)
+    se_item = np.sqrt(np.clip(diag, 0.0, None))
+    median = np.median(se_item, axis=1, keepdims=True)
+    poor = (g.counts[rows] < MIN_ITEM_COMPARISONS) | (se_item > POOR_SE_RATIO * median)
+    tiers = g.tiers[rows]
+    cross = tiers[:, a] != tiers[:, b]
+    kind = np.where(poor[:, a] | poor[:, b], _ITEM, np.where(cross, _BOUNDARY, _TIE))
+    p_sep, p_eq = _resolve_chance(absd, var, critical, single, margin)
+    chance = np.clip(p_sep + p_eq, 0.0, 1.0)
+    open_pair = (codes == UNDECIDED) & g.scope[rows]
+    weight = np.where(kind == _TIE, chance, np.maximum(chance, FLOOR_WEIGHT))
+    return _PairView(
+        absd=absd,
+        var=var,
+        codes=codes,
+        kind=kind.astype(np.int8),
+        p_sep=p_sep,
+        p_eq=p_eq,
+        weight=np.where(open_pair, weight, 0.0),
+        poor=poor,
+    )
+
+
+def _best_candidates(
+    g: _Group,
+    rows: IntArray,
+    margin: float | None,
+    repeat_limit: int,
+) -> tuple[FloatArray, IntArray, IntArray]:
+    """Best pair of each query in ``rows``: value, pair index, and the open pair it serves most.
+
+    ``sum_v weight_v / V_v (v^T C u)^2 = u^T C W C u`` with
+    ``W = sum_v weight_v / V_v v v^T``, so every candidate's gain comes from
+    one ``(n, n)`` matrix per query.
+    """
+    view = _pair_view(g, rows, margin)
+    a, b = g.first, g.second
+    cov = g.cov[rows]
+    k = len(rows)
+    n = cov.shape[1]
+    c = view.weight / view.var
+    contrasts = np.zeros((len(a), n))  # E: row v is e_a - e_b
+    contrasts[np.arange(len(a)), a] = 1.0
+    contrasts[np.arange(len(a)), b] = -1.0
+    weighted = (contrasts.T[None, :, :] * c[:, None, :]) @ contrasts  # W = E^T diag(c) E
+    m = cov @ weighted @ cov
+    gain = m[:, a, a] + m[:, b, b] - 2.0 * m[:, a, b]
+    diag = np.diagonal(cov, axis1=1, axis2=2)
+    var_u = diag[:, a] + diag[:, b] - 2.0 * cov[:, a, b]
+    w = g.weight_w[rows]
+    value = w / (1.0 + w * var_u) * gain
+    value = np.where(g.asked[rows] >= repeat_limit, -np.inf, value)
+    best = np.argmax(value, axis=1)
+    picked = np.arange(k)
+    cov_u = cov[picked, :, a[best]] - cov[picked, :, b[best]]  # (k, n): C u of the best pair
+    contribution = c * (cov_u[:, a] - cov_u[:, b]) ** 2
+    return value[picked, best], best.astype(np.int64), np.argmax(contribution, axis=1)
+
+
+def _update(g: _Group, row: IntArray, pair: IntArray) -> None:
+    """Rank-one update of the covariance of each ``row`` for one comparison of ``pair``."""
+    a, b = g.first[pair], g.second[pair]
+    cov = g.cov[row]
+    cov_u = cov[np.arange(len(row)), :, a] - cov[np.arange(len(row)), :, b]  # (k, n)
+    var_u = cov_u[np.arange(len(row)), a] - cov_u[np.arange(len(row)), b]
+    w = g.weight_w[row, pair]
+    scale = w / (1.0 + w * var_u)
+    g.cov[row] = cov - scale[:, None, None] * cov_u[:, :, None] * cov_u[:, None, :]
+    np.add.at(g.counts, (row, a), 1.0)
+    np.add.at(g.counts, (row, b), 1.0)
+    np.add.at(g.asked, (row, pair), 1)
+    np.add.at(g.planned, row, 1)
+
+
+def _chunks(g: _Group, rows: IntArray) -> list[IntArray]:
+    per = max(1, CHUNK_ENTRIES // max(1, len(g.first) ** 2))
+    return [rows[k : k + per] for k in range(0, len(rows), per)]
+
+
+_BOUNDARY_WORD, _TIE_WORD, _ITEM_WORD = (k.value for k in _KINDS)
+_STATE_WORDS = (PairState.undecided.value, PairState.separated.value, PairState.equivalent.value)
+
+
+def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
+    """Status of every query of the group before anything is planned (vectorised over the
+    group; the per-query loop only spells out the open decisions)."""
+    n_queries = len(g.evidence)
+    view = _pair_view(g, np.arange(n_queries), margin)
+    g.kind = view.kind
+    g.before = view
+    a, b = g.first, g.second
+    tallies = np.stack([(view.codes == code).sum(axis=1) for code in range(3)], axis=1)
+    undecided = (view.codes == UNDECIDED) & g.scope
+    ties = undecided & (view.kind == _TIE)
+    boundary = undecided & (view.kind == _BOUNDARY)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.sqrt(view.absd**2 / view.var)
+        log_keep = np.where(ties, np.log1p(-np.clip(view.p_sep, 0.0, 1.0 - 1e-16)), 0.0)
+    split_risk = 1.0 - np.exp(log_keep.sum(axis=1))
+    incidence = np.zeros((len(a), len(g.scores[0])))
+    incidence[np.arange(len(a)), a] = 1.0
+    incidence[np.arange(len(a)), b] = 1.0
+    touched = (undecided.astype(np.float64) @ incidence) > 0
+    poor_open = view.poor & touched
+    tie_open = split_risk > SETTLE_RISK
+    if margin is not None:
+        tie_open |= ties.any(axis=1)
+    settled = ~boundary.any(axis=1) & ~poor_open.any(axis=1) & ~tie_open
+    g.open_query[:] = ~settled
+    expected = _expected_judgments(g, z, view, undecided, ties, margin)
+    chance = view.p_sep + view.p_eq
+    listed = np.argsort(-np.where(ties, chance, -1.0), axis=1, kind="stable")[:, :LISTED_TIES]
+    lo_tier = np.minimum(g.tiers[:, a], g.tiers[:, b])
+    hi_tier = np.maximum(g.tiers[:, a], g.tiers[:, b])
+    plans = []
+    for q, ev in enumerate(g.evidence):
+        decisions: list[dict[str, Any]] = []
+        n_boundaries = 0
+        if not settled[q]:
+            names = ev.items
+            crossing = undecided[q] & (view.kind[q] != _TIE)
+            for t in range(1, int(g.tiers[q].max())):
+                across = crossing & (lo_tier[q] <= t) & (hi_tier[q] > t)
+                if across.any():
+                    n_boundaries += 1
+                    k = int(np.flatnonzero(across)[np.argmin((z[q] - g.critical[q])[across])])
+                    decisions.append(
+                        {
+                            "kind": _BOUNDARY_WORD,
+                            "tiers": [t, t + 1],
+                            "weakest_pair": [str(names[a[k]]), str(names[b[k]])],
+                            "z": float(z[q, k]),
+                            "critical": float(g.critical[q, k]),
+                        }
+                    )
+            for i in np.flatnonzero(poor_open[q]).tolist():
+                decisions.append(
+                    {
+                        "kind": _ITEM_WORD,
+                        "item": str(names[i]),
+                        "comparisons": int(ev.item_comparisons[i]),
+                        "se": float(np.sqrt(max(ev.cov[i, i], 0.0))),
+                    }
+                )
+            if tie_open[q]:
+                for k in listed[q][ties[q, listed[q]]].tolist():
+                    decisions.append(
+                        {
+                            "kind": _TIE_WORD,
+                            "pair": [str(names[a[k]]), str(names[b[k]])],
+                            "z": float(z[q, k]),
+                            "chance_decided_if_doubled": float(chance[q, k]),
+                        }
+                    )
+        plans.append(
+            QueryPlan(
+                query=ev.query,
+                status=_SETTLED if settled[q] else _OPEN,
+                open_decisions=decisions,
+                open_counts={
+                    _BOUNDARY_WORD: n_boundaries,
+                    _TIE_WORD: int(ties[q].sum()) if tie_open[q] else 0,
+                    _ITEM_WORD: int(poor_open[q].sum()),
+                },
+                split_risk=float(split_risk[q]),
+                expected_judgments=None if settled[q] else _judgments(ev, expected[q]),
+                pair_states={_STATE_WORDS[c]: int(tallies[q, c]) for c in range(3)},
+            )
+        )
+    return plans
+
+
+_SETTLED, _OPEN = QueryStatus.settled.value, QueryStatus.open.value
+
+
+def _expected_judgments(
+    g: _Group,
+    z: FloatArray,
+    view: _PairView,
+    undecided: npt.NDArray[np.bool_],
+    ties: npt.NDArray[np.bool_],
+    margin: float | None,
+) -> FloatArray:
+    """Per query, the information multiple every open decision needs (``0``: none open)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(z > 0, (g.critical / z) ** 2, np.inf)
+        if margin is not None:
+            room = margin - view.absd
+            eq = np.where(room > 0, (g.single[:, None] * np.sqrt(view.var) / room) ** 2, np.inf)
+            factor = np.minimum(factor, eq)
+    # ties only count when more judgments can plausibly decide them
+    counted = undecided & (~ties | (view.p_sep + view.p_eq >= 0.05))
+    return np.where(counted, factor, 0.0).max(axis=1, initial=0.0)
+
+
+def _judgments(ev: QueryEvidence, needed: float) -> int | None:
+    """Judgments to add (spread as today's) to reach ``needed`` times today's information."""
+    if not np.isfinite(needed) or needed > MAX_FACTOR:
+        return None
+    return int(np.ceil(ev.judgments * max(needed - 1.0, 0.0)))
+
+
+def check_plan_options(budget: int, max_per_query: int | None, repeat_limit: int) -> None:
+    """Raise :class:`ConfigError` for a negative budget, or a cap or repeat limit below 1
+    (``orlbuild plan`` and the pipeline's ``[plan]`` table check with this)."""
+    if budget < 0:
+        raise ConfigError(f"--budget must be >= 0, got {budget}")
+    if max_per_query is not None and max_per_query < 1:
+        raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
+    if repeat_limit < 1:
+        raise ConfigError(f"--repeat-limit must be >= 1, got {repeat_limit}")
+
+
+def plan_comparisons(
+    evidence: list[QueryEvidence],
+    budget: int,
+    *,
+    max_per_query: int | None = None,
+    repeat_limit: int = 2,
+    seed: int = 0,
+    objective: PlanObjective | str = PlanObjective.tiers,
+    margin: float | None = None,
+) -> Plan:
+    """Propose ``budget`` comparisons over the queries of ``evidence``.
+
+    Parameters
+    ----------
+    evidence
+        One :class:`QueryEvidence` per query of the build.
+    budget
+        Comparisons to propose (0: only the status).
+    max_per_query
+        At most this many comparisons for one query (``None``: no cap).
+    repeat_limit
+        At most this many proposals of one pair in the plan.
+    seed
+        Seed of the presentation order (which item is ``item_a``), of the
+        order of the pairs (queries mixed) and of breaking exact value ties.
+    objective
+        ``tiers`` (every open decision) or ``top`` (decisions of the top tier).
+    margin
+        Equivalence margin (log-strength), or ``None``.
+
+    Returns
+    -------
+    Plan
+        The pairs in a shuffled order, and every query's status.
+
+    Raises
+    ------
+    ConfigError
+        A negative budget, a cap or repeat limit below 1.
+    """
+    check_plan_options(budget, max_per_query, repeat_limit)
+    goal = PlanObjective(objective)
+    rng = np.random.default_rng([seed, 0x706C616E])
+    by_size: dict[int, list[QueryEvidence]] = {}
+    plan = Plan(pairs=[])
+    for ev in evidence:
+        if len(ev.items) < 2:
+            plan.queries[ev.query] = QueryPlan(
+                ev.query, QueryStatus.settled.value, [], {k.value: 0 for k in _KINDS}, 0.0, None
+            )
+        else:
+            by_size.setdefault(len(ev.items), []).append(ev)
+    groups = [_stack(evs, goal) for _, evs in sorted(by_size.items())]
+    for g in groups:
+        for qp in _status(g, margin):
+            plan.queries[qp.query] = qp
+    cap = budget if max_per_query is None else max_per_query
+    remaining = budget
+    picks: list[tuple[int, int, int, int, float]] = []  # group, row, pair, served, value
+    while remaining > 0:
+        found = []  # columns: value, jitter, group, row, pair, served
+        for gi, g in enumerate(groups):
+            rows = np.flatnonzero(g.open_query & (g.planned < cap))
+            for block in _chunks(g, rows):
+                gains, best, serving = _best_candidates(g, block, margin, repeat_limit)
+                keep = np.isfinite(gains) & (gains > 0)
+                found.append(
+                    np.column_stack(
+                        [
+                            gains[keep],
+                            rng.random(len(block))[keep],
+                            np.full(int(keep.sum()), gi),
+                            block[keep],
+                            best[keep],
+                            serving[keep],
+                        ]
+                    )
+                )
+        table = np.concatenate(found) if found else np.empty((0, 6))
+        if not len(table):
+            break
+        table = table[np.lexsort((table[:, 1], -table[:, 0]))]
+        chosen = table[table[:, 0] >= SWEEP_SHARE * table[0, 0]][:remaining]
+        for gi, g in enumerate(groups):
+            mine = chosen[chosen[:, 2] == gi]
+            if len(mine):
+                _update(g, mine[:, 3].astype(np.int64), mine[:, 4].astype(np.int64))
+        picks += [(int(f[2]), int(f[3]), int(f[4]), int(f[5]), float(f[0])) for f in chosen]
+        remaining -= len(chosen)
+    for g in groups:
+        _expected_decisions(g, margin, plan)
+    swap = rng.random(len(picks)) < 0.5
+    for (gi, row, pair, served, value), flip in zip(picks, swap, strict=True):
+        g = groups[gi]
+        ev = g.evidence[row]
+        i, j = int(g.first[pair]), int(g.second[pair])
+        if flip:
+            i, j = j, i
+        plan.pairs.append(
+            PlannedPair(
+                query=ev.query,
+                item_a=str(ev.items[i]),
+                item_b=str(ev.items[j]),
+                serves=_serves(g, row, served),
+                decision=f"{ev.items[g.first[served]]} vs {ev.items[g.second[served]]}",
+                value=value,
+            )
+        )
+        plan.queries[ev.query].planned += 1
+    order = rng.permutation(len(plan.pairs))
+    plan.pairs = [plan.pairs[k] for k in order]
+    return plan
+
+
+def _expected_decisions(g: _Group, margin: float | None, plan: Plan) -> None:
+    """Per query, the open pairs the planned comparisons are expected to decide."""
+    assert g.before is not None
+    rows = np.flatnonzero(g.planned > 0)
+    if not len(rows):
+        return
+    after = _pair_view(g, rows, margin)
+    before = g.before
+    open_pair = (before.codes[rows] == UNDECIDED) & g.scope[rows]
+    horizon = before.var[rows] / np.maximum(after.var, 1e-300)
+    p_sep, p_eq = _resolve_chance(
+        before.absd[rows],
+        before.var[rows],
+        g.critical[rows],
+        g.single[rows][:, None],
+        margin,
+        np.maximum(horizon, 1.0),
+    )
+    expected = np.where(open_pair, np.clip(p_sep + p_eq, 0.0, 1.0), 0.0).sum(axis=1)
+    for row, value in zip(rows.tolist(), expected.tolist(), strict=True):
+        plan.queries[g.evidence[row].query].expected_decided = float(value)
+
+
+def _serves(g: _Group, row: int, pair: int) -> str:
+    """Kind of the open decision ``pair`` of query ``row`` was (before the plan)."""
+    assert g.kind is not None
+    return _KINDS[int(g.kind[row, pair])].value
+
+
+def pair_state_counts(
+    evidence: list[QueryEvidence], margin: float | None = None
+) -> dict[str, dict[str, int]]:
+    """Query -> how many of its pairs are separated, equivalent (within ``margin``), undecided.
+
+    Separated with the build's critical value of each pair, equivalent by the
+    simultaneous interval (:mod:`orlbuild.builders.equivalence`).
+    """
+    counts = {}
+    for ev in evidence:
+        first, second = np.triu_indices(len(ev.items), 1)
+        diag = np.diag(ev.cov)
+        var = np.maximum(diag[first] + diag[second] - 2.0 * ev.cov[first, second], 0.0)
+        codes = pair_state_codes(
+            ev.scores[first] - ev.scores[second],
+            np.sqrt(var),
+            ev.critical[first, second],
+            ev.single,
+            margin,
+        )
+        tally = np.bincount(codes, minlength=3)
+        counts[ev.query] = {
+            PairState.separated.value: int(tally[SEPARATED]),
+            PairState.equivalent.value: int(tally[EQUIVALENT]),
+            PairState.undecided.value: int(tally[UNDECIDED]),
+        }
+    return counts

@@ -1,0 +1,231 @@
+"""Planning use cases: the next comparisons of a stored build, the plan file, the design study.
+
+``orlbuild plan`` and the pipeline's ``[plan]`` table call :func:`plan_build`
+and :func:`write_plan`; ``orlbuild plan simulate`` calls :func:`simulate_designs`
+(docs/planning.md, "Planning the next judgments").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from orlbuild.builders.equivalence import check_margin
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.plan_evidence import pairwise_evidence
+from orlbuild.builders.planning import Plan, plan_comparisons
+from orlbuild.errors import ConfigError
+from orlbuild.services.builds import load_query_orls
+from orlbuild.store.builds import BuildRecord, get_build, load_build_judgments
+from orlbuild.vocabulary import PlanFormat, PlanObjective, Source
+
+__all__ = [
+    "PLAN_COLUMNS",
+    "BuildPlan",
+    "plan_build",
+    "plan_payload",
+    "simulate_designs",
+    "status_frame",
+    "write_plan",
+    "write_plan_file",
+    "write_status",
+]
+
+#: Columns of a plan file: the arena shape, ``winner`` left empty for the annotators.
+PLAN_COLUMNS = ("query", "item_a", "item_b", "winner")
+
+
+@dataclass
+class BuildPlan:
+    """A plan for a stored build.
+
+    Attributes
+    ----------
+    record
+        The build planned for.
+    plan
+        The proposed pairs and every query's status.
+    skipped
+        Query -> why it was not planned (not built, or its fit failed now).
+    settings
+        The planner's options (stored in the JSON output).
+    """
+
+    record: BuildRecord
+    plan: Plan
+    skipped: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_build(
+    engine: Engine,
+    build: str | int,
+    *,
+    budget: int,
+    max_per_query: int | None = None,
+    repeat_limit: int = 2,
+    seed: int = 0,
+    objective: PlanObjective | str = PlanObjective.tiers,
+    margin: float | None = None,
+) -> BuildPlan:
+    """Propose the next ``budget`` comparisons of a pairwise build.
+
+    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`.
+
+    Raises
+    ------
+    StoreError
+        Unknown build.
+    ConfigError
+        A build that is not pairwise, or invalid options.
+    """
+    try:
+        goal = PlanObjective(objective)
+    except ValueError:
+        raise ConfigError(f"--objective must be tiers or top, got {objective!r}") from None
+    margin = check_margin(margin)
+    record = get_build(engine, build)
+    if record.source != Source.pairwise.value:
+        raise ConfigError(
+            f"build {record.id} is {record.source}: orlbuild plan proposes pairwise comparisons "
+            "and needs a build from pairwise judgments"
+        )
+    orls = load_query_orls(engine, record.id)
+    params = BuildParameters.from_json(dict(record.parameters))
+    judgments = load_build_judgments(engine, record)
+    evidence, skipped = pairwise_evidence(judgments, params, {q: o.tiers for q, o in orls.items()})
+    for query in sorted(set(judgments["query"].astype(str)) - set(orls)):
+        skipped.setdefault(query, "not in the build (its build failed)")
+    plan = plan_comparisons(
+        evidence,
+        budget,
+        max_per_query=max_per_query,
+        repeat_limit=repeat_limit,
+        seed=seed,
+        objective=goal,
+        margin=margin,
+    )
+    settings = {
+        "budget": budget,
+        "max_per_query": max_per_query,
+        "repeat_limit": repeat_limit,
+        "seed": seed,
+        "objective": goal.value,
+        "margin": margin,
+    }
+    return BuildPlan(record=record, plan=plan, skipped=skipped, settings=settings)
+
+
+def status_frame(plan: Plan) -> pd.DataFrame:
+    """One row per query: status, open decisions by kind, split risk, judgments to settle,
+    planned comparisons and the decisions they are expected to settle."""
+    rows = [
+        {
+            "query": q.query,
+            "status": q.status,
+            **{f"open_{k}": v for k, v in q.open_counts.items()},
+            "split_risk": q.split_risk,
+            "expected_judgments": q.expected_judgments,
+            "planned": q.planned,
+            "expected_decided": round(q.expected_decided, 2),
+        }
+        for q in sorted(plan.queries.values(), key=lambda q: q.query)
+    ]
+    frame = pd.DataFrame(rows)
+    if len(frame):
+        frame["expected_judgments"] = frame["expected_judgments"].astype("Int64")
+        frame["split_risk"] = frame["split_risk"].round(4)
+    return frame
+
+
+def plan_payload(result: BuildPlan, *, with_pairs: bool = True) -> dict[str, Any]:
+    """The JSON document of a plan: ``build``, ``settings``, ``pairs``, ``queries``, ``skipped``."""
+    payload: dict[str, Any] = {"build": result.record.id, "settings": result.settings}
+    if with_pairs:
+        payload["pairs"] = [p.to_json() for p in result.plan.pairs]
+    payload["queries"] = {q: result.plan.queries[q].to_json() for q in sorted(result.plan.queries)}
+    payload["skipped"] = result.skipped
+    return payload
+
+
+def write_plan(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
+    """Write the plan: the arena shape (``winner`` empty) as TSV, CSV or JSONL, or the JSON
+    document.
+
+    The TSV, CSV and JSONL files are read back by ``orlbuild ingest pairwise``
+    once ``winner`` holds ``a``, ``b`` or ``tie``.
+    """
+    shape = PlanFormat(fmt)
+    if shape is PlanFormat.json:
+        payload = plan_payload(result)
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False, default=_plain) + "\n")
+        return
+    rows = [(p.query, p.item_a, p.item_b, "") for p in result.plan.pairs]
+    if shape is PlanFormat.jsonl:
+        for row in rows:
+            out.write(json.dumps(dict(zip(PLAN_COLUMNS, row, strict=True)), ensure_ascii=False))
+            out.write("\n")
+        return
+    buffer = io.StringIO()
+    writer = csv.writer(
+        buffer, delimiter="\t" if shape is PlanFormat.tsv else ",", lineterminator="\n"
+    )
+    writer.writerow(PLAN_COLUMNS)
+    writer.writerows(rows)
+    out.write(buffer.getvalue())
+
+
+def write_status(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
+    """Write only every query's status (``--budget 0``): the JSON document without ``pairs``,
+    or one row per query (:func:`status_frame`) as TSV, CSV or JSONL."""
+    shape = PlanFormat(fmt)
+    if shape is PlanFormat.json:
+        payload = plan_payload(result, with_pairs=False)
+        out.write(json.dumps(payload, indent=2, ensure_ascii=False, default=_plain) + "\n")
+        return
+    frame = status_frame(result.plan)
+    if shape is PlanFormat.jsonl:
+        for row in frame.to_dict("records"):
+            out.write(json.dumps({k: _plain(v) for k, v in row.items()}) + "\n")
+        return
+    frame.to_csv(out, sep="\t" if shape is PlanFormat.tsv else ",", index=False)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value for numpy and pandas scalars (``pd.NA`` and NaN become ``null``)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def write_plan_file(result: BuildPlan, fmt: PlanFormat | str, path: Path) -> None:
+    """:func:`write_plan` into ``path``."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        write_plan(result, fmt, handle)
+
+
+def simulate_designs(
+    *,
+    scenario: str = "mixed",
+    designs: Sequence[str] = ("complete", "uniform", "planned"),
+    tierings: Sequence[str] = ("simultaneous", "model"),
+    **study: Any,
+) -> pd.DataFrame:
+    """Compare designs at equal budgets
+    (:func:`orlbuild.builders.design_calibration.compare_designs`).
+
+    ``study`` holds the :class:`~orlbuild.builders.design_calibration.DesignStudy` fields.
+    """
+    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
+
+    return compare_designs(DesignStudy(scenario=scenario, **study), designs, tierings)
