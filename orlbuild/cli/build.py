@@ -121,7 +121,7 @@ def build_command(
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
-    with opened_store(ctx) as engine:
+    with opened_store(ctx, writes=True) as engine:
         build_id, resolved, outcome = build_and_store(
             engine,
             params,

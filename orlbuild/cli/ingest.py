@@ -46,7 +46,7 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
     state = get_state(ctx)
     try:
         with (
-            opened_store(ctx) as engine,
+            opened_store(ctx, writes=True) as engine,
             ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars,
         ):
             result = ingest_file(

@@ -11,7 +11,7 @@ import typer
 
 from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
 from orlbuild.cli.render import emit
-from orlbuild.cli.state import opened_store
+from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
 
 __all__ = ["register"]
@@ -67,12 +67,15 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a build's ORLs as JSON, TSV or TREC qrels (grade = T - rank + 1)."""
+    from orlbuild.output_files import write_output
+
+    protected = checked_output(ctx, output)
     with opened_store(ctx) as engine:
         exported = export_build(engine, build, fmt.value)
     if output is None:
         sys.stdout.write(exported.text)
     else:
-        output.write_text(exported.text, encoding="utf-8")
+        write_output(output, exported.text, protected=protected)
         what = f"{exported.entries} entries of build {exported.record.id}"
         typer.echo(f"wrote {what} to {output}", err=True)
 

@@ -49,6 +49,7 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
+from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
 from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
 from scoring import UnknownMeasureError, parse_measures
@@ -457,6 +458,8 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     execution = ExecutionSpec() if execution_table is None else _execution(execution_table)
     root.finish()
     _cross_checks(problems, inputs, builds)
+    if report is not None:
+        _check_report_path(problems, report.path, pipeline_inputs(source, database_url, inputs))
     problems.raise_if_any()
     return PipelineConfig(
         source=source,
@@ -685,6 +688,33 @@ def _report(table: _Table, base: Path) -> ReportSpec:
     title = table.get("title", str, "orlbuild report", check=_non_empty)
     table.finish()
     return ReportSpec(path=(base / path).resolve(), title=title)
+
+
+def pipeline_inputs(
+    source: Path, database_url: str, inputs: Sequence[InputSpec]
+) -> list[tuple[str, Path]]:
+    """What the pipeline reads or stores, which its report must never overwrite.
+
+    Parameters
+    ----------
+    source
+        The config file.
+    database_url
+        The database the pipeline uses (its SQLite files are protected).
+    inputs
+        The ``[[inputs]]``.
+    """
+    protected = [("the pipeline config", source)]
+    protected += [("the store", path) for path in sqlite_store_files(database_url)]
+    protected += [(f"an input ({spec.kind})", spec.path) for spec in inputs]
+    return protected
+
+
+def _check_report_path(problems: _Problems, path: Path, protected: list[tuple[str, Path]]) -> None:
+    try:
+        check_output(path, protected=protected)
+    except ConfigError as error:
+        problems.add("report.path", str(error))
 
 
 def _cross_checks(

@@ -23,7 +23,8 @@ import pandas as pd
 
 from orlbuild.builders import QueryORL
 from orlbuild.executor import Executor, ExecutorKind, resolve_executor
-from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
+from orlbuild.output_files import check_output
+from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig, pipeline_inputs
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
@@ -244,6 +245,9 @@ def run_pipeline(
     started = time.perf_counter()
     say = log or (lambda _line: None)
     url = db_url or config.database_url
+    protected = pipeline_inputs(config.source, url, config.inputs)
+    if config.report is not None:  # refused before any work starts
+        check_output(config.report.path, protected=protected)
     if executor is None:
         executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
@@ -283,7 +287,9 @@ def run_pipeline(
             say(message)
         report = None
         if config.report is not None:
-            report = write_report(evaluation.report_data(config.report.title), config.report.path)
+            report = write_report(
+                evaluation.report_data(config.report.title), config.report.path, protected=protected
+            )
             say(f"wrote the report to {report}")
     finally:
         engine.dispose()

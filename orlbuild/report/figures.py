@@ -20,6 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Colormap, to_hex
 from matplotlib.figure import Figure
 
+from orlbuild.output_files import ProtectedPaths, write_output
 from scoring.statistics import PowerResult
 from scoring.statistics.power import POWER_THRESHOLD, TAU_THRESHOLD
 
@@ -228,10 +229,18 @@ def plot_power_stability(results: Mapping[str, PowerResult]) -> Figure:
     return figure
 
 
-def save_power_stability(results: Mapping[str, PowerResult], path: str | Path) -> Figure:
-    """Draw :func:`plot_power_stability` and write it as a PNG to ``path`` (100 dpi)."""
+def save_power_stability(
+    results: Mapping[str, PowerResult], path: str | Path, *, protected: ProtectedPaths = ()
+) -> Figure:
+    """Draw :func:`plot_power_stability` and write it as a PNG to ``path`` (100 dpi).
+
+    Written by :func:`orlbuild.output_files.write_output`: never over a
+    ``protected`` file, and replaced only once complete.
+    """
     figure = plot_power_stability(results)
-    figure.savefig(Path(path), format="png", dpi=100)
+    write_output(
+        path, lambda stream: figure.savefig(stream, format="png", dpi=100), protected=protected
+    )
     return figure
 
 

@@ -38,6 +38,7 @@ from orlbuild.store.bulk import (
     ensure_system,
     insert_rows,
 )
+from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
 from orlbuild.store.models import (
     Annotator,
@@ -196,7 +197,7 @@ def store_batch(
         rows (another ``--duplicates`` or ``--score-precision``).
     """
     with database_errors(engine):
-        return _store_batch(engine, batch, on_rows)
+        return retry_on_disconnect(engine, lambda: _store_batch(engine, batch, on_rows))
 
 
 def _store_batch(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 from sqlalchemy import (
+    Connection,
     Engine,
     insert,
     select,
@@ -30,6 +31,7 @@ from sqlalchemy import (
 
 from orlbuild import __version__
 from orlbuild.errors import StoreError
+from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
     Build,
@@ -334,7 +336,12 @@ def store_build(
         The new build's id.
     """
     now = _now()
-    with write_transaction(engine) as connection:
+
+    def write() -> int:
+        with write_transaction(engine) as connection:
+            return _insert_build(connection)
+
+    def _insert_build(connection: Connection) -> int:
         cid = collection_id(connection, collection)
         build_id = connection.execute(
             insert(Build)
@@ -384,7 +391,10 @@ def store_build(
                     for o in overrides
                 ],
             )
-    return int(build_id)
+        return int(build_id)
+
+    # A lost connection is retried once: the computation behind the build is kept.
+    return retry_on_disconnect(engine, write)
 
 
 JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
