@@ -27,7 +27,9 @@ from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
+    BuildChangedError,
     BuildRecord,
+    derived_builds,
     get_build,
     load_build_entries,
     load_build_judgments,
@@ -311,13 +313,51 @@ def override_build(
         Neither or both of ``merge_tier``/``split_at``, an empty reason, or an
         override that does not fit the ORL.
     StoreError
-        Unknown build or query.
+        Unknown build or query; or, for a build given by id, a build derived from
+        it meanwhile (:class:`~orlbuild.store.builds.BuildChangedError`, "build
+        changed since you read it; rerun").
     """
     if (merge_tier is None) == (split_at is None):
         raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
     if not reason.strip():
         raise ConfigError("--reason must not be empty: say why the ORL is overridden")
+    # A name follows the newest build of that name: when another override of the build
+    # lands first (on another query), this one is derived from it, so both are kept.
+    # An id names one version: a concurrent derivation is refused (README, "Auditing").
+    by_name = not str(build).strip().isdigit()
+    for _ in range(_OVERRIDE_ATTEMPTS):
+        try:
+            return _override_once(engine, build, query, reason, merge_tier, split_at, by)
+        except BuildChangedError as changed:
+            if not by_name or _touches(engine, changed.children, query):
+                raise
+    raise StoreError(
+        f"build {build!r} kept changing while the override was written "
+        f"({_OVERRIDE_ATTEMPTS} attempts); rerun"
+    )
+
+
+#: How often an override by build name is re-derived from a build that changed meanwhile.
+_OVERRIDE_ATTEMPTS = 5
+
+
+def _touches(engine: Engine, builds: tuple[int, ...], query: str) -> bool:
+    """Whether the newest override of any of ``builds`` concerns ``query``."""
+    return any(get_build(engine, b).overrides[-1]["query"] == query for b in builds)
+
+
+def _override_once(
+    engine: Engine,
+    build: str | int,
+    query: str,
+    reason: str,
+    merge_tier: int | None,
+    split_at: str | None,
+    by: str | None,
+) -> int:
+    """One attempt of :func:`override_build`, refused if the build changes meanwhile."""
     record = get_build(engine, build)
+    known = derived_builds(engine, record.id)
     orls = load_query_orls(engine, record.id)
     if query not in orls:
         raise StoreError(f"build {record.id} has no ORL for query {query!r}")
@@ -353,6 +393,7 @@ def override_build(
                 "created_by": who,
             },
         ],
+        known_children=known,
     )
 
 
