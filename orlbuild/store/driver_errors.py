@@ -23,7 +23,13 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, InternalError, Operationa
 
 from orlbuild.errors import StoreError
 
-__all__ = ["database_errors", "describe_driver_error", "is_disconnect", "retry_on_disconnect"]
+__all__ = [
+    "database_errors",
+    "describe_driver_error",
+    "is_disconnect",
+    "is_driver_fault",
+    "retry_on_disconnect",
+]
 
 T = TypeVar("T")
 
@@ -102,16 +108,25 @@ def describe_driver_error(exc: BaseException, where: str) -> str:
     return f"cannot use the database {where}: {reason}; check --db or $ORLBUILD_DB"
 
 
+def is_driver_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is a fault of the database rather than of the statement.
+
+    Lock timeouts, read-only stores, full disks and lost connections are
+    (SQLAlchemy's ``OperationalError``, ``InterfaceError``, ``InternalError``,
+    or any error that invalidated its connection); constraint violations are not.
+    """
+    if isinstance(exc, (OperationalError, InterfaceError, InternalError)):
+        return True
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+
+
 @contextmanager
 def database_errors(engine: Engine) -> Iterator[None]:
     """Turn driver failures (no server, lock timeout, read-only, full disk) into StoreError."""
     try:
         yield
-    except (OperationalError, InterfaceError, InternalError) as exc:
-        where = engine.url.render_as_string(hide_password=True)
-        raise StoreError(describe_driver_error(exc, where)) from exc
     except DBAPIError as exc:
-        if not exc.connection_invalidated:
+        if not is_driver_fault(exc):
             raise
         where = engine.url.render_as_string(hide_password=True)
         raise StoreError(describe_driver_error(exc, where)) from exc

@@ -35,9 +35,7 @@ def _stored_build(url: str) -> int:
     store_judgments(url, "listwise", frame)
     engine = open_store(url)
     try:
-        build_id, _, _ = build_and_store(
-            engine, BuildParameters(source="listwise"), name="audited"
-        )
+        build_id, _, _ = build_and_store(engine, BuildParameters(source="listwise"), name="audited")
     finally:
         engine.dispose()
     return build_id
@@ -139,9 +137,7 @@ def test_a_sequential_override_of_an_old_id_is_still_allowed(migrated_db_url: st
         assert code == 0, err
 
 
-def test_the_cli_refusal_is_one_line(
-    migrated_db_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cli_refusal_is_one_line(migrated_db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     original = _stored_build(migrated_db_url)
     engine = open_store(migrated_db_url)
     try:
