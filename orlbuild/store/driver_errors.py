@@ -102,9 +102,9 @@ def describe_driver_error(exc: BaseException, where: str) -> str:
     lowered = reason.lower()
     for words, cause, fix in _CAUSES:
         if any(w in lowered for w in words):
-            return f"database {where}: {cause} ({reason}); {fix}"
+            return f"cannot use the database {where}: {cause} ({reason}); {fix}"
     if is_disconnect(exc):
-        return f"database {where}: the connection was lost ({reason}); rerun"
+        return f"cannot use the database {where}: the connection was lost ({reason}); rerun"
     return f"cannot use the database {where}: {reason}; check --db or $ORLBUILD_DB"
 
 
