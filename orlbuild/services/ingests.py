@@ -18,13 +18,21 @@ from orlbuild.errors import ConfigError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.ingest.source import file_sha256
 from orlbuild.store.batches import find_batch
+from orlbuild.store.read import list_batches
+from orlbuild.store.users import current_user
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from orlbuild.progress import IngestProgress
 
-__all__ = ["IngestProgressFactory", "IngestedInput", "ingest_unless_stored"]
+__all__ = [
+    "IngestProgressFactory",
+    "IngestedInput",
+    "ingest_unless_stored",
+    "interrupted_ingest_outcome",
+    "newest_batch",
+]
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file.
 IngestProgressFactory = Callable[[int], AbstractContextManager["IngestProgress"]]
@@ -124,3 +132,50 @@ def ingest_unless_stored(
         result.rows,
         tuple(result.warnings),
     )
+
+
+def newest_batch(engine: Engine) -> int:
+    """The id of the newest ingest batch (0 for none): noted before an ingest starts."""
+    batches = list_batches(engine)
+    return int(batches["id"].max()) if len(batches) else 0
+
+
+def interrupted_ingest_outcome(
+    engine: Engine,
+    before: int,
+    *,
+    kind: str,
+    collection: str,
+    system: str | None = None,
+) -> tuple[int, int] | None:
+    """What an interrupted ingest left in the store, read from the store after the fact.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    before
+        :func:`newest_batch` before the ingest started.
+    kind, collection, system
+        The ingest's.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(batch id, rows)`` when the batch was committed before the
+        interruption, else ``None`` (the transaction was rolled back). Batches
+        of other users, kinds, collections or systems stored meanwhile are not
+        counted.
+    """
+    batches = list_batches(engine, collection)
+    mine = batches[
+        (batches["id"] > before)
+        & (batches["kind"] == kind)
+        & (batches["created_by"] == current_user())
+    ]
+    if system is not None:
+        mine = mine[mine["system"] == system]
+    if mine.empty:
+        return None
+    row = mine.iloc[-1]
+    return int(row["id"]), int(row["row_count"])
