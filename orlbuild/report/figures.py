@@ -8,10 +8,12 @@ figure registry.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import IO, Any, TypeVar, cast
 
 import matplotlib as mpl
 import numpy as np
@@ -35,6 +37,25 @@ __all__ = [
 ]
 
 HEATMAP_COLORMAP = "YlGnBu"
+
+#: Names (systems, measures, queries) are text: no mathtext (``$...$``) and no TeX, so a
+#: name like ``$x$`` is drawn as typed and never parsed (README, "Report").
+PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _plain_text(draw: F) -> F:
+    """Run ``draw`` with :data:`PLAIN_TEXT`, so every text it creates keeps it."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Any, **kwargs: Any) -> Any:
+        with mpl.rc_context(PLAIN_TEXT):
+            return draw(*args, **kwargs)
+
+    return cast(F, drawn)
+
+
 _SVG_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.DOTALL)
 _SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 
@@ -46,13 +67,19 @@ def figure_to_svg(figure: Figure) -> str:
     always gives the same bytes.
     """
     buffer = io.StringIO()
-    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "orlbuild-report"}):
+    settings: dict[Any, Any] = {
+        "svg.fonttype": "none",
+        "svg.hashsalt": "orlbuild-report",
+        **PLAIN_TEXT,
+    }
+    with mpl.rc_context(settings):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = _SVG_PROLOGUE.sub("", buffer.getvalue(), count=1)
     svg = _SVG_METADATA.sub("", svg, count=1)  # RDF boilerplate, useless inline
     return svg.replace("<svg ", '<svg role="img" ', 1)
 
 
+@_plain_text
 def interval_figure(
     intervals: pd.DataFrame, systems: Sequence[str], measures: Sequence[str]
 ) -> Figure:
@@ -123,6 +150,7 @@ def colour_scale(cmap: str = HEATMAP_COLORMAP, stops: int = 6) -> str:
     return "linear-gradient(to right, " + ", ".join(colours) + ")"
 
 
+@_plain_text
 def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     """Systems on a line by mean, their tiers bracketed, one panel per measure.
 
@@ -177,6 +205,7 @@ def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     return figure
 
 
+@_plain_text
 def plot_power_stability(results: Mapping[str, PowerResult]) -> Figure:
     """Power and stability curves of every measure, side by side.
 
@@ -238,9 +267,12 @@ def save_power_stability(
     ``protected`` file, and replaced only once complete.
     """
     figure = plot_power_stability(results)
-    write_output(
-        path, lambda stream: figure.savefig(stream, format="png", dpi=100), protected=protected
-    )
+
+    def save(stream: IO[bytes]) -> None:
+        with mpl.rc_context(PLAIN_TEXT):
+            figure.savefig(stream, format="png", dpi=100)
+
+    write_output(path, save, protected=protected)
     return figure
 
 
