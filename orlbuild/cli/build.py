@@ -15,10 +15,12 @@ from orlbuild.cli.options import (
     JobsOption,
     OutputFormat,
     SchedulerOption,
+    seed_option,
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
+from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store
 from orlbuild.services.databases import DEFAULT_COLLECTION
@@ -94,7 +96,10 @@ def build_command(
         float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
     ] = DEFAULT_REG,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
-    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(callback=seed_option, help=f"Random seed, 0 to {SEED_MAX} (default 0)."),
+    ] = None,
     solver: Annotated[
         Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)
     ] = None,

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from orlbuild.cli.options import seed_option
 from orlbuild.cli.render import FormatOption, OutputFormat, emit
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import SimulatedMethod
@@ -41,7 +42,7 @@ def calibrate_command(
     tiers: Annotated[str, typer.Option(help="True tiers of a mixed query, LOW-HIGH.")] = "1-5",
     gap: Annotated[float, typer.Option(help="Log-strength gap between true tiers.")] = 1.5,
     sig: Annotated[float, typer.Option(help="The builds' --sig.")] = 0.05,
-    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    seed: Annotated[int, typer.Option(callback=seed_option, help="Seed of the simulation.")] = 0,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples (rank-centrality).")] = 200,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:

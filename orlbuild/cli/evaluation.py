@@ -17,6 +17,8 @@ from orlbuild.cli.options import (
     OutputFormat,
     PerQueryOption,
     ScorePrecisionOption,
+    permutations_option,
+    seed_option,
 )
 from orlbuild.cli.render import emit
 from orlbuild.errors import InputError
@@ -67,10 +69,17 @@ def eval_command(
         ),
     ] = False,
     permutations: Annotated[
-        int, typer.Option("--permutations", min=1, help="Sign flips of --compare's test.")
+        int,
+        typer.Option(
+            "--permutations",
+            callback=permutations_option,
+            help="Sign flips of --compare's test.",
+        ),
     ] = 1000,
     alpha: AlphaOption = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of --compare's sign flips.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", callback=seed_option, help="Seed of --compare's sign flips.")
+    ] = 0,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Score one or more run files against an ORL file (no database needed)."""

@@ -49,6 +49,7 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
+from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
 from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
@@ -369,6 +370,20 @@ def _non_empty(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
 
 
+def _seed(value: int) -> str | None:
+    return None if 0 <= value <= SEED_MAX else f"must be a whole number from 0 to {SEED_MAX}"
+
+
+def _permutations(value: int) -> str | None:
+    return None if 1 <= value <= PERMUTATIONS_MAX else f"must be from 1 to {PERMUTATIONS_MAX:,}"
+
+
+def _name(value: str) -> str | None:
+    return _non_empty(value) or (
+        None if len(value.strip()) <= NAME_MAX else f"must have at most {NAME_MAX} characters"
+    )
+
+
 def _positive(value: int) -> str | None:
     return None if value >= 1 else "must be >= 1"
 
@@ -514,7 +529,7 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
 
 
 def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=_non_empty)
+    name = table.get("name", str, check=_name)
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
     methods = BUILD_METHODS.get(source or "", ())
     method = table.get("method", str, None, choices=methods or None)
@@ -547,7 +562,7 @@ def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
             kind = float if name in _NUMBER_PARAMETERS else int
             values[name] = table.get(name, kind, None, check=_builder_rule(name))
         else:
-            values[name] = table.get(name, int, None)
+            values[name] = table.get(name, int, None, check=_seed if name == "seed" else None)
     table.finish(allowed)
     return {k: v for k, v in values.items() if v is not None}
 
@@ -631,10 +646,10 @@ def _compare(table: _Table, n_systems: int) -> CompareSpec:
         )
     spec = CompareSpec(
         test=test,
-        permutations=table.get("permutations", int, 1000, check=_positive),
+        permutations=table.get("permutations", int, 1000, check=_permutations),
         correction=None if family_wise or correction is None else CorrectionName(correction),
         alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        seed=table.get("seed", int, 0, check=_seed),
     )
     table.finish()
     return spec
@@ -661,9 +676,9 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
     spec = PowerSpec(
         budgets=clean,
         subsamples=table.get("subsamples", int, 300, check=_positive),
-        permutations=table.get("permutations", int, 1000, check=_positive),
+        permutations=table.get("permutations", int, 1000, check=_permutations),
         alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0),
+        seed=table.get("seed", int, 0, check=_seed),
         measures=chosen or tuple(measures),
     )
     table.finish()

@@ -23,6 +23,7 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
+from orlbuild.limits import check_items_per_query, check_name, check_seed
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
@@ -127,6 +128,10 @@ def build_and_store(
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
         )
+    # Limits first: nothing is read or computed for a build that could not be stored.
+    name = check_name(name, "--name")
+    if params.seed is not None:
+        check_seed(params.seed)
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
     frame = JUDGMENT_LOADERS[params.source](engine, collection)
@@ -134,6 +139,7 @@ def build_and_store(
         raise BuildError(
             f"collection {collection!r} has no {params.source} judgments; ingest some first"
         )
+    check_pairwise_size(frame, params)
     bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
     with bar as advance:
         mapper: QueryMapper = partial(map_ordered, executor=executor, advance=advance)
@@ -149,6 +155,29 @@ def build_and_store(
         created_by=created_by or current_user(),
     )
     return build_id, resolved, outcome
+
+
+#: The routes that hold dense item-by-item matrices (README, "Limits").
+PAIRWISE_ROUTES = frozenset({"bt", "plackett-luce", "rank-centrality"})
+
+
+def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:
+    """Refuse a pairwise-route build with a query above the documented item limit.
+
+    Checked on the judgments read, before the builders allocate anything
+    (:func:`orlbuild.limits.check_items_per_query`).
+    """
+    from orlbuild.builders.build import resolve_for_frame
+
+    resolved = resolve_for_frame(frame, params)
+    if str(resolved.method) not in PAIRWISE_ROUTES:
+        return
+    columns = ["winner", "loser"] if "winner" in frame.columns else ["item"]
+    items = pd.concat(
+        [frame[["query", c]].rename(columns={c: "item"}) for c in columns], ignore_index=True
+    )
+    counts = items.groupby("query", sort=False)["item"].nunique()
+    check_items_per_query({str(q): int(n) for q, n in counts.items()}, str(resolved.method))
 
 
 def reusable_build(
@@ -321,6 +350,7 @@ def override_build(
         raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
     if not reason.strip():
         raise ConfigError("--reason must not be empty: say why the ORL is overridden")
+    by = check_name(by, "--by")
     # A name follows the newest build of that name: when another override of the build
     # lands first (on another query), this one is derived from it, so both are kept.
     # An id names one version: a concurrent derivation is refused (README, "Auditing").
