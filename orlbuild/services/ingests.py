@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orlbuild.errors import ConfigError
 from orlbuild.ingest import InputFormat, ingest_file
 from orlbuild.ingest.source import file_sha256
-from orlbuild.store.batches import find_batch
+from orlbuild.store.batches import find_batch, find_run_batch
 from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
 
@@ -97,18 +96,16 @@ def ingest_unless_stored(
 
     Raises
     ------
-    ConfigError
-        The run is stored already under another system name.
     InputError
         Bad input (nothing of the file is stored).
     """
-    existing = find_batch(engine, collection, kind, file_sha256(path))
+    sha256 = file_sha256(path)
+    if kind == "run" and system is not None:
+        # The same content under another system is stored for that system too.
+        existing = find_run_batch(engine, collection, sha256, system)
+    else:
+        existing = find_batch(engine, collection, kind, sha256)
     if existing is not None:
-        if kind == "run" and existing.system != system:
-            raise ConfigError(
-                f"{path}: this run is already stored as system {existing.system!r} "
-                f"(batch {existing.id}), not {system!r}; fix the config or delete the batch"
-            )
         return IngestedInput(kind, path, collection, system, existing.id, False, existing.row_count)
     bars = progress(path.stat().st_size) if progress is not None else nullcontext(None)
     with bars as shown:
