@@ -67,7 +67,7 @@ def _refused(store: Path, command: str, target: Path, *words: str) -> None:
     url = f"sqlite:///{store}"
     before = store.read_bytes()
     code, out, err = cli(url, *_commands(target)[command])
-    assert code == 1 and "Traceback" not in err, err
+    assert code == 1 and out == "" and "Traceback" not in err, err
     assert err.startswith("Error: ") and err.count("\n") == 1, err
     for word in words:
         assert word in err, err
