@@ -9,20 +9,22 @@ before a file is read or a build computed. This module imports nothing but
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from orlbuild.errors import ConfigError
 
 __all__ = [
+    "BUILD_MEMORY_MAX",
     "NAME_MAX",
-    "PAIRWISE_ITEMS_MAX",
+    "PAIRWISE_ROUTES",
     "PERMUTATIONS_MAX",
     "SEED_MAX",
     "check_items_per_query",
     "check_name",
     "check_permutations",
     "check_seed",
-    "pairwise_matrix_bytes",
+    "pairwise_peak_bytes",
 ]
 
 #: Largest seed: seeds are stored in a 32-bit signed integer column (builds), and every
@@ -37,13 +39,49 @@ NAME_MAX = 512
 #: per-query scores of every pair, so 10**12 would run for days.
 PERMUTATIONS_MAX = 1_000_000
 
-#: Most items in one query for the pairwise routes (bt, plackett-luce, rank-centrality):
-#: they hold dense item-by-item matrices (comparison counts, the Markov chain, the Fisher
-#: information and its inverse), 8 * n**2 bytes each: 200 MB at 5,000 items.
-PAIRWISE_ITEMS_MAX = 5_000
+#: Memory one query of a pairwise-route build may need at its peak (bytes): 4 GiB.
+BUILD_MEMORY_MAX = 4 * 2**30
 
-#: Dense item-by-item matrices a pairwise route holds at its peak (see README, "Limits").
-_MATRICES_AT_PEAK = 4
+#: Peak bytes per squared item, measured (tracemalloc, one query, README "Limits"):
+#: the simultaneous tiering's Monte Carlo null holds ``draws x pairs`` values in a few
+#: copies (about 6 bytes * draws * n**2); a bootstrap holds ``resamples x pairs``
+#: (about 16 bytes * resamples * n**2); otherwise dense n x n arrays (about 80 bytes * n**2).
+_BYTES_PER_DRAW = 6
+_BYTES_PER_RESAMPLE = 16
+_DENSE_MATRICES = 80
+
+#: The routes that hold item-by-item arrays (pairwise or listwise judgments).
+PAIRWISE_ROUTES = frozenset({"bt", "plackett-luce", "rank-centrality"})
+
+
+def pairwise_peak_bytes(
+    items: int, *, tiering: str, uncertainty: str, mc_draws: int, bootstrap: int
+) -> int:
+    """Estimated peak memory of a pairwise-route build of one query of ``items`` items.
+
+    Parameters
+    ----------
+    items
+        Items in the query.
+    tiering, uncertainty
+        The resolved ``--tiering`` and ``--uncertainty``.
+    mc_draws, bootstrap
+        ``--mc-draws`` and ``--bootstrap``.
+
+    Returns
+    -------
+    int
+        Bytes, from the measured per-item-pair costs (README, "Limits").
+    """
+    squared = items * items
+    per_pair = _DENSE_MATRICES
+    if uncertainty == "bootstrap":
+        per_pair = max(per_pair, _BYTES_PER_RESAMPLE * bootstrap)
+    if tiering == "simultaneous":
+        per_pair = max(
+            per_pair, _BYTES_PER_DRAW * (bootstrap if uncertainty == "bootstrap" else mc_draws)
+        )
+    return per_pair * squared
 
 
 def check_seed(value: int, option: str = "--seed") -> int:
@@ -84,29 +122,49 @@ def check_permutations(value: int, option: str = "--permutations") -> int:
     return value
 
 
-def pairwise_matrix_bytes(items: int) -> int:
-    """Memory a pairwise route needs for a query of ``items`` items, at its peak (bytes)."""
-    return _MATRICES_AT_PEAK * 8 * items * items
-
-
-def check_items_per_query(items: Mapping[str, int], method: str) -> None:
-    """Refuse a pairwise-route build with a query above :data:`PAIRWISE_ITEMS_MAX` items.
+def check_items_per_query(
+    items: Mapping[str, int],
+    *,
+    method: str,
+    tiering: str,
+    uncertainty: str,
+    mc_draws: int,
+    bootstrap: int,
+) -> None:
+    """Refuse a pairwise-route build whose largest query would need more than 4 GiB.
 
     Parameters
     ----------
     items
         Distinct items per query.
-    method
-        The resolved build method (named in the message).
+    method, tiering, uncertainty, mc_draws, bootstrap
+        The resolved build options (the memory depends on them).
+
+    Raises
+    ------
+    ConfigError
+        Naming the query, its items, the estimated memory, the limit in items for
+        these options and what lowers it.
     """
-    over = {q: n for q, n in items.items() if n > PAIRWISE_ITEMS_MAX}
-    if not over:
+    if method not in PAIRWISE_ROUTES or not items:
         return
-    query, count = max(over.items(), key=lambda pair: pair[1])
-    gib = pairwise_matrix_bytes(count) / 2**30
-    more = f" (and {len(over) - 1} more queries)" if len(over) > 1 else ""
+
+    def peak(n: int) -> int:
+        return pairwise_peak_bytes(
+            n, tiering=tiering, uncertainty=uncertainty, mc_draws=mc_draws, bootstrap=bootstrap
+        )
+
+    query, count = max(items.items(), key=lambda pair: pair[1])
+    need = peak(count)
+    if need <= BUILD_MEMORY_MAX:
+        return
+    per_item_pair = peak(1)
+    limit = math.isqrt(BUILD_MEMORY_MAX // per_item_pair)
+    over = sum(1 for n in items.values() if n > limit)
+    more = f" (and {over - 1} more queries)" if over > 1 else ""
     raise ConfigError(
-        f"query {query!r} has {count:,} items{more}; the {method} route holds dense "
-        f"item-by-item matrices (about {gib:,.1f} GiB for this query) and is limited to "
-        f"{PAIRWISE_ITEMS_MAX:,} items per query; split the query or use --source graded"
+        f"query {query!r} has {count:,} items{more}: a {method} build with tiering {tiering} "
+        f"would need about {need / 2**30:,.1f} GiB for it; the limit is "
+        f"{BUILD_MEMORY_MAX / 2**30:.0f} GiB per query, {limit:,} items with these options; "
+        "split the query, or lower the cost (--tiering model or leader, fewer --mc-draws)"
     )

@@ -23,7 +23,7 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
-from orlbuild.limits import check_items_per_query, check_name, check_seed
+from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.builds import (
     EVIDENCE_FLOATS,
@@ -157,15 +157,11 @@ def build_and_store(
     return build_id, resolved, outcome
 
 
-#: The routes that hold dense item-by-item matrices (README, "Limits").
-PAIRWISE_ROUTES = frozenset({"bt", "plackett-luce", "rank-centrality"})
-
-
 def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:
-    """Refuse a pairwise-route build with a query above the documented item limit.
+    """Refuse a pairwise-route build whose largest query would need too much memory.
 
     Checked on the judgments read, before the builders allocate anything
-    (:func:`orlbuild.limits.check_items_per_query`).
+    (:func:`orlbuild.limits.check_items_per_query`, README "Limits").
     """
     from orlbuild.builders.build import resolve_for_frame
 
@@ -177,7 +173,14 @@ def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:
         [frame[["query", c]].rename(columns={c: "item"}) for c in columns], ignore_index=True
     )
     counts = items.groupby("query", sort=False)["item"].nunique()
-    check_items_per_query({str(q): int(n) for q, n in counts.items()}, str(resolved.method))
+    check_items_per_query(
+        {str(q): int(n) for q, n in counts.items()},
+        method=str(resolved.method),
+        tiering=str(resolved.tiering),
+        uncertainty=str(resolved.uncertainty),
+        mc_draws=int(resolved.mc_draws),
+        bootstrap=int(resolved.bootstrap),
+    )
 
 
 def reusable_build(

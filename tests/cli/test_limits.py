@@ -7,6 +7,7 @@ one line, exit 1, no traceback, and (for builds) nothing computed or stored.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,13 @@ import pytest
 
 import orlbuild.builders.build as build_module
 from orlbuild.errors import ConfigError
-from orlbuild.limits import PAIRWISE_ITEMS_MAX, PERMUTATIONS_MAX, SEED_MAX
+from orlbuild.limits import (
+    BUILD_MEMORY_MAX,
+    PERMUTATIONS_MAX,
+    SEED_MAX,
+    check_items_per_query,
+    pairwise_peak_bytes,
+)
 from orlbuild.pipeline.config import load_config
 from tests.store_cli import cli, cli_json
 
@@ -104,7 +111,13 @@ def test_a_query_with_50000_items_is_refused_before_the_builders_allocate(
 
     monkeypatch.setattr(build_module, "build_orls", never)
     code, out, err = cli(migrated_db_url, "build", "--source", "pairwise")
-    _one_line(code, out, err, "'huge'", "50,000 items", f"{PAIRWISE_ITEMS_MAX:,}", "GiB")
+    default_limit = math.isqrt(
+        BUILD_MEMORY_MAX
+        // pairwise_peak_bytes(1, tiering="simultaneous", uncertainty="fisher", mc_draws=2000,
+                               bootstrap=200)
+    )  # fmt: skip
+    words = ("'huge'", "50,000 items", "4 GiB per query", f"{default_limit:,} items", "GiB for it")
+    _one_line(code, out, err, *words)
     assert cli_json(migrated_db_url, "orl", "list") == []
 
 
@@ -178,3 +191,20 @@ def test_pipeline_build_seed_and_name(tmp_path: Path) -> None:
         load_config(config)
     assert "builds[0].name" in str(info.value)
     assert "builds[0].parameters.seed" in str(info.value)
+
+
+def test_the_item_limit_follows_the_memory_the_options_need() -> None:
+    """700 items: too many for the simultaneous tiering's draws, fine for the leader test."""
+
+    def check(items: int, tiering: str, method: str = "bt") -> None:
+        check_items_per_query(
+            {"q": items}, method=method, tiering=tiering, uncertainty="fisher", mc_draws=2000,
+            bootstrap=200,
+        )  # fmt: skip
+
+    with pytest.raises(ConfigError, match="700 items"):
+        check(700, "simultaneous")
+    check(700, "leader")
+    check(50_000, "simultaneous", method="direct")  # no item-by-item arrays
+    with pytest.raises(ConfigError, match="50,000 items"):
+        check(50_000, "leader")
