@@ -10,10 +10,14 @@ CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -21,7 +25,7 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.errors import BuildError, ConfigError, StoreError
+from orlbuild.errors import BuildError, ConfigError, OrlbuildError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
 from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
@@ -144,17 +148,51 @@ def build_and_store(
     with bar as advance:
         mapper: QueryMapper = partial(map_ordered, executor=executor, advance=advance)
         resolved, outcome = build_orls(frame, params, on_error=on_error, mapper=mapper)
-    fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
-    build_id = store_build(
-        engine,
-        collection=collection,
-        params=resolved,
-        outcome=outcome,
-        batches=[fingerprints[k] for k in sorted(fingerprints)],
-        name=name,
-        created_by=created_by or current_user(),
-    )
+    try:
+        fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+        build_id = store_build(
+            engine,
+            collection=collection,
+            params=resolved,
+            outcome=outcome,
+            batches=[fingerprints[k] for k in sorted(fingerprints)],
+            name=name,
+            created_by=created_by or current_user(),
+        )
+    except StoreError as error:  # retried once already on a lost connection
+        raise _kept_computation(error, resolved, outcome) from error
     return build_id, resolved, outcome
+
+
+def _kept_computation(
+    error: StoreError, params: BuildParameters, outcome: BuildOutcome
+) -> StoreError:
+    """Save a computed build that could not be stored as an ORL JSON file; the error names it.
+
+    The file is the ``orl export --format json`` document (``"stored": false``),
+    which ``orlbuild eval`` reads as the ORL file (README, "When the database fails").
+    """
+    from orlbuild.orl_io.writing import export_orls
+    from orlbuild.output_files import write_output
+
+    rows = [
+        (query, item, rank)
+        for query, orl in outcome.orls.items()
+        for rank, tier in enumerate(orl.tiers, start=1)
+        for item in tier
+    ]
+    entries = pd.DataFrame(rows, columns=["query", "item", "rank"])
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(tempfile.gettempdir()) / f"orlbuild-unstored-build-{stamp}-{os.getpid()}.json"
+    try:
+        text = export_orls(entries, "json", build={"stored": False, "parameters": params.to_json()})
+        write_output(path, text)
+    except OrlbuildError:
+        return error
+    return StoreError(
+        f"{error}; the build was computed but not stored: its ORLs are saved in {path} "
+        "(an ORL file for `orlbuild eval`)"
+    )
 
 
 def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:

@@ -81,8 +81,11 @@ def open_database(
 
 
 def database_revision(url: str) -> str | None:
-    """The schema revision of the database at ``url`` (``None``: no schema yet)."""
-    engine = create_store_engine(url)
+    """The schema revision of the database at ``url`` (``None``: no schema yet).
+
+    Only reads: an SQLite file is opened read-only (README, "When the database fails").
+    """
+    engine = create_store_engine(url, read_only=True)
     try:
         return current_revision(engine)
     finally:

@@ -120,6 +120,8 @@ def read_only_url(url: str) -> str:
     if parsed.query.get("uri") or database.startswith("file:"):
         return url  # the user's own URI says how to open it
     path = Path(database)
+    if not path.exists():
+        return url  # nothing to protect; the caller says what a missing store means
     query = "mode=ro&uri=true"
     folder = path.parent if str(path.parent) else Path(".")
     if not os.access(folder, os.W_OK) and not Path(f"{database}-wal").exists():

@@ -12,7 +12,9 @@ read-only stores that still serve every reading command.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +114,8 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
     code, out, err = cli(filled, *args)
     _one_line_error(code, out, err, "read-only", "writable")
     assert _snapshot(filled) == before
+    if command == "build":
+        _kept_orls_are_an_orl_file(err, filled)
 
 
 def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
@@ -224,8 +228,24 @@ def test_a_dropped_postgres_connection_during_a_build_write(
         assert code == 0, err
         assert len(after["builds"]) == len(before["builds"]) + 1
     else:
-        _one_line_error(code, out, err, "connection")
+        _one_line_error(code, out, err, "connection", "computed but not stored")
         assert after == before
+        _kept_orls_are_an_orl_file(err, pg_filled)
+
+
+def _kept_orls_are_an_orl_file(err: str, url: str) -> None:
+    """The error names a JSON ORL file holding the computed build; `eval` reads it."""
+    saved = Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
+    document = json.loads(saved.read_text())
+    assert document["build"]["stored"] is False and set(document["queries"]) == {"q1", "q2", "q3"}
+    run = saved.with_suffix(".trec")
+    run.write_text(RUN)
+    try:
+        code, out, err = cli(url, "eval", str(saved), str(run), "-m", "nDCG@3", "--format", "json")
+        assert code == 0 and json.loads(out), err
+    finally:
+        saved.unlink()
+        run.unlink()
 
 
 def test_a_connection_closed_by_idle_session_timeout_is_replaced(
