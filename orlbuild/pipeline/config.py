@@ -375,7 +375,9 @@ def _seed(value: int) -> str | None:
 
 
 def _permutations(value: int) -> str | None:
-    return None if 1 <= value <= PERMUTATIONS_MAX else f"must be from 1 to {PERMUTATIONS_MAX:,}"
+    return _positive(value) or (
+        None if value <= PERMUTATIONS_MAX else f"must be at most {PERMUTATIONS_MAX:,}"
+    )
 
 
 def _name(value: str) -> str | None:

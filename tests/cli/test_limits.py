@@ -155,7 +155,7 @@ build = "main"
         ("[compare]\nseed = 1e20\n", ("compare.seed",)),
         ("[compare]\nseed = -5\n", ("compare.seed", str(SEED_MAX))),
         ("[power]\nbudgets = [1]\nseed = 4294967296\n", ("power.seed",)),
-        ("[compare]\npermutations = 1000000000000\n", ("compare.permutations",)),
+        ("[compare]\npermutations = 1000000000000\n", ("compare.permutations", "1,000,000")),
         ("[execution]\nscheduler = 'file:///tmp/s'\n", ("execution.scheduler",)),
         ("[execution]\nscheduler = 'tcp://h:port'\n", ("execution.scheduler", "port")),
         ("[report]\npath = '.'\n", ("report.path", "directory")),
