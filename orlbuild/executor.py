@@ -2,7 +2,7 @@
 
 Every heavy stage of orlbuild (building an ORL, scoring a system, one
 subsample of a power study) is independent per query, so one abstraction
-serves them all (README, "Running on many cores or a cluster"):
+serves them all (docs/parallel.md, "Running on many cores or a cluster"):
 
 * ``serial`` - a plain loop in this process (the default, ``--jobs 1``);
 * ``processes`` - ``--jobs N`` processes of this machine (``-1`` = every
@@ -93,7 +93,7 @@ class ExecutorKind(str, Enum):
     DASK = "dask"
 
 
-#: The Dask transports a scheduler address may name (README, "Limits").
+#: The Dask transports a scheduler address may name (docs/reliability.md, "Limits").
 SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 

@@ -1,6 +1,6 @@
 """The documented limits of orlbuild's options and data, checked before any work starts.
 
-README, "Limits" lists them with what they imply. Every front end (the CLI
+docs/reliability.md, "Limits" lists them with what they imply. Every front end (the CLI
 options, the TOML pipeline, the services) checks through these functions, so a
 value out of range is one line naming the option, the value and the limit,
 before a file is read or a build computed. This module imports nothing but
@@ -42,7 +42,7 @@ PERMUTATIONS_MAX = 1_000_000
 #: Memory one query of a pairwise-route build may need at its peak (bytes): 4 GiB.
 BUILD_MEMORY_MAX = 4 * 2**30
 
-#: Peak bytes per squared item, measured (tracemalloc, one query, README "Limits"):
+#: Peak bytes per squared item, measured (tracemalloc, one query, docs/reliability.md, "Limits"):
 #: the simultaneous tiering's Monte Carlo null holds ``draws x pairs`` values in a few
 #: copies (about 6 bytes * draws * n**2); a bootstrap holds ``resamples x pairs``
 #: (about 16 bytes * resamples * n**2); otherwise dense n x n arrays (about 80 bytes * n**2).
@@ -71,7 +71,7 @@ def pairwise_peak_bytes(
     Returns
     -------
     int
-        Bytes, from the measured per-item-pair costs (README, "Limits").
+        Bytes, from the measured per-item-pair costs (docs/reliability.md, "Limits").
     """
     squared = items * items
     per_pair = _DENSE_MATRICES

@@ -2,7 +2,7 @@
 
 Every file orlbuild writes (``report -o``, ``orl export -o``, ``results export
 -o``, ``power --plot``, the pipeline's ``[report] path``) goes through
-:func:`write_output` (README, "Output files"):
+:func:`write_output` (docs/reliability.md, "Output files"):
 
 - a path that is, or resolves to, a protected file (the SQLite store with its
   ``-wal``/``-shm``/``-journal`` companions, an input file, the pipeline

@@ -2,7 +2,7 @@
 
 The records here are plain frozen dataclasses so that the store, the CLI and
 the tests can read them without knowing which route produced them
-(README, "Audit").
+(docs/tiers-and-audit.md, "Audit").
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TieDecision:
-    """One tie-or-separate decision (README, "Audit").
+    """One tie-or-separate decision (docs/tiers-and-audit.md, "Audit").
 
     Attributes
     ----------

@@ -2,7 +2,7 @@
 
 ``orlbuild build`` (its Typer options), the pipeline TOML validator
 (:mod:`orlbuild.pipeline.config`) and :func:`~orlbuild.builders.parameters.resolve_parameters`
-all take their allowed values from here, so the three cannot drift (README,
+all take their allowed values from here, so the three cannot drift (docs/development.md,
 "Development"). Members are ``str`` enums: ``Uncertainty.ep == "ep"``, and the
 stored build parameters stay plain strings.
 """
@@ -75,7 +75,8 @@ class Uncertainty(str, Enum):
 
 
 class TieringProcedure(str, Enum):
-    """``--tiering``: how tiers are decided from scored items, the default first (README,
+    """``--tiering``: how tiers are decided from scored items, the default first
+    (docs/tiers-and-audit.md,
     "How tiers are decided and audited")."""
 
     simultaneous = "simultaneous"

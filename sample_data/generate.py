@@ -19,7 +19,7 @@ the script simulates what a team would really collect:
   reference items with non-reference ones; ``bm25`` scores are rounded to two
   decimals, so it contains tied scores, and ``tfidf`` returns nothing for one query.
 * ``orl.qrels`` and ``run.trec`` - the true ORLs as TREC qrels (grade =
-  T - tier + 1, README "Input formats") and a copy of the ``bm25`` run, for the
+  T - tier + 1, docs/input-formats.md, "Input formats") and a copy of the ``bm25`` run, for the
   file-based ``orlbuild eval`` quick check.
 
 Run ``python sample_data/generate.py`` to rewrite the files next to this
@@ -257,7 +257,8 @@ def graded_rows(queries: Sequence[Query], rng: np.random.Generator) -> list[tupl
 
 
 def truth_rows(queries: Sequence[Query]) -> list[tuple[str, ...]]:
-    """The true ORLs as TREC qrels, grade = T - tier + 1 (README, "Input formats")."""
+    """The true ORLs as TREC qrels, grade = T - tier + 1 (docs/input-formats.md, "Input
+    formats")."""
     rows: list[tuple[str, ...]] = []
     for query in queries:
         pairs = sorted(zip(query.items, query.tiers, strict=True))

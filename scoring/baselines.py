@@ -1,4 +1,4 @@
-"""Baseline measures for one query (README, "Baselines"): readable reference code.
+"""Baseline measures for one query (docs/measures.md, "Baselines"): readable reference code.
 
 Every function takes the same input as :func:`scoring.rdq` - an ORL, a
 candidate list and a cutoff ``k`` (``None`` for the whole candidate) - and
@@ -146,7 +146,7 @@ def compatibility(
     ``A_d = |run[:d] & ideal[:d]| / d`` and ``CMP = sum_d p^(d-1) A_d /
     sum_d p^(d-1) A*_d`` where the ideal lists the ORL by rank, ties inside a
     tier ordered to agree with the run (its items first, in run order), and
-    ``A*_d`` is the ideal's overlap with itself (README, "Baselines").
+    ``A*_d`` is the ideal's overlap with itself (docs/measures.md, "Baselines").
     """
     k = check_cutoff(k, len(ranking))
     _check_persistence(p)
@@ -207,7 +207,7 @@ def rank_correlation(
 
     Defined only when the candidate truncated at ``k`` (first occurrences) and
     the ORL hold the same item set and the ORL has more than one tier;
-    otherwise the value is NaN and ``reason`` says why (README, "Baselines").
+    otherwise the value is NaN and ``reason`` says why (docs/measures.md, "Baselines").
     """
     k = check_cutoff(k, len(ranking))
     shown = list(dict.fromkeys(ranking[:k]))

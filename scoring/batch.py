@@ -122,7 +122,7 @@ class BatchData:
 
     @cached_property
     def ideal_ranks(self) -> np.ndarray:
-        """``g*`` (README, "RDQ"): each query's sorted ranks, then ``T+1, T+2, ...``."""
+        """``g*`` (docs/measures.md, "RDQ"): each query's sorted ranks, then ``T+1, T+2, ...``."""
         j = self._join
         beyond = np.arange(1, self.depth + 1)[None, :] - self.n_ref[:, None]
         ideal = self.n_tiers[:, None] + beyond

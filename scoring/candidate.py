@@ -1,6 +1,6 @@
 """Reading a candidate ranking against an ORL, position by position.
 
-Every measure applies the same rules (README, "RDQ" and "Baselines"): the
+Every measure applies the same rules (docs/measures.md, "RDQ" and "Baselines"): the
 candidate is truncated at ``k``; an item earns credit only at its first
 occurrence; a later copy still occupies its position.
 """

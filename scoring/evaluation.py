@@ -1,4 +1,4 @@
-"""Evaluating a run over many queries (README, "Conventions and caveats").
+"""Evaluating a run over many queries (docs/conventions.md, "Conventions and caveats").
 
 :func:`evaluate` is the batch entry point: it parses all measure names at
 once, aligns the run with the ORLs, lays both out as matrices once
@@ -80,7 +80,7 @@ class EvaluationResult:
     """A run scored against ORLs: the per-query values and what the scoring reported.
 
     Returned by :func:`evaluate_run`; :func:`evaluate` returns its
-    :meth:`to_frame` (README, "Python API"). The metadata lives in typed
+    :meth:`to_frame` (docs/python-api.md, "Python API"). The metadata lives in typed
     fields rather than in ``DataFrame.attrs``, which pandas drops on many
     operations.
 
@@ -169,7 +169,7 @@ def _shown(ids: Sequence[str]) -> str:
 
 
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
-    """Check that a run shares queries with the ORLs (README, "Evaluating files").
+    """Check that a run shares queries with the ORLs (docs/evaluating-files.md, "Evaluating files").
 
     Parameters
     ----------
@@ -226,7 +226,8 @@ def evaluate_run(
         Query -> candidate list best first; or query -> ``{item: score}``
         (pytrec_eval's shape); or a DataFrame with columns ``query, item,
         score`` or ``query, item, rank``. Scored runs are ordered by the rules
-        of README, "Score precision" (score descending, ties by item id descending).
+        of docs/evaluating-files.md, "Score precision" (score descending, ties by item id
+        descending).
     measures
         Measure names (``"RDQm2-a1@10"``, ``"nDCG@10"``, ...) or
         :class:`~scoring.measures.Measure` objects; all bad names are reported

@@ -169,7 +169,7 @@ def _boolean(text: str) -> bool:
 # --- RDQ -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RDQ(Measure):
-    """Rank-Deviation Quality (README, "RDQ") with a penalty, weights, alpha, lam."""
+    """Rank-Deviation Quality (docs/measures.md, "RDQ") with a penalty, weights, alpha, lam."""
 
     penalty: str = "m2"
     alpha: float = 1.0
@@ -351,7 +351,8 @@ class RBP(Measure):
 
 @dataclass(frozen=True)
 class CMP(Measure):
-    """Compatibility-style overlap with the tier-respecting ideal (README, "Baselines")."""
+    """Compatibility-style overlap with the tier-respecting ideal (docs/measures.md,
+    "Baselines")."""
 
     p: float = 0.95
 

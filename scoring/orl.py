@@ -1,4 +1,4 @@
-"""The ordered reference list (ORL) of one query (README, "The ORL").
+"""The ordered reference list (ORL) of one query (docs/measures.md, "The ORL").
 
 An ORL maps each reference item to an integer rank; smaller is better and
 items sharing a rank form a tier. Ranks start at 1 and are consecutive, so an
@@ -136,7 +136,7 @@ class ORL(Mapping[str, int]):
 
     @classmethod
     def from_grades(cls, grades: Mapping[str, float]) -> ORL:
-        """Build an ORL from graded labels (README, "The ORL").
+        """Build an ORL from graded labels (docs/measures.md, "The ORL").
 
         Each distinct positive grade becomes a tier, highest grade first
         (grades {3, 1, 2} give 3 -> rank 1, 2 -> rank 2, 1 -> rank 3). Grade 0
@@ -231,7 +231,7 @@ class ORL(Mapping[str, int]):
         return grouped
 
     def ideal_ranks(self, k: int) -> np.ndarray:
-        """``g*_1..g*_k`` (README, "RDQ"): sorted ranks, then ``T+1, T+2, ...``."""
+        """``g*_1..g*_k`` (docs/measures.md, "RDQ"): sorted ranks, then ``T+1, T+2, ...``."""
         n = min(k, self.n_items)
         tail = self.n_tiers + np.arange(1, k - n + 1, dtype=np.int64)
         return np.concatenate([self._sorted_ranks[:n], tail])

@@ -1,4 +1,4 @@
-"""Rank-deviation penalties ``rho`` (README, "RDQ").
+"""Rank-deviation penalties ``rho`` (docs/measures.md, "RDQ").
 
 A penalty takes ``(i, g_star, g, n_ref)`` - the output position, the ideal ORL
 rank at that position, the ORL rank of the item shown there and ``|R|`` - and
@@ -44,7 +44,7 @@ def m2_penalty(
     """M2, symmetric and size-normalised: ``exp(-lam |g - g*| / (alpha sqrt(|R|)))``.
 
     ``alpha`` is the tolerance (larger is milder), ``lam`` the rate. This closed
-    form follows the paper's description; see README, "RDQ" (the M2 caveat) for the one
+    form follows the paper's description; see docs/measures.md, "RDQ" (the M2 caveat) for the one
     documented difference from a printed value.
     """
     dist = np.abs(np.asarray(g, dtype=np.float64) - g_star)

@@ -1,4 +1,4 @@
-"""RDQ@k for one query (README, "RDQ"): the readable reference implementation.
+"""RDQ@k for one query (docs/measures.md, "RDQ"): the readable reference implementation.
 
 ``RDQ@k = sum_i mu_i * rho(i, g*_i, g(p_i)) * 1[p_i in R, first occurrence]
 / sum_{i <= min(k, |R|)} mu_i``.
@@ -55,7 +55,7 @@ def rdq(
 
     References
     ----------
-    README, "RDQ" (normative); the RDQ paper, definitions of RDQ, M1, M2.
+    docs/measures.md, "RDQ" (normative); the RDQ paper, definitions of RDQ, M1, M2.
     """
     k = check_cutoff(k, len(ranking))
     if not (alpha > 0 and lam > 0):

@@ -1,10 +1,11 @@
-"""Turning a run table into ordered candidate lists (README, "Conventions and caveats").
+"""Turning a run table into ordered candidate lists (docs/conventions.md, "Conventions and
+caveats").
 
 Within a query, documents are ordered by score descending with ties broken by
 document id descending - trec_eval's rule, which pytrec_eval follows - or by
 the rank column when asked (ties again by document id descending).
 
-Score precision (README, "Score precision"): by default scores are compared
+Score precision (docs/evaluating-files.md, "Score precision"): by default scores are compared
 as 32-bit floats, as trec_eval up to 9.0.8 (every official TREC result until
 2025, pytrec_eval, ir_measures) stores them, so two scores equal in float32
 tie and are ordered by document id. ``score_precision="float64"`` compares the

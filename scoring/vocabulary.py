@@ -24,7 +24,7 @@ Missing = Literal["zero", "skip"]
 
 
 class MissingPolicy(str, Enum):
-    """What ORL queries absent from a run count as (README, "Conventions and caveats"):
+    """What ORL queries absent from a run count as (docs/conventions.md, "Conventions and caveats"):
     ``zero`` (score 0, as ``trec_eval -c``) or ``skip`` (dropped)."""
 
     zero = "zero"
@@ -44,14 +44,16 @@ class DuplicatePolicy(str, Enum):
 
 
 class ScorePrecisionName(str, Enum):
-    """How run scores are compared (README, "Score precision"); ``float32`` is the default."""
+    """How run scores are compared (docs/evaluating-files.md, "Score precision"); ``float32`` is the
+    default."""
 
     float32 = "float32"
     float64 = "float64"
 
 
 class SignificanceTest(str, Enum):
-    """``--test``: how a pair of systems is tested (README "Comparing many systems")."""
+    """``--test``: how a pair of systems is tested (docs/comparing-systems.md, "Comparing many
+    systems")."""
 
     randomization = "randomization"
     t = "t"

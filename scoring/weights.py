@@ -1,4 +1,4 @@
-"""Output-position weights ``mu_i`` (README, "RDQ").
+"""Output-position weights ``mu_i`` (docs/measures.md, "RDQ").
 
 Weights describe the result layout (how much attention position ``i`` gets),
 never the size of the ORL. They must be positive and non-increasing. A weight

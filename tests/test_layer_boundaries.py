@@ -1,4 +1,4 @@
-"""What each layer may import (README, "Development"), checked on the source.
+"""What each layer may import (docs/development.md, "Development"), checked on the source.
 
 The store's own rule is ``tests/store/test_layer_boundary.py`` and the scoring
 core's ``tests/scoring/test_package_boundary.py``; this file checks the layers

@@ -1,4 +1,4 @@
-"""Every command and code block shown in README.md runs as shown."""
+"""Every command and code block shown in README.md and docs/ runs as shown, read from its page."""
 
 from __future__ import annotations
 
@@ -20,16 +20,18 @@ from orlbuild.cli.main import app
 
 ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 runner = CliRunner()
 
 
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
-
-
-def _section_block(heading: str, language: str = "bash") -> str:
-    section = README.split(heading, 1)[1]
+def _section_block(heading: str, language: str = "bash", text: str = README) -> str:
+    """The first ``language`` code block under ``heading`` of ``text`` (the README by default)."""
+    section = text.split(heading + "\n", 1)[1]
     return re.search(rf"```{language}\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+
+
+def _page(name: str) -> str:
+    return (DOCS / name).read_text()
 
 
 def _run(line: str, env: dict[str, str] | None = None) -> None:
@@ -79,7 +81,7 @@ def test_quick_start_main_job(workdir: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_command_walkthrough(workdir: Path) -> None:
-    lines = [x for x in _section_block("## Commands").splitlines() if x.strip()]
+    lines = [x for x in _section_block("## A tour of the commands").splitlines() if x.strip()]
     assert len(lines) >= 20
     for line in lines:
         _run(line)
@@ -90,13 +92,12 @@ def test_command_walkthrough(workdir: Path) -> None:
 
 
 def test_python_api_blocks(workdir: Path) -> None:
-    section = README.split("## Python API", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    blocks = re.findall(r"```python\n(.*?)```", _page("python-api.md"), re.S)
     assert len(blocks) == 2
     namespace: dict[str, object] = {}
     try:
         for code in blocks:
-            exec(compile(code, "README.md", "exec"), namespace)
+            exec(compile(code, "docs/python-api.md", "exec"), namespace)
     finally:
         from scoring.penalties import PENALTIES
 
@@ -128,7 +129,7 @@ def test_postgres_block(fresh_pg_url: str, tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "judgments.tsv").write_text("query\twinner\tloser\nq1\ta\tb\n")
     monkeypatch.chdir(tmp_path)
     ran = 0
-    for line in _section_block("## PostgreSQL for teams").splitlines():
+    for line in _section_block("# PostgreSQL for teams", text=_page("postgresql.md")).splitlines():
         if line.startswith("orlbuild"):
             _run(
                 re.sub(r"postgresql\+psycopg://\S+", fresh_pg_url, line),
@@ -136,3 +137,11 @@ def test_postgres_block(fresh_pg_url: str, tmp_path: Path, monkeypatch: pytest.M
             )
             ran += 1
     assert ran == 2
+
+
+def test_comparing_systems_block(capsys: pytest.CaptureFixture[str]) -> None:
+    code = _section_block("From Python:", "python", _page("comparing-systems.md"))
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/comparing-systems.md", "exec"), namespace)
+    shown = capsys.readouterr().out
+    assert "letters" in shown and "run7" in shown

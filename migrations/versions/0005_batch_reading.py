@@ -4,7 +4,7 @@ Adds to ``ingest_batches`` ``reading_sha256`` (the SHA-256 of the rows and
 names the reading produced, after ``--duplicates keep-first`` and
 ``--score-precision`` chose the rows kept) and ``reading`` (those options in
 words). Re-ingesting identical content is a no-op only when it would store the
-same rows; read another way, it is refused (README, "Input
+same rows; read another way, it is refused (docs/input-formats.md, "Input
 formats"). Both columns are nullable: batches stored before this revision
 keep NULL and re-ingesting their content stays a no-op.
 

@@ -92,7 +92,7 @@ def bradley_terry_information(scores: FloatArray, pair_counts: FloatArray) -> Fl
     """Observed Fisher information of the Bradley-Terry log-likelihood.
 
     ``H = sum over comparisons p (1 - p) (e_w - e_l)(e_w - e_l)^T``
-    (README, "Build routes"), computed from the symmetric matrix of comparisons per
+    (docs/tiers-and-audit.md, "Build routes"), computed from the symmetric matrix of comparisons per
     pair in two array operations.
 
     Parameters

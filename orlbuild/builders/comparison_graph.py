@@ -1,7 +1,7 @@
 """The comparison graph of a query (networkx): components, lone items, cycles.
 
 Items in different connected components cannot be ordered against each other
-(README, "Build routes"); cycles of the majority-preference graph are listed
+(docs/tiers-and-audit.md, "Build routes"); cycles of the majority-preference graph are listed
 by the quality report, never hidden.
 """
 

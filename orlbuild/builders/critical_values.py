@@ -4,7 +4,7 @@ The ``simultaneous`` tiering separates an item from its tier leader only when
 ``|d| / se > c``, where ``c`` is chosen so that, if every item of the query
 had the same true strength, the largest studentized difference over *all*
 ``n (n - 1) / 2`` pairs would exceed ``c`` with probability ``sig``
-(README, "How tiers are decided and audited"; the single-step max-T of
+(docs/tiers-and-audit.md, "How tiers are decided and audited"; the single-step max-T of
 Westfall & Young 1993, ch. 2). Any split of an all-equal query needs some
 pair beyond ``c``, so the share of all-equal queries with a split is at most
 ``sig`` up to the Monte Carlo error of ``c``.

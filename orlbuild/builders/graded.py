@@ -1,4 +1,4 @@
-"""The graded route (README, "Build routes"): one tier per distinct positive grade.
+"""The graded route (docs/tiers-and-audit.md, "Build routes"): one tier per distinct positive grade.
 
 Several annotators per (query, item) are aggregated first:
 

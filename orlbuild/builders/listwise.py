@@ -1,4 +1,4 @@
-"""The listwise route (README, "Build routes").
+"""The listwise route (docs/tiers-and-audit.md, "Build routes").
 
 * ``direct``: one list per query used as is (its tiers are the ORL's tiers);
   decisions are recorded with the rule ``same annotator tier``.

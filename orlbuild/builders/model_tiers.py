@@ -1,4 +1,5 @@
-"""Tiers as model selection: the ``model`` tiering (README, "How tiers are decided and audited").
+"""Tiers as model selection: the ``model`` tiering (docs/tiers-and-audit.md, "How tiers are decided
+and audited").
 
 Items sorted by score are partitioned into contiguous groups of equal
 strength. A partition is fitted by maximum likelihood with one strength per

@@ -1,4 +1,4 @@
-"""Auditor overrides of a built ORL (README, "Audit").
+"""Auditor overrides of a built ORL (docs/tiers-and-audit.md, "Audit").
 
 An override never edits a build: the store copies the build into a new,
 derived build and applies one of these pure functions to the query's ORL.

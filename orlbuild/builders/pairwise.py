@@ -1,4 +1,4 @@
-"""The pairwise route (README, "Build routes"): ``bt`` or ``rank-centrality``."""
+"""The pairwise route (docs/tiers-and-audit.md, "Build routes"): ``bt`` or ``rank-centrality``."""
 
 from __future__ import annotations
 

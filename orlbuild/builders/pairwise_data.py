@@ -2,7 +2,7 @@
 
 choix has no tie model: a recorded tie between ``a`` and ``b`` is entered as
 one comparison each way, ``(a, b)`` and ``(b, a)``, the workaround its
-maintainer recommends (README, "Build routes"). Both halves keep the *unit*
+maintainer recommends (docs/tiers-and-audit.md, "Build routes"). Both halves keep the *unit*
 of the raw row they came from, so that a bootstrap resamples the tie as one
 observation.
 """
@@ -173,7 +173,7 @@ def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
 
     Every pair of items in one annotator's list with different tiers becomes
     one comparison (better tier wins); items in the same tier imply no
-    preference (README, "Build routes"). Each implied pair is its own
+    preference (docs/tiers-and-audit.md, "Build routes"). Each implied pair is its own
     resampling unit; the annotator is kept for clustering.
 
     Parameters

@@ -1,7 +1,7 @@
 """The parameters of a build: validated, with every default resolved.
 
 A build stores :meth:`BuildParameters.to_json` so that it can be repeated
-exactly (README, "Audit"). Defaults that depend on the method
+exactly (docs/tiers-and-audit.md, "Audit"). Defaults that depend on the method
 (uncertainty, solver) or on the data (listwise ``direct`` versus ``bt``) are
 filled in by :func:`resolve_parameters` before anything is built.
 """
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Default regularisation strength ``c``; choix receives ``alpha = c / n_items``
-#: so that the pseudo-evidence per item stays constant as queries grow (README,
+#: so that the pseudo-evidence per item stays constant as queries grow (docs/tiers-and-audit.md,
 #: "Build routes"). With ILSR, ``alpha`` acts like ``alpha * (w_i + w_j)``
 #: virtual wins each way between every pair, so each item carries about
 #: ``2 c`` virtual comparisons in total whatever the number of items (one with the
@@ -56,7 +56,8 @@ METHODS: dict[str, tuple[str, ...]] = {
     Source.pairwise.value: (Method.bt.value, Method.rank_centrality.value),
 }
 GRADE_AGGREGATES = values(GradeAggregate)
-#: ``--tiering`` procedures, the default first (README, "How tiers are decided and audited").
+#: ``--tiering`` procedures, the default first (docs/tiers-and-audit.md, "How tiers are decided and
+#: audited").
 TIERINGS = values(TieringProcedure)
 #: What a stored build made before ``--tiering`` existed used: the leader test.
 LEGACY_TIERING = "leader"
@@ -291,7 +292,8 @@ def resolve_parameters(
 
 def _default_cluster(source: str, method: str, uncertainty: str) -> str:
     """Lists expanded into pairs cluster by annotator by default: one annotator's
-    implied pairs are not independent (README, "How tiers are decided and audited")."""
+    implied pairs are not independent (docs/tiers-and-audit.md, "How tiers are decided and
+    audited")."""
     if source == "listwise" and method == "bt" and uncertainty == "fisher":
         return "annotators"
     return "none"

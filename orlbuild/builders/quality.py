@@ -1,4 +1,4 @@
-"""Quality checks of a build (README, "Quality checks").
+"""Quality checks of a build (docs/tiers-and-audit.md, "Quality checks").
 
 * comparison counts per item and per pair, items under ``min_comparisons`` flagged;
 * agreement: the share of raw preferences consistent with the ORL, overall

@@ -1,6 +1,6 @@
 """Seeded Bradley-Terry simulations with known tiers, and the calibration of tierings.
 
-``orlbuild calibrate`` and the tests use the same simulator (README, "How
+``orlbuild calibrate`` and the tests use the same simulator (docs/tiers-and-audit.md, "How
 tiers are decided and audited"):
 
 * **all-equal queries**: ``n`` items (uniform in ``items``), every pair

@@ -1,4 +1,4 @@
-"""``--tiering``: the procedures that decide tiers from a query's scores (README,
+"""``--tiering``: the procedures that decide tiers from a query's scores (docs/tiers-and-audit.md,
 "How tiers are decided and audited").
 
 Each takes the query's items, their uncertainty, the score model, the

@@ -1,6 +1,6 @@
 """From a score model of one query to its tiered ORL, with every failure explicit.
 
-The steps (README, "Build routes" and "How tiers are decided and audited"):
+The steps (docs/tiers-and-audit.md, "Build routes" and "How tiers are decided and audited"):
 
 1. items that appear in no comparison fail the query;
 2. a disconnected comparison graph fails the query listing its components,

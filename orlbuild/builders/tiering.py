@@ -1,4 +1,5 @@
-"""The leader walk that turns scores into tiers (README, "How tiers are decided and audited").
+"""The leader walk that turns scores into tiers (docs/tiers-and-audit.md, "How tiers are decided and
+audited").
 
 Walk the items best first; the first item opens tier 1 and is its leader;
 each next item is compared with the current tier's leader and joins the tier

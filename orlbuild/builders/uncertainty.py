@@ -1,4 +1,5 @@
-"""Uncertainty of item scores and the tests of score differences (README, "Build routes").
+"""Uncertainty of item scores and the tests of score differences (docs/tiers-and-audit.md, "Build
+routes").
 
 Three estimators, all returning a :class:`ScoreUncertainty`:
 
@@ -120,7 +121,7 @@ def ep_uncertainty(counts: FloatArray, *, alpha: float) -> ScoreUncertainty:
     The scores are the posterior mean under a Gaussian prior of precision
     ``alpha`` and the tests use the posterior covariance (centred). About 30
     times slower than :func:`fisher_uncertainty`; offered as an option
-    (README, "Build routes").
+    (docs/tiers-and-audit.md, "Build routes").
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """``orlbuild compare``: every pair of systems, per measure, tested; the systems in tiers.
 
-README "Comparing many systems": the studentized step-down randomized Tukey
+docs/comparing-systems.md, "Comparing many systems": the studentized step-down randomized Tukey
 HSD (``max-t``) by default for more than two systems, the paired randomization
 test for two; the number of draws is raised (and said so) when it could not
 reach a rejection.

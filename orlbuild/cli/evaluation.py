@@ -261,7 +261,7 @@ def _emit_many(
     title: str,
     compare: dict[str, Any] | None,
 ) -> None:
-    """Several runs: a systems x measures table (README, "Evaluating files")."""
+    """Several runs: a systems x measures table (docs/evaluating-files.md, "Evaluating files")."""
     import pandas as pd
 
     from orlbuild.cli.score_tables import score_payload, score_report

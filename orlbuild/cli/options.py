@@ -3,7 +3,7 @@
 Each option is an ``Annotated`` type whose choices come from the vocabulary
 that owns them (:mod:`scoring.vocabulary` for the scoring core's words,
 :mod:`orlbuild.vocabulary` for the builders'), so a Typer option, the
-pipeline TOML validator and the library accept the same words (README,
+pipeline TOML validator and the library accept the same words (docs/development.md,
 "Development"). This module loads no NumPy, pandas, SciPy or SQLAlchemy: a
 command's options are declared before its work is imported.
 """

@@ -20,7 +20,7 @@ orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args
 
 
 class ExportFormat(str, Enum):
-    """Formats of ``orl export`` (README, "Input formats": ORL exports)."""
+    """Formats of ``orl export`` (docs/input-formats.md, "Input formats": ORL exports)."""
 
     json = "json"
     tsv = "tsv"

@@ -53,7 +53,7 @@ def get_state(ctx: typer.Context) -> AppState:
 def checked_output(ctx: typer.Context, path: Path | None) -> list[tuple[str, Path]]:
     """Refuse ``path`` before any work when it is the store or cannot be written.
 
-    Returns the protected files to pass on to the writer (README, "Output files").
+    Returns the protected files to pass on to the writer (docs/reliability.md, "Output files").
     """
     from orlbuild.output_files import check_output, sqlite_store_files
 

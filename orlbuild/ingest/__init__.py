@@ -1,4 +1,5 @@
-"""Ingestion of judgments (listwise, pairwise, graded) and system runs (README, "Input formats").
+"""Ingestion of judgments (listwise, pairwise, graded) and system runs (docs/input-formats.md,
+"Input formats").
 
 The names below are loaded on first use (PEP 562), so that reading files
 (``orlbuild eval``) does not import the store and SQLAlchemy.

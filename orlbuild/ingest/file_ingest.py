@@ -3,7 +3,7 @@
 :func:`orlbuild.ingest.reading.read_input` streams and checks the file
 completely; only then is it written, so any error leaves the store untouched.
 Identical content already stored is reported and skipped when this reading
-keeps the same rows (README, "Input formats"); read another way it is refused.
+keeps the same rows (docs/input-formats.md, "Input formats"); read another way it is refused.
 This is the one ingest module that touches the store.
 """
 
@@ -146,7 +146,8 @@ def ingest_file(
     on_write: Callable[[int, int], None] | None = None,
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> IngestResult:
-    """Read, validate and store one file of judgments or one run (README, "Input formats").
+    """Read, validate and store one file of judgments or one run (docs/input-formats.md, "Input
+    formats").
 
     Parameters
     ----------
@@ -175,7 +176,7 @@ def ingest_file(
         batch is written (the second phase of a progress display).
     score_precision
         Runs only: scores compared as float32 (default) or float64 when
-        ``keep-first`` orders repeated lines (README, "Score precision").
+        ``keep-first`` orders repeated lines (docs/evaluating-files.md, "Score precision").
 
     Returns
     -------

@@ -416,9 +416,9 @@ def _check_run(
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
-    "First" follows the run ordering of README, "Conventions and caveats":
+    "First" follows the run ordering of docs/conventions.md, "Conventions and caveats":
     highest score first (lowest rank when the run has no scores), earlier line
-    on ties. Scores are compared at ``precision`` (README, "Score precision"):
+    on ties. Scores are compared at ``precision`` (docs/evaluating-files.md, "Score precision"):
     two scores equal as float32 tie under ``float32`` (trec_eval <= 9.0.8), so
     the earlier line survives; the stored scores keep their full precision.
     """

@@ -1,4 +1,5 @@
-"""Read and validate one input file of any kind, without storing it (README, "Input formats").
+"""Read and validate one input file of any kind, without storing it (docs/input-formats.md, "Input
+formats").
 
 :func:`read_input` streams a file once (hashing, decoding and parsing in
 chunks) and checks it completely; :mod:`orlbuild.ingest.file_ingest` stores
@@ -56,7 +57,7 @@ TABULAR_FORMATS = (InputFormat.tsv, InputFormat.csv, InputFormat.jsonl)
 
 
 def kind_formats(kind: str) -> tuple[InputFormat, ...]:
-    """The ``--format`` values that apply to ``kind`` (README, "Input formats").
+    """The ``--format`` values that apply to ``kind`` (docs/input-formats.md, "Input formats").
 
     The kind's own headerless format (``qrels``, ``trec``), the tabular
     syntaxes, then its other shapes: named ones (``arena``) and headerless

@@ -14,7 +14,7 @@ A kind may accept several *shapes* (pairwise: native, arena, ...): the header
 mixes two is an error naming the columns found and the shapes accepted. A
 column no shape uses is reported in ``notes`` (or, when it looks like a typo of
 an absent column, is an error): nothing the user gave is dropped silently
-(README "Input formats").
+(docs/input-formats.md, "Input formats").
 
 Every value comes out as a string (missing optional columns are absent, empty
 cells are ``""``), each row with the number of the physical line it starts on,
@@ -205,7 +205,7 @@ def choose_layout(
     Returns
     -------
     RecordLayout
-        The matching shape (README "Input formats": which pairwise shape).
+        The matching shape (docs/input-formats.md, "Input formats": which pairwise shape).
 
     Raises
     ------
@@ -272,7 +272,7 @@ def unused_columns(
     Returns
     -------
     list of str
-        The names to report as ignored (README "Input formats": columns the
+        The names to report as ignored (docs/input-formats.md, "Input formats": columns the
         shape does not use).
 
     Raises

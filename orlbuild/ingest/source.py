@@ -5,7 +5,7 @@ batch's provenance key) and decoded as UTF-8 in blocks, then split into
 physical lines; a byte that is not UTF-8 is reported with its line number, and
 a UTF-8 byte-order mark at the start is dropped.
 
-Compressed input (README, "Input formats"): a gzip or bz2 stream is recognised
+Compressed input (docs/input-formats.md, "Input formats"): a gzip or bz2 stream is recognised
 by its first bytes, whatever the file is called, and decompressed while it is
 read (never whole in memory). The hash is that of the decompressed content,
 so the same data stored plain or compressed is recognised as the same batch.
@@ -57,14 +57,14 @@ BLOCK_BYTES = 1 << 20
 
 
 class InputFormat(str, Enum):
-    """File formats of README, "Input formats" (``--format`` values)."""
+    """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
 
     tsv = "tsv"
     csv = "csv"
     jsonl = "jsonl"
     qrels = "qrels"
     trec = "trec"
-    # Pairwise shapes (README "Input formats"): arena is tabular (syntax from the
+    # Pairwise shapes (docs/input-formats.md, "Input formats"): arena is tabular (syntax from the
     # extension), the other two are headerless and whitespace-separated.
     arena = "arena"
     prefs_release = "prefs-release"
@@ -263,7 +263,8 @@ _INTEGER_FIELD = re.compile(r"[+-]?\d+")
 
 
 def sniff_trec(first_line: str | None) -> InputFormat | None:
-    r"""A TREC qrels or run line, recognised as trec_eval reads them (README, "Input formats").
+    r"""A TREC qrels or run line, recognised as trec_eval reads them (docs/input-formats.md, "Input
+    formats").
 
     ``query iteration item grade`` (four whitespace-separated fields, an
     integer grade) is qrels; ``query Q0 item rank score tag`` (six fields, an

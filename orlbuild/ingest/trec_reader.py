@@ -1,4 +1,4 @@
-"""C-speed reading of TREC qrels and runs (README, "Evaluating files").
+"""C-speed reading of TREC qrels and runs (docs/evaluating-files.md, "Evaluating files").
 
 ``orlbuild eval`` reads whole TREC files with pandas' C parser: one pass,
 identifiers as strings, numbers parsed in C. The fast path is all-or-nothing: when it meets anything

@@ -1,14 +1,14 @@
 """Reading ORLs and runs straight from files, without a database (``orlbuild eval``).
 
-ORL files (README, "Input formats"): TREC qrels or a graded table (converted by the graded
-route, native grades kept), a ``query item rank`` table (read with the
+ORL files (docs/input-formats.md, "Input formats"): TREC qrels or a graded table (converted by the
+graded route, native grades kept), a ``query item rank`` table (read with the
 listwise rules: ranks consecutive from 1 per query), or the JSON export
 ``{"build": {...}, "queries": {query: {item: rank}}}``. Runs: TREC runs or
 ``query, item, rank[, score]`` tables. Files are read and validated by the
 same code as ``orlbuild ingest``, so every error names the file, line and value.
 
 TREC qrels and runs are recognised by their content whatever the file is
-called, and ``.gz``/``.bz2`` files are read directly (README, "Evaluating
+called, and ``.gz``/``.bz2`` files are read directly (docs/evaluating-files.md, "Evaluating
 files"). Good TREC files are read by the C-speed reader of
 :mod:`orlbuild.ingest.trec_reader`; anything it cannot vouch for is read again by the
 line-exact ingest reader, whose error names the line.
@@ -48,7 +48,7 @@ class ParsedFile:
     dropped
         Rows dropped by ``--duplicates keep-first``.
     notes
-        The reader's warnings, e.g. columns the kind does not use (README,
+        The reader's warnings, e.g. columns the kind does not use (docs/input-formats.md,
         "Input formats": never dropped without a word).
     """
 
@@ -241,7 +241,7 @@ def read_run_file(
 ) -> pd.DataFrame:
     """A run as a ``query, item, score`` (or ``query, item, rank``) DataFrame.
 
-    Runs with scores are ordered by score (README, "Score precision"); runs
+    Runs with scores are ordered by score (docs/evaluating-files.md, "Score precision"); runs
     without any score by their rank column. TREC runs are recognised by their
     content whatever the file is called; ``.gz``/``.bz2`` files are read
     directly. ``format_option`` is the option error hints name. The reader's

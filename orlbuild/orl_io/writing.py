@@ -1,4 +1,4 @@
-"""ORL export formats (README, "Input formats") and the diff of two builds.
+"""ORL export formats (docs/input-formats.md, "Input formats") and the diff of two builds.
 
 Inputs are the entry frames of the store (``query, item, rank, ...``).
 """
@@ -42,7 +42,7 @@ _SEPARATORS = {
 
 
 def _check_ids(entries: pd.DataFrame, fmt: str) -> None:
-    """Refuse ids the format cannot hold (README, "Input formats": ORL exports).
+    """Refuse ids the format cannot hold (docs/input-formats.md, "Input formats": ORL exports).
 
     A query or item id with a space would be split into more columns by every
     reader of a whitespace-separated file, so the export would not read back.
@@ -103,7 +103,7 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
         ``json`` (``{"build": {...}, "queries": {q: {item: rank}}}``), ``tsv``
         (``query item rank`` with a header), ``qrels`` (TREC qrels with
         ``grade = T - rank + 1``, so other tools can read an ORL) or
-        ``trec-prefs`` (trec_eval's ``-R prefs`` format, README "Input formats").
+        ``trec-prefs`` (trec_eval's ``-R prefs`` format, docs/input-formats.md, "Input formats").
     build
         Build metadata for the JSON form.
 

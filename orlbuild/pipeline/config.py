@@ -90,10 +90,12 @@ Source = Literal["listwise", "pairwise", "graded"]
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
 )
-"""Allowed ``format`` values per input kind (README, "Input formats"); omitted: by extension."""
+"""Allowed ``format`` values per input kind (docs/input-formats.md, "Input formats"); omitted: by
+extension."""
 
 BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(METHODS)
-"""Allowed ``method`` values per build source (README, "Build routes"); omitted: its default."""
+"""Allowed ``method`` values per build source (docs/tiers-and-audit.md, "Build routes"); omitted:
+its default."""
 
 #: Word-valued build parameters and their words: the builder's vocabularies. Which word
 #: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.

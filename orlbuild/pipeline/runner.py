@@ -229,7 +229,7 @@ def run_pipeline(
         Where the builds' queries, the systems' scoring and the power
         analysis's budgets run (``--jobs``/``--scheduler``); default: the
         config's ``[execution]``, else serially. Results are the same on any
-        executor (README, "Running on many cores or a cluster").
+        executor (docs/parallel.md, "Running on many cores or a cluster").
 
     Returns
     -------

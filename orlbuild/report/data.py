@@ -22,7 +22,7 @@ __all__ = ["OrlView", "ReportData", "TieDecisionView"]
 
 
 class TieDecisionView(Protocol):
-    """One audited tie-or-separate decision (README, "Audit")."""
+    """One audited tie-or-separate decision (docs/tiers-and-audit.md, "Audit")."""
 
     @property
     def leader(self) -> str: ...

@@ -39,7 +39,7 @@ __all__ = [
 HEATMAP_COLORMAP = "YlGnBu"
 
 #: Names (systems, measures, queries) are text: no mathtext (``$...$``) and no TeX, so a
-#: name like ``$x$`` is drawn as typed and never parsed (README, "Output files").
+#: name like ``$x$`` is drawn as typed and never parsed (docs/reliability.md, "Output files").
 PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
 
 F = TypeVar("F", bound=Callable[..., Any])

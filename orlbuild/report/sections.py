@@ -115,7 +115,7 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     """Per-system means with confidence intervals: a table and a forest plot.
 
     Each compared measure's mean column is followed by the system's ``tier``
-    and ``letters`` on that measure (README "Comparing many systems"), columns
+    and ``letters`` on that measure (docs/comparing-systems.md, "Comparing many systems"), columns
     of their own so that a reader can scan them down 60+ systems.
     """
     indexed = intervals.set_index(["system", "measure"])
@@ -531,8 +531,8 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
 
 def _procedure_text(decisions: Sequence[TieDecisionView]) -> str:
     """How the query's tiers were decided: the procedure, its family and critical value
-    (or BIC penalty), read from the decisions' evidence (README, "How tiers are decided
-    and audited"); empty for rule-based decisions and records without evidence."""
+    (or BIC penalty), read from the decisions' evidence (docs/tiers-and-audit.md, "How tiers are
+    decided and audited"); empty for rule-based decisions and records without evidence."""
     for d in decisions:
         procedure = getattr(d, "procedure", None)
         if procedure is None:

@@ -289,7 +289,7 @@ def compare_scores(
     measures
         The measures to compare.
     compare
-        Test settings (README "Comparing many systems").
+        Test settings (docs/comparing-systems.md, "Comparing many systems").
     power
         Budgets, subsamples... of the power analysis; ``None`` skips it.
     advance
@@ -436,9 +436,9 @@ def evaluate_stored_build(
     systems
         Systems to score; default every system with a run in the build's collection.
     missing
-        ``zero`` or ``skip`` (README "Conventions and caveats").
+        ``zero`` or ``skip`` (docs/conventions.md, "Conventions and caveats").
     score_precision
-        Compare run scores as ``float32`` (default) or ``float64`` (README,
+        Compare run scores as ``float32`` (default) or ``float64`` (docs/evaluating-files.md,
         "Score precision").
     compare
         Test settings (default :class:`CompareSpec`).

@@ -3,7 +3,7 @@
 This module joins the store (:mod:`orlbuild.store.builds`, persistence only)
 and the builders (pure computation on plain frames): it reads a collection's
 judgments, runs the per-query work where the executor says (serially, on
-local processes or on a Dask cluster; README, "Running on many cores or a
+local processes or on a Dask cluster; docs/parallel.md, "Running on many cores or a
 cluster"), and writes the build in one transaction from this process. The
 CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 """
@@ -170,7 +170,7 @@ def _kept_computation(
     """Save a computed build that could not be stored as an ORL JSON file; the error names it.
 
     The file is the ``orl export --format json`` document (``"stored": false``),
-    which ``orlbuild eval`` reads as the ORL file (README, "When the database fails").
+    which ``orlbuild eval`` reads as the ORL file (docs/reliability.md, "When the database fails").
     """
     from orlbuild.orl_io.writing import export_orls
     from orlbuild.output_files import write_output
@@ -199,7 +199,7 @@ def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:
     """Refuse a pairwise-route build whose largest query would need too much memory.
 
     Checked on the judgments read, before the builders allocate anything
-    (:func:`orlbuild.limits.check_items_per_query`, README "Limits").
+    (:func:`orlbuild.limits.check_items_per_query`, docs/reliability.md, "Limits").
     """
     from orlbuild.builders.build import resolve_for_frame
 
@@ -394,7 +394,7 @@ def override_build(
     by = check_name(by, "--by")
     # A name follows the newest build of that name: when another override of the build
     # lands first (on another query), this one is derived from it, so both are kept.
-    # An id names one version: a concurrent derivation is refused (README, "Audit").
+    # An id names one version: a concurrent derivation is refused (docs/tiers-and-audit.md, "Audit").
     by_name = not str(build).strip().isdigit()
     for _ in range(_OVERRIDE_ATTEMPTS):
         try:

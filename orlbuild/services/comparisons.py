@@ -1,6 +1,6 @@
 """One path from per-query scores to paired panels, pairwise tests and power.
 
-Steps 2-4 of the evaluation use cases (README, "Comparing many systems"),
+Steps 2-4 of the evaluation use cases (docs/comparing-systems.md, "Comparing many systems"),
 shared by every front end whether the scores came from the store
 (:mod:`orlbuild.services.evaluations`: ``orlbuild score``, ``compare``,
 ``power``, ``report``, the pipeline) or from files (``orlbuild eval
@@ -107,7 +107,8 @@ def compare_panels(
     alpha: float = 0.05,
     seed: int = 0,
 ) -> SystemComparison:
-    """Every pair of systems tested per measure (README, "Comparing many systems").
+    """Every pair of systems tested per measure (docs/comparing-systems.md, "Comparing many
+    systems").
 
     Parameters are those of :func:`scoring.statistics.system_comparison`:
     ``None`` test is the studentized step-down Tukey HSD (``max-t``) for more

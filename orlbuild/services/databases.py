@@ -83,7 +83,7 @@ def open_database(
 def database_revision(url: str) -> str | None:
     """The schema revision of the database at ``url`` (``None``: no schema yet).
 
-    Only reads: an SQLite file is opened read-only (README, "When the database fails").
+    Only reads: an SQLite file is opened read-only (docs/reliability.md, "When the database fails").
     """
     engine = create_store_engine(url, read_only=True)
     try:

@@ -1,11 +1,11 @@
 """Evaluations: scoring systems against a stored build, and one path from scores to power.
 
 The use cases behind ``orlbuild score``, ``compare``, ``power``, ``report``
-and the pipeline's scoring step (README, "Comparing many systems"):
+and the pipeline's scoring step (docs/comparing-systems.md, "Comparing many systems"):
 
 1. **score** - a system's run (stored with ``orlbuild ingest run``, or read
    from a file) against the ORLs of one build, with
-   :func:`scoring.evaluate_run` (README, "Conventions and caveats");
+   :func:`scoring.evaluate_run` (docs/conventions.md, "Conventions and caveats");
    :func:`score_and_save` also keeps the result for ``orlbuild results``;
 2. **panels** - the per-query scores of several systems laid out as one
    paired panel per measure (:func:`panels_for_systems` scores stored runs
@@ -95,8 +95,8 @@ NAMED_IDS = 5
 #: Several systems are scored on a parallel executor, one task each, only when
 #: the first system's run has this many entries: shipping a run to a worker
 #: costs about half of scoring it, and on two processes runs of 500,000
-#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (README,
-#: "Running on many cores or a cluster").
+#: entries gained nothing while runs of 2,000,000 gained 1.2-1.5x (docs/performance.md,
+#: "Scoring several systems in parallel").
 SCORE_PARALLEL_MIN_ENTRIES = 1_000_000
 
 
@@ -117,7 +117,7 @@ class SystemScores:
         What :func:`scoring.evaluate_run` returned: per-query values,
         conventions, overlap warnings, missing queries.
     missing
-        ``zero`` or ``skip`` (README, "Conventions and caveats").
+        ``zero`` or ``skip`` (docs/conventions.md, "Conventions and caveats").
     run_file
         The file the run was read from, ``None`` for a stored run.
     """
@@ -211,7 +211,7 @@ def score_run(
         Build id or name.
     run
         The run as :func:`orlbuild.store.load_run` returns it; ordered by score
-        descending, ties by item id descending (README, "Score precision"), or
+        descending, ties by item id descending (docs/evaluating-files.md, "Score precision"), or
         by rank when some entry has no score
         (:func:`~orlbuild.store.read.run_order_column`). A run sharing no
         query with the ORLs is an :class:`InputError`.
@@ -225,7 +225,7 @@ def score_run(
         The file the run came from, if any (recorded by ``--save``).
     score_precision
         Compare run scores as ``float32`` (default, trec_eval <= 9.0.8) or
-        ``float64`` (trec_eval 10); README, "Score precision".
+        ``float64`` (trec_eval 10); docs/evaluating-files.md, "Score precision".
 
     Returns
     -------
@@ -258,7 +258,7 @@ def score_systems(
     serial run (every system is the same
     :func:`scoring.evaluate_run` call wherever it runs). One system is scored
     here: a run is not cut into query chunks, whose batch kernels would sum
-    in another order (README, "Running on many cores or a cluster").
+    in another order (docs/parallel.md, "Running on many cores or a cluster").
     Parameters as in :func:`score_run`.
     """
     if len(set(systems)) != len(systems):
@@ -274,7 +274,7 @@ def score_systems(
         return {}
     first = next(read(systems[:1]))
     tasks = itertools.chain([first], read(systems[1:]))
-    # Shipping a run costs about half of scoring it: only long runs gain (README,
+    # Shipping a run costs about half of scoring it: only long runs gain (docs/parallel.md,
     # "Running on many cores or a cluster"); the first run stands for the others.
     if _parallel(executor) and len(systems) > 1 and len(first.run) >= SCORE_PARALLEL_MIN_ENTRIES:
         start_workers(executor, ["orlbuild.services.evaluations", "scoring"])
@@ -354,7 +354,7 @@ def check_query_overlap(
     build_id: int,
     run_file: str | None = None,
 ) -> None:
-    """Refuse a run none of whose queries has an ORL (README, "Input formats", runs).
+    """Refuse a run none of whose queries has an ORL (docs/input-formats.md, "Input formats", runs).
 
     Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
     that is an error naming a few ids from each side, never a mean of 0.

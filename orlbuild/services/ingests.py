@@ -85,7 +85,7 @@ def ingest_unless_stored(
     system
         The system of a run.
     fmt
-        Input format (README, "Input formats"); ``None``: by extension.
+        Input format (docs/input-formats.md, "Input formats"); ``None``: by extension.
     progress
         Opens the progress bars of a file about to be read (not called for a
         file found stored).

@@ -3,7 +3,7 @@
 The use cases behind ``orlbuild orl list|show|export|diff``: each reads the
 store (:mod:`orlbuild.store.builds`) and hands back plain frames and records;
 the CLI only renders them. Export formats and the diff are those of
-:mod:`orlbuild.orl_io.writing` (README, "Input formats": ORL exports).
+:mod:`orlbuild.orl_io.writing` (docs/input-formats.md, "Input formats": ORL exports).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ same collection are stored once (a second ingest is a no-op). Deleting a
 batch deletes its facts (``ON DELETE CASCADE``); it is refused while anything
 outside the judgment tables refers to the batch (e.g. the ORL builds that read
 it), unless forced. Deleting a system's last run batch deletes the system too
-(README "Commands": no ghost system is scored or reported).
+(README.md, "A tour of the commands": no ghost system is scored or reported).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def run_content_key(sha256: str, system: str) -> str:
 
     The first system to store a run content keys its batch by the file's
     SHA-256; the same content stored for another system is keyed by this
-    digest of the file's SHA-256 and the system's name (README, "Input formats"),
+    digest of the file's SHA-256 and the system's name (docs/input-formats.md, "Input formats"),
     so that identical content under another ``--system`` creates that system
     while the store's one-batch-per-content rule still makes a repeated ingest
     for the same system a no-op.

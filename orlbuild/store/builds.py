@@ -1,6 +1,6 @@
 """ORL builds in the store: records, writing a build, reading it back.
 
-A build is immutable (README, "Audit"): once written, no function
+A build is immutable (docs/tiers-and-audit.md, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
 resolved (JSON), the package version, the seed, the ingest batches it read
 (id and content hash, kept even if a batch is later force-deleted), its ORL
@@ -125,7 +125,7 @@ def _now() -> datetime:
 # --- what a build hands to the store -------------------------------------------------------
 # The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
 # ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
-# persistence imports nothing from the computing layers (README, "Development").
+# persistence imports nothing from the computing layers (docs/development.md, "Development").
 
 
 class StoredParameters(Protocol):

@@ -4,7 +4,7 @@ Every store transaction (:func:`orlbuild.store.engine.write_transaction`, the
 schema migrations, opening the store) runs inside :func:`database_errors`, so
 a lock timeout, a read-only file, a full disk or a dropped PostgreSQL
 connection reach the user as one :class:`~orlbuild.errors.StoreError` line
-(README, "When the database fails"), never as a driver traceback. The
+(docs/reliability.md, "When the database fails"), never as a driver traceback. The
 transaction has been rolled back by then: nothing of it is stored.
 
 :func:`retry_on_disconnect` runs a write once more when the first attempt lost

@@ -315,7 +315,7 @@ class OrlEntry(Base):
 
 
 class TieDecisionRow(Base):
-    """One stored tie-or-separate decision (README, "Audit")."""
+    """One stored tie-or-separate decision (docs/tiers-and-audit.md, "Audit")."""
 
     __tablename__ = "tie_decisions"
     __table_args__ = (CheckConstraint("decision IN ('tied', 'separated')", name="decision"),)

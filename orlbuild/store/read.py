@@ -137,10 +137,11 @@ def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> lis
 
 
 def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
-    """``"score"`` when every entry of a run has a score, else ``"rank"`` (README, "Input formats").
+    """``"score"`` when every entry of a run has a score, else ``"rank"`` (docs/input-formats.md,
+    "Input formats").
 
     A run ingested without scores (``query, item, rank``) is ordered by its
-    rank column wherever it is scored (README "Input formats").
+    rank column wherever it is scored (docs/input-formats.md, "Input formats").
     """
     scores = run["score"].to_numpy(dtype=np.float64) if "score" in run else np.empty(0)
     return "score" if len(scores) and np.isfinite(scores).all() else "rank"
@@ -300,7 +301,7 @@ def load_run(
 
     The rows are returned as stored; ordering them for evaluation (score
     descending, ties by item id descending, or by rank) is the scorer's job
-    (README, "Conventions and caveats").
+    (docs/conventions.md, "Conventions and caveats").
 
     Returns
     -------

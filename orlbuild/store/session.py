@@ -29,8 +29,9 @@ def open_store(url: str, *, upgrade_if_empty: bool = False, read_only: bool = Fa
         the caller creates itself) to the newest revision first. A database
         with an older schema is never upgraded implicitly.
     read_only
-        Open an SQLite file read-only (for commands that only read; README,
-        "When the database fails"). ``mode=ro`` URIs are read-only anyway.
+        Open an SQLite file read-only, for commands that only read
+        (docs/reliability.md, "When the database fails"); ``mode=ro`` URIs are
+        read-only anyway.
 
     Returns
     -------

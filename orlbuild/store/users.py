@@ -4,7 +4,7 @@
 behind it), else the login name, else ``unknown``; the name is cut to the
 store's :data:`~orlbuild.store.models.NAME_LENGTH`. Every write of the store
 that records a person calls :func:`current_user`, so one person is stored
-under one name (README, "Audit").
+under one name (docs/tiers-and-audit.md, "Audit").
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""RDQ, CMP and rank correlations for ir_measures (README, "RDQ in ir_measures and PyTerrier").
+"""RDQ, CMP and rank correlations for ir_measures (docs/integrations.md, "RDQ in ir_measures and
+PyTerrier").
 
 Importing this module defines, through ir_measures' public extension point
 (:func:`ir_measures.define`), the measures ir_measures lacks:

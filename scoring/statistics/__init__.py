@@ -1,4 +1,5 @@
-"""Significance tests, system tiers, power and stability (README "Comparing many systems").
+"""Significance tests, system tiers, power and stability (docs/comparing-systems.md, "Comparing many
+systems").
 
 Pure NumPy/SciPy/pandas: nothing here imports :mod:`orlbuild`. The input is a
 per-query score panel, a DataFrame with one column per system and one row per

@@ -1,4 +1,5 @@
-"""Compare every pair of systems on every measure (README "Comparing many systems").
+"""Compare every pair of systems on every measure (docs/comparing-systems.md, "Comparing many
+systems").
 
 For each measure the systems' per-query scores form a :class:`ScorePanel`;
 :func:`~scoring.statistics.procedures.plan_test` chooses the test and its
@@ -139,7 +140,8 @@ def system_comparison(
     alpha: float = 0.05,
     seed: int | None = None,
 ) -> SystemComparison:
-    """Test every pair of systems, per measure (README "Comparing many systems").
+    """Test every pair of systems, per measure (docs/comparing-systems.md, "Comparing many
+    systems").
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Studentized step-down randomized Tukey HSD: the permutation max-T test.
 
-README "Comparing many systems" (``--test max-t``). The permutations are those
+docs/comparing-systems.md, "Comparing many systems" (``--test max-t``). The permutations are those
 of randomized Tukey HSD (:mod:`scoring.statistics.tukey`): under the null
 hypothesis that the systems are interchangeable, each of ``B`` permutations
 shuffles every query's scores across the systems independently. Two things

@@ -4,7 +4,7 @@ Each test maps per-query system scores ``(n_queries, n_systems)`` and the pair
 index ``(a, b)`` to one two-sided p-value per pair. ``randomization`` (the
 paired sign-flip test), ``t`` (Student's paired t-test), ``tukey-hsd``
 (randomized Tukey HSD) and ``max-t`` (its studentized step-down form), whose
-p-values are family-wise adjusted over all pairs, are available; README
+p-values are family-wise adjusted over all pairs, are available; docs/comparing-systems.md,
 "Comparing many systems" says which to choose.
 """
 

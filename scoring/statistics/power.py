@@ -1,4 +1,5 @@
-"""Discriminative power, power@n and ranking stability (README "Comparing many systems").
+"""Discriminative power, power@n and ranking stability (docs/comparing-systems.md, "Comparing many
+systems").
 
 For each query budget ``n``, ``S`` random query subsets of size ``n`` are drawn
 without replacement. On each subset every pair of systems is tested (one shared

@@ -1,6 +1,6 @@
 """Which significance test and correction compare the systems, and with how many draws.
 
-README "Comparing many systems": the names of the tests and corrections live
+docs/comparing-systems.md, "Comparing many systems": the names of the tests and corrections live
 here once (the CLI options and the pipeline config take them from these
 enums), the default test depends on the number of systems, and
 :func:`plan_test` makes sure that no configuration that cannot reject runs
@@ -57,7 +57,7 @@ def default_test(n_systems: int) -> SignificanceTest:
     ``max-t`` rather than ``tukey-hsd``: at the same family-wise error it finds
     at least as many truly different pairs as the sign-flip test with Holm, at
     every spread of true means measured, where ``tukey-hsd`` finds fewer once
-    the means spread widely (README "Comparing many systems").
+    the means spread widely (docs/comparing-systems.md, "Comparing many systems").
     """
     return SignificanceTest.max_t if n_systems > 2 else SignificanceTest.randomization
 

@@ -1,7 +1,7 @@
 """Paired two-sided randomization (sign-flip) test, vectorised over system pairs.
 
-README "Comparing many systems": under the null hypothesis that two systems are exchangeable
-on every query, the sign of each per-query difference is a fair coin. The
+docs/comparing-systems.md, "Comparing many systems": under the null hypothesis that two systems are
+exchangeable on every query, the sign of each per-query difference is a fair coin. The
 statistic is the mean difference; ``B`` random sign vectors give the
 Monte Carlo p-value ``p = (1 + #{|mean_b| >= |mean_obs|}) / (B + 1)``.
 

@@ -1,7 +1,7 @@
 """Ranking stability: Kendall's tau between subset and full-query system orderings.
 
-README "Comparing many systems": for a query budget ``n``, the systems are ordered by their
-mean score on each random subset of ``n`` queries and compared with the
+docs/comparing-systems.md, "Comparing many systems": for a query budget ``n``, the systems are
+ordered by their mean score on each random subset of ``n`` queries and compared with the
 ordering on all queries by Kendall's tau (tau-b, which handles tied means).
 The curve of mean tau against the budget is summarised by the smallest budget
 whose mean tau reaches 0.8 and by the normalised area under the curve.

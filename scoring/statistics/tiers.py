@@ -1,4 +1,5 @@
-"""System tiers and the compact letter display (README "Comparing many systems").
+"""System tiers and the compact letter display (docs/comparing-systems.md, "Comparing many
+systems").
 
 Both read the significance verdicts of one measure's pairs:
 

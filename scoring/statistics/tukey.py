@@ -1,6 +1,6 @@
 """Randomized Tukey HSD over all pairs of systems (Carterette, TOIS 2012).
 
-README "Comparing many systems": under the null hypothesis that all systems
+docs/comparing-systems.md, "Comparing many systems": under the null hypothesis that all systems
 are equal, the system labels are exchangeable within each query. Each of ``B``
 permutations shuffles every query's scores across the systems independently;
 the statistic of a permutation is the range (largest minus smallest) of the

@@ -18,11 +18,9 @@ Targets (issue 11):
 
 * ``speed``: on a 600,000-line run (6,000 queries x 100 documents, graded
   qrels), nDCG@10 and AP: ``orlbuild eval`` / ``ir_measures`` CLI <= 1.0 and
-  ``orlbuild eval`` / trec_eval <= 2.0. The C trec_eval binary cannot be had
-  on this machine: no PyPI or Debian package ships it, and the source
-  packages of pytrec_eval and pytrec-eval-terrier download trec_eval's source
-  from its repository at build time, which this machine cannot reach. So
-  trec_eval is stood in for by pytrec_eval - trec_eval 9.0.8 compiled in -
+  ``orlbuild eval`` / trec_eval <= 2.0. No PyPI or Debian package ships the
+  C trec_eval binary, so trec_eval is stood in for by pytrec_eval - trec_eval
+  9.0.8 compiled in -
   run as a whole process that parses the files with its own C parser and
   evaluates.
 * ``startup``: ``orlbuild --help`` and ``--version`` <= 5x ``python3 -c pass``.

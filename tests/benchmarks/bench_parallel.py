@@ -1,4 +1,4 @@
-"""Benchmark of per-query work on many cores and on a Dask cluster (README, "Running on
+"""Benchmark of per-query work on many cores and on a Dask cluster (docs/parallel.md, "Running on
 many cores or a cluster").
 
 Measured side by side in one run, on the same generated data:

@@ -1,7 +1,7 @@
 """Benchmark: power/stability analysis at the paper's scale, against a per-pair loop.
 
-Paper scale (README, "Comparing many systems"; issue 5): 5,000 queries, 12 systems (66 pairs),
-300 subsamples per budget, 1,000 permutations, budgets 25..500 step 25, one
+Paper scale (docs/comparing-systems.md, "Comparing many systems"; issue 5): 5,000 queries, 12
+systems (66 pairs), 300 subsamples per budget, 1,000 permutations, budgets 25..500 step 25, one
 measure; it must finish in under 2 minutes on a 2-core machine.
 
 The peer is the straightforward implementation: for every subsample and every

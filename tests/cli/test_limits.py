@@ -1,4 +1,4 @@
-"""Limits are checked before any work starts, as one line (README, "Limits").
+"""Limits are checked before any work starts, as one line (docs/reliability.md, "Limits").
 
 Seeds, names, permutations, scheduler addresses, database URLs and the items
 per query of the pairwise routes: each out-of-range value is ``Error: ...`` on

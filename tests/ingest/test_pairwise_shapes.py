@@ -1,4 +1,5 @@
-"""The pairwise shapes other tools publish (README "Input formats"), golden files and refusals."""
+"""The pairwise shapes other tools publish (docs/input-formats.md, "Input formats"), golden files
+and refusals."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The same bytes read another way are not "already stored" (README, "Input formats").
+"""The same bytes read another way are not "already stored" (docs/input-formats.md, "Input
+formats").
 
 A batch is found by the SHA-256 of its content; since migration 0005 it also
 keeps a digest of the rows its reading kept. Re-ingesting identical content is

@@ -1,7 +1,7 @@
 """Reading an input file needs no store: ``orlbuild eval`` on TSV files loads no SQLAlchemy.
 
 :mod:`orlbuild.ingest.reading` reads and validates; only
-:mod:`orlbuild.ingest.file_ingest` writes the store (README, "Development").
+:mod:`orlbuild.ingest.file_ingest` writes the store (docs/development.md, "Development").
 """
 
 from __future__ import annotations

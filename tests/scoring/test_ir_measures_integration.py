@@ -128,14 +128,14 @@ def test_scoring_does_not_import_ir_measures() -> None:
 
 
 def test_readme_block_runs_and_is_five_lines() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme.split("## RDQ in ir_measures and PyTerrier", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).parents[2] / "docs" / "integrations.md").read_text()
+    section = page.split("# RDQ in ir_measures and PyTerrier", 1)[1].split("\n## ", 1)[0]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
     lines = [line for line in code.splitlines() if line.strip()]
     assert len(lines) == 5
     namespace: dict[str, object] = {}
     last = lines[-1]
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/integrations.md", "exec"), namespace)
     result = eval(last, namespace)
     assert result[RDQ_m2_a1 @ 10] < 1.0  # the run inverts the two tiers
     assert result[KendallTau] == pytest.approx(-1.0)

@@ -1,4 +1,4 @@
-"""ORL validation and constructors (README, "The ORL")."""
+"""ORL validation and constructors (docs/measures.md, "The ORL")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property tests over the whole measure registry (README, "RDQ": bounded, ideal = 1)."""
+"""Property tests over the whole measure registry (docs/measures.md, "RDQ": bounded, ideal = 1)."""
 
 from __future__ import annotations
 

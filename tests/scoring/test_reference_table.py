@@ -1,4 +1,5 @@
-"""README, "Reference values": the reference table as a golden data file, via the public API."""
+"""docs/measures.md, "Reference values": the reference table as a golden data file, via the public
+API."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ def test_reference_rank_correlations(case: dict[str, Any]) -> None:
 
 
 def test_m2_documented_difference_from_the_paper() -> None:
-    """README, "RDQ" (M2 caveat): paper 0.9733 for Exp4, M2 alpha=4; this form gives 0.9743."""
+    """docs/measures.md, "RDQ" (M2 caveat): paper 0.9733 for Exp4, M2 alpha=4; this form gives
+    0.9743."""
     orl = ORL.from_ranked_list([f"d{i}" for i in range(1, 21)])
     value = rdq(orl, ["d1", "d2", "d3", "d4", "d20"], 5, alpha=4.0)
     assert round(value, 4) == 0.9743

@@ -1,4 +1,4 @@
-"""Layer rules of the evaluation slice (README, "Development"), checked on the source.
+"""Layer rules of the evaluation slice (docs/development.md, "Development"), checked on the source.
 
 ``store/evaluations.py`` persists and reads only: it imports no services,
 CLI, pipeline, builders or scoring. The evaluation front ends (CLI commands

@@ -164,7 +164,7 @@ def test_max_t_power_at_least_sign_flips_with_holm_at_raised_flips(spread: float
     0.130 / 0.138 / 0.116; 0.20: 0.260 / 0.248 / 0.241; 0.30: 0.460 / 0.398 /
     0.444; 0.50: 0.650 / 0.511 / 0.646. The single-step Tukey HSD loses to
     Holm once the means spread widely; the studentized step-down does not
-    (README "Comparing many systems"; 100 experiments each in
+    (docs/comparing-systems.md, "Comparing many systems"; 100 experiments each in
     ``tests/benchmarks/bench_max_t_power.py``).
     """
     rng = np.random.default_rng(int(spread * 1000))

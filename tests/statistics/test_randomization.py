@@ -1,4 +1,4 @@
-"""Paired randomization and t-tests (README "Comparing many systems")."""
+"""Paired randomization and t-tests (docs/comparing-systems.md, "Comparing many systems")."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_equal_means_with_unequal_spreads_is_a_documented_limitation() -> None:
     8 systems with equal means but per-query noise sd from 0.05 to 0.25 (50
     queries, 200 experiments): Tukey HSD finds some pair significant in 10.5%
     of the experiments, sign flips + Holm (each pair tested on its own
-    differences) in 5.5% (README "Comparing many systems").
+    differences) in 5.5% (docs/comparing-systems.md, "Comparing many systems").
     """
     rng = np.random.default_rng(5)
     tukey = holm = 0

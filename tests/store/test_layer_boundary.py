@@ -1,4 +1,4 @@
-"""The store is persistence only: it imports no higher layer (README, "Development").
+"""The store is persistence only: it imports no higher layer (docs/development.md, "Development").
 
 ``orlbuild/store/`` may import SQLAlchemy/Alembic, ``orlbuild.errors``, its own
 modules and the ``scoring`` data types, never ``orlbuild.builders``,
