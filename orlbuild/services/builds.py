@@ -394,7 +394,8 @@ def override_build(
     by = check_name(by, "--by")
     # A name follows the newest build of that name: when another override of the build
     # lands first (on another query), this one is derived from it, so both are kept.
-    # An id names one version: a concurrent derivation is refused (docs/tiers-and-audit.md, "Audit").
+    # An id names one version: a concurrent derivation is refused
+    # (docs/tiers-and-audit.md, "Audit").
     by_name = not str(build).strip().isdigit()
     for _ in range(_OVERRIDE_ATTEMPTS):
         try:
