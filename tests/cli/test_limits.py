@@ -51,23 +51,21 @@ def store(migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     return migrated_db_url
 
 
-@pytest.mark.parametrize(
-    ("args", "words"),
-    [
-        (("--seed", "-5"), ("--seed", str(SEED_MAX), "-5")),
-        (("--seed", str(2**70)), ("--seed", str(2**70))),
-        (("--name", "x" * 600), ("--name", "512", "600")),
-        (("--name", "   "), ("--name",)),
-        (("--scheduler", "file:///tmp/scheduler"), ("--scheduler", "tcp://")),
-        (("--scheduler", "tcp://host:port"), ("port",)),
-        (("--scheduler", "tcp://host:70000"), ("port",)),
-    ],
-)
-def test_build_limits_fail_before_the_build_is_computed(
-    store: str, args: tuple[str, ...], words: tuple[str, ...]
-) -> None:
-    code, out, err = cli(store, "build", "--source", "pairwise", *args)
-    _one_line(code, out, err, *words)
+BUILD_LIMITS = [
+    (("--seed", "-5"), ("--seed", str(SEED_MAX), "-5")),
+    (("--seed", str(2**70)), ("--seed", str(2**70))),
+    (("--name", "x" * 600), ("--name", "512", "600")),
+    (("--name", "   "), ("--name",)),
+    (("--scheduler", "file:///tmp/scheduler"), ("--scheduler", "tcp://")),
+    (("--scheduler", "tcp://host:port"), ("port",)),
+    (("--scheduler", "tcp://host:70000"), ("port",)),
+]
+
+
+def test_build_limits_fail_before_the_build_is_computed(store: str) -> None:
+    for args, words in BUILD_LIMITS:
+        code, out, err = cli(store, "build", "--source", "pairwise", *args)
+        _one_line(code, out, err, *words)
     assert cli_json(store, "orl", "list") == []
 
 
@@ -81,20 +79,20 @@ def test_the_largest_seed_is_accepted_and_stored(migrated_db_url: str, tmp_path:
     assert cli_json(migrated_db_url, "orl", "list")[0]["id"] == 1
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("power", "-b", "x", "-s", "a", "-m", "nDCG@10", "--permutations", str(10**12)),
-        ("compare", "-b", "x", "-s", "a", "-s", "b", "-m", "nDCG@10", "--seed", "-1"),
-        ("report", "-b", "x", "--seed", str(2**40)),
-        ("calibrate", "--seed", "-3"),
-    ],
-    ids=lambda a: a[0],
-)
-def test_evaluation_limits_are_one_line(store: str, args: tuple[str, ...]) -> None:
-    code, out, err = cli(store, *args)
-    _one_line(code, out, err)
-    assert str(PERMUTATIONS_MAX if "--permutations" in args else SEED_MAX) in err.replace(",", "")
+EVALUATION_LIMITS = [
+    ("power", "-b", "x", "-s", "a", "-m", "nDCG@10", "--permutations", str(10**12)),
+    ("compare", "-b", "x", "-s", "a", "-s", "b", "-m", "nDCG@10", "--seed", "-1"),
+    ("report", "-b", "x", "--seed", str(2**40)),
+    ("calibrate", "--seed", "-3"),
+]
+
+
+def test_evaluation_limits_are_one_line(store: str) -> None:
+    for args in EVALUATION_LIMITS:
+        code, out, err = cli(store, *args)
+        _one_line(code, out, err)
+        limit = PERMUTATIONS_MAX if "--permutations" in args else SEED_MAX
+        assert str(limit) in err.replace(",", ""), args
 
 
 def test_a_query_with_50000_items_is_refused_before_the_builders_allocate(
