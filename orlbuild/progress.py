@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -22,11 +21,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-
-class Advance(Protocol):
-    """Callable that moves a progress bar forward by ``n`` steps."""
-
-    def __call__(self, n: int = 1) -> None: ...
+#: Moves a progress bar forward by ``n`` steps.
+Advance = Callable[[int], None]
 
 
 @contextmanager
@@ -43,7 +39,7 @@ def progress_bar(total: int | None, description: str, *, quiet: bool = False) ->
     """
     enabled = not quiet and sys.stderr.isatty()
     if not enabled:
-        yield lambda n=1: None
+        yield lambda n: None
         return
     console = Console(file=sys.stderr)
     columns = (

@@ -1,10 +1,11 @@
-"""The words a build understands: one :class:`~enum.Enum` per option.
+"""The words orlbuild understands: one :class:`~enum.Enum` per option.
 
-``orlbuild build`` (its Typer options), the pipeline TOML validator
-(:mod:`orlbuild.pipeline.config`) and :func:`~orlbuild.builders.parameters.resolve_parameters`
-all take their allowed values from here, so the three cannot drift (docs/development.md,
-"Development"). Members are ``str`` enums: ``Uncertainty.ep == "ep"``, and the
-stored build parameters stay plain strings.
+The input kinds, the build options, the output and export formats: the Typer
+options, the pipeline TOML validator (:mod:`orlbuild.pipeline.config`) and
+:func:`~orlbuild.builders.parameters.resolve_parameters` all take their
+allowed values from here, so they cannot drift (docs/development.md, "Development"). The
+scoring words live in :mod:`scoring.vocabulary`. Members are ``str`` enums:
+``Uncertainty.ep == "ep"``, and the stored build parameters stay plain strings.
 """
 
 from __future__ import annotations
@@ -12,24 +13,76 @@ from __future__ import annotations
 from enum import Enum
 from types import MappingProxyType
 
+from scoring.vocabulary import Word
+
 __all__ = [
     "BUILD_OPTION_VALUES",
+    "DEFAULT_COLLECTION",
     "Cluster",
     "Disconnected",
+    "ExportFormat",
     "GradeAggregate",
+    "InputKind",
     "Method",
     "OnError",
+    "OutputFormat",
     "Resample",
+    "ScoresFileFormat",
     "SimulatedMethod",
     "Solver",
     "Source",
     "TieringProcedure",
     "Uncertainty",
+    "UndefinedPanels",
     "values",
 ]
 
 
-class Source(str, Enum):
+#: The collection judgments, runs and builds belong to when none is named.
+DEFAULT_COLLECTION = "default"
+
+
+class InputKind(Word):
+    """What an input file holds (``orlbuild ingest KIND``, the pipeline's ``[[inputs]] kind``)."""
+
+    listwise = "listwise"
+    pairwise = "pairwise"
+    graded = "graded"
+    run = "run"
+
+
+class OutputFormat(Word):
+    """``--format`` of every command that prints a table."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ScoresFileFormat(Word):
+    """``orlbuild results export --format``: per-query values (csv) or the full document."""
+
+    csv = "csv"
+    json = "json"
+
+
+class ExportFormat(Word):
+    """``orlbuild orl export --format`` (docs/input-formats.md, "Input formats": ORL exports)."""
+
+    json = "json"
+    tsv = "tsv"
+    qrels = "qrels"
+    trec_prefs = "trec-prefs"
+
+
+class UndefinedPanels(Word):
+    """A measure no query defines for every system: an error, or left out (the report)."""
+
+    error = "error"
+    drop = "drop"
+
+
+class Source(Word):
     """``--source``: which judgments a build reads."""
 
     graded = "graded"
@@ -37,7 +90,7 @@ class Source(str, Enum):
     pairwise = "pairwise"
 
 
-class Method(str, Enum):
+class Method(Word):
     """``--method``: how a build orders items; which apply to which source is ``METHODS`` in
     :mod:`orlbuild.builders.parameters`."""
 
@@ -49,14 +102,14 @@ class Method(str, Enum):
     rank_centrality = "rank-centrality"
 
 
-class SimulatedMethod(str, Enum):
+class SimulatedMethod(Word):
     """``orlbuild calibrate --method``: the pairwise methods the tiering simulation builds with."""
 
     bt = "bt"
     rank_centrality = "rank-centrality"
 
 
-class GradeAggregate(str, Enum):
+class GradeAggregate(Word):
     """``--grade-agg``: how the graded route combines annotators' grades (median first: default)."""
 
     median = "median"
@@ -65,7 +118,7 @@ class GradeAggregate(str, Enum):
     majority = "majority"
 
 
-class Uncertainty(str, Enum):
+class Uncertainty(Word):
     """``--uncertainty``: how item-score uncertainty is estimated (``none``: direct and graded)."""
 
     fisher = "fisher"
@@ -74,31 +127,30 @@ class Uncertainty(str, Enum):
     none = "none"
 
 
-class TieringProcedure(str, Enum):
+class TieringProcedure(Word):
     """``--tiering``: how tiers are decided from scored items, the default first
-    (docs/tiers-and-audit.md,
-    "How tiers are decided and audited")."""
+    (docs/tiers-and-audit.md, "How tiers are decided and audited")."""
 
     simultaneous = "simultaneous"
     model = "model"
     leader = "leader"
 
 
-class Cluster(str, Enum):
+class Cluster(Word):
     """``--cluster``: clustered sandwich covariance by annotator, or none."""
 
     none = "none"
     annotators = "annotators"
 
 
-class Resample(str, Enum):
+class Resample(Word):
     """``--resample``: the bootstrap unit."""
 
     comparisons = "comparisons"
     annotators = "annotators"
 
 
-class Solver(str, Enum):
+class Solver(Word):
     """``--solver``: Bradley-Terry / Plackett-Luce solver (``ilsr`` first: default)."""
 
     ilsr = "ilsr"
@@ -106,7 +158,7 @@ class Solver(str, Enum):
     mm = "mm"
 
 
-class Disconnected(str, Enum):
+class Disconnected(Word):
     """``--disconnected``: a query whose comparison graph is disconnected fails, or is tiered
     per component."""
 
@@ -114,19 +166,12 @@ class Disconnected(str, Enum):
     tiers = "tiers"
 
 
-class OnError(str, Enum):
+class OnError(Word):
     """``--on-error``: a query that cannot be ordered stops the build (nothing is stored), or is
-    skipped and listed.
-
-    ``"raise"``, the library's word before this vocabulary, still reads as ``stop``.
-    """
+    skipped and listed."""
 
     stop = "stop"
     skip = "skip"
-
-    @classmethod
-    def _missing_(cls, value: object) -> OnError | None:
-        return cls.stop if value == "raise" else None
 
 
 def values(vocabulary: type[Enum]) -> tuple[str, ...]:

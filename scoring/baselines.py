@@ -20,6 +20,8 @@ from scoring.errors import ScoringError
 from scoring.orl import ORL
 
 __all__ = [
+    "CorrelationMethod",
+    "Gain",
     "GradeSource",
     "RankCorrelation",
     "average_precision",
@@ -36,6 +38,7 @@ __all__ = [
 
 GradeSource = Literal["bi", "ic", "lc", "native"]
 Gain = Literal["exp", "linear"]
+CorrelationMethod = Literal["kendall", "spearman"]
 
 
 def grades_of(orl: ORL, grade: GradeSource) -> dict[str, float]:
@@ -201,7 +204,7 @@ def rank_correlation(
     ranking: Sequence[str],
     k: int | None = None,
     *,
-    method: Literal["kendall", "spearman"] = "kendall",
+    method: CorrelationMethod = "kendall",
 ) -> RankCorrelation:
     """Kendall's tau-b or Spearman's rho between candidate positions and ORL ranks.
 

@@ -121,6 +121,48 @@ class BatchData:
         return _scatter(j.rows, j.pos, True, self.shape, bool)
 
     @cached_property
+    def n_nonrelevant(self) -> np.ndarray:
+        """Per query, how many items were judged not relevant (:attr:`ORL.nonrelevant`)."""
+        return np.fromiter(
+            (len(o.nonrelevant) for o in self.orls), dtype=np.int64, count=len(self.orls)
+        )
+
+    @cached_property
+    def nonrelevant(self) -> np.ndarray:
+        """Whether each position holds the first occurrence of an item judged not relevant.
+
+        One hash look-up per candidate entry against the distinct judged
+        non-relevant items, as :func:`prepare_batch` does for the ORL items.
+        """
+        out = np.zeros(self.shape, dtype=bool)
+        if not self.n_nonrelevant.any():
+            return out
+        sizes = self.n_nonrelevant
+        owner = np.repeat(np.arange(len(sizes)), sizes)
+        judged = np.empty(int(sizes.sum()), dtype=object)
+        judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
+        codes, uniques = pd.factorize(judged)
+        run = self.rankings
+        run_codes = pd.Index(uniques).get_indexer(run.items)
+        known = np.flatnonzero(run_codes >= 0)
+        rows = np.searchsorted(run.offsets, known, side="right") - 1
+        width = len(uniques)
+        keys = rows * width + run_codes[known]
+        hit = np.isin(keys, owner * width + codes)
+        first = np.zeros(len(keys), dtype=bool)
+        first[np.unique(keys, return_index=True)[1]] = True  # entries are in run order
+        take = known[hit & first]
+        rows = rows[hit & first]
+        out[rows, take - run.offsets[rows]] = True
+        return out
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        """Whether each position holds the first occurrence of a judged item
+        (an ORL item or one judged not relevant)."""
+        return (self.ranks > 0) | self.nonrelevant
+
+    @cached_property
     def ideal_ranks(self) -> np.ndarray:
         """``g*`` (docs/measures.md, "RDQ"): each query's sorted ranks, then ``T+1, T+2, ...``."""
         j = self._join

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 import pandas as pd
@@ -17,24 +17,21 @@ import pandas as pd
 from scoring.batch import FlatRun, flatten_rankings, prepare_batch
 from scoring.errors import ScoringError
 from scoring.measures import Measure, parse_measures
+from scoring.messages import first_and_more
 from scoring.orl import ORL
 from scoring.run import (
     DEFAULT_SCORE_PRECISION,
     CodedRuns,
-    Duplicates,
     OrderBy,
-    ScorePrecision,
     check_score_precision,
     flat_run_from_frame,
     flat_run_from_scores,
     flat_runs_from_codes,
 )
-from scoring.vocabulary import Missing, MissingPolicy
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 __all__ = [
     "EvaluationResult",
-    "Missing",
-    "MissingPolicy",
     "check_query_overlap",
     "conventions",
     "evaluate",
@@ -44,8 +41,6 @@ __all__ = [
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
 
-#: How many ids an overlap message shows from each side.
-SHOWN_IDS = 5
 
 _PRECISION_TEXT = {
     "float32": "float32: scores compared as 32-bit floats, equal in float32 = tie "
@@ -55,9 +50,9 @@ _PRECISION_TEXT = {
 
 
 def conventions(
-    missing: Missing,
+    missing: MissingPolicy,
     order_by: str = "score",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> dict[str, str]:
     """The conventions an evaluation used, for machine-readable output."""
     return {
@@ -136,7 +131,7 @@ def _as_orl(query: str, value: Any) -> ORL:
     raise ScoringError(f"query {query!r}: expected an ORL or an item -> rank mapping")
 
 
-def _is_scored(run: Mapping[str, Any]) -> bool:
+def _is_scored(run: Mapping[str, Any]) -> TypeGuard[Mapping[str, Mapping[str, float]]]:
     """Whether a run maps queries to ``{item: score}`` (pytrec_eval's shape), not to lists."""
     first = next(iter(run.values()), None)
     return isinstance(first, Mapping)
@@ -159,13 +154,6 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     qarr = np.empty(len(queries), dtype=object)
     qarr[:] = list(queries)
     return FlatRun(qarr, offsets, items)
-
-
-def _shown(ids: Sequence[str]) -> str:
-    """The first few ids of a list, quoted, with how many more there are."""
-    head = ", ".join(repr(q) for q in ids[:SHOWN_IDS])
-    more = len(ids) - SHOWN_IDS
-    return head + (f" (and {more} more)" if more > 0 else "")
 
 
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
@@ -193,8 +181,8 @@ def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) 
     if not shared and orl_queries and run_queries:
         raise ScoringError(
             "the run and the ORLs share no query: run queries "
-            f"{_shown(list(run_queries))}; ORL queries "
-            f"{_shown(list(orl_queries))} (ids are compared exactly, "
+            f"{first_and_more(list(run_queries))}; ORL queries "
+            f"{first_and_more(list(orl_queries))} (ids are compared exactly, "
             "case included)"
         )
     absent = [q for q in orl_queries if q not in in_run]
@@ -202,7 +190,7 @@ def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) 
         return []
     return [
         f"{len(absent)} of {len(orl_queries)} ORL queries are missing from the run: "
-        f"{_shown(absent)}"
+        f"{first_and_more(absent)}"
     ]
 
 
@@ -211,10 +199,10 @@ def evaluate_run(
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> EvaluationResult:
     """Score a run against ORLs: one row per ORL query, one column per measure.
 
@@ -268,7 +256,7 @@ def evaluate_run(
     """
     setup = _Setup.of(orls, measures, missing, score_precision)
     if not isinstance(run, pd.DataFrame) and _is_scored(run):
-        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)  # type: ignore[arg-type]
+        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)
     elif isinstance(run, pd.DataFrame):
         flat = flat_run_from_frame(
             run,
@@ -278,7 +266,7 @@ def evaluate_run(
             score_precision=setup.precision,
         )
     else:
-        flat = flatten_rankings(run, depth=setup.bound)  # type: ignore[arg-type]
+        flat = flatten_rankings(cast(Mapping[str, Sequence[str]], run), depth=setup.bound)
     part = setup.part(flat)
     data = prepare_batch(part.orls, part.queries, part.flat, part.depth)
     values = {label: m.batch(data) for label, m in zip(setup.labels, setup.parsed, strict=True)}
@@ -290,8 +278,8 @@ def evaluate_runs(
     runs: Sequence[pd.DataFrame] | CodedRuns,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> list[EvaluationResult]:
     """:func:`evaluate_run` of several run tables against the same ORLs, scored together.
 
@@ -374,8 +362,8 @@ class _Setup:
     labels: list[str]
     parsed: list[Measure]
     bound: int | None
-    missing: Missing
-    precision: ScorePrecision
+    missing: MissingPolicy
+    precision: ScorePrecisionName
 
     @classmethod
     def of(
@@ -401,7 +389,7 @@ class _Setup:
             labels=labels,
             parsed=parsed,
             bound=bound,
-            missing=MissingPolicy(missing).literal,
+            missing=MissingPolicy(missing),
             precision=check_score_precision(score_precision),
         )
 
@@ -463,10 +451,10 @@ def evaluate(
     run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
     measures: Iterable[str | Measure],
     *,
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> pd.DataFrame:
     """Score a run against ORLs: :func:`evaluate_run` as a DataFrame.
 

@@ -14,12 +14,13 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from scoring import baselines
+from scoring import baselines, trec_measures
 from scoring.batch import BatchData
 from scoring.errors import ScoringError, UnknownMeasureError
 from scoring.orl import ORL
@@ -30,14 +31,25 @@ from scoring.weights import WEIGHT_PRESETS, Weights, resolve_weights
 __all__ = [
     "AP",
     "CMP",
+    "ERR",
     "MEASURES",
     "RBP",
     "RDQ",
     "RR",
+    "Bpref",
+    "IPrec",
+    "Judged",
     "KendallTau",
     "Measure",
+    "NumRel",
+    "NumRelRet",
+    "NumRet",
     "P",
+    "R",
+    "Rprec",
     "SpearmanRho",
+    "Success",
+    "infAP",
     "nDCG",
     "parse_measure",
     "parse_measures",
@@ -70,6 +82,10 @@ class Measure:
     PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {}
     #: Whether the measure needs ``@k``.
     NEEDS_CUTOFF: ClassVar[bool] = False
+    #: Whether the measure accepts ``@k`` as a cutoff at all.
+    TAKES_CUTOFF: ClassVar[bool] = True
+    #: A parameter that ``@value`` sets instead of a cutoff (ir_measures' ``AT_PARAM``).
+    AT_PARAM: ClassVar[str | None] = None
     #: Value range, for documentation and property tests.
     RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
@@ -77,10 +93,21 @@ class Measure:
         if self.cutoff is None:
             if self.NEEDS_CUTOFF:
                 raise ScoringError(f"{self.NAME} needs a cutoff, e.g. {self.NAME}@10")
+        elif not self.TAKES_CUTOFF:
+            raise ScoringError(f"{self.NAME} takes no cutoff (it reads the whole candidate)")
         elif isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
             raise ScoringError(
                 f"cutoff of {self.NAME} must be an integer >= 1, got {self.cutoff!r}"
             )
+
+    @classmethod
+    def pattern(cls) -> str:
+        """The name with its ``@`` part as ``orlbuild measures`` lists it: ``P@k``, ``AP[@k]``."""
+        if cls.AT_PARAM is not None:
+            return f"{cls.NAME}@{cls.AT_PARAM[0]}"
+        if not cls.TAKES_CUTOFF:
+            return cls.NAME
+        return cls.NAME + ("@k" if cls.NEEDS_CUTOFF else "[@k]")
 
     # --- evaluation -------------------------------------------------------------------
     def __call__(self, orl: ORL, ranking: Sequence[str]) -> float:
@@ -108,7 +135,7 @@ class Measure:
         """Parameters that differ from their defaults, in declaration order."""
         out = {}
         for f in fields(self):
-            if f.name == "cutoff":
+            if f.name in ("cutoff", self.AT_PARAM):
                 continue
             value = getattr(self, f.name)
             if value != f.default:
@@ -120,6 +147,8 @@ class Measure:
         body = self.NAME
         if params:
             body += "(" + ",".join(f"{k}={_fmt(v)}" for k, v in params.items()) + ")"
+        if self.AT_PARAM is not None:
+            return body + f"@{_fmt(getattr(self, self.AT_PARAM))}"
         return body + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
 
@@ -253,8 +282,8 @@ class RDQ(Measure):
 class nDCG(Measure):
     """Normalised DCG with ORL-derived (bi, ic, lc) or native grades, exp or linear gain."""
 
-    grade: str = "bi"
-    gain: str = "exp"
+    grade: baselines.GradeSource = "bi"
+    gain: baselines.Gain = "exp"
 
     NAME: ClassVar[str] = "nDCG"
     DESCRIPTION: ClassVar[str] = "normalised DCG; grade=bi|ic|lc|native, gain=exp|linear"
@@ -265,7 +294,7 @@ class nDCG(Measure):
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         k = self.cutoff if self.cutoff is not None else max(len(ranking), orl.n_items)
-        return baselines.ndcg(orl, ranking, k, grade=self.grade, gain=self.gain)  # type: ignore[arg-type]
+        return baselines.ndcg(orl, ranking, k, grade=self.grade, gain=self.gain)
 
     def depth(self, longest_run: int, largest_orl: int) -> int:
         return self.cutoff if self.cutoff is not None else max(longest_run, largest_orl, 1)
@@ -420,11 +449,11 @@ class _Correlation(Measure):
     """Shared batch path of the rank correlations: only defined rows are computed."""
 
     RANGE: ClassVar[tuple[float, float]] = (-1.0, 1.0)
-    METHOD: ClassVar[str] = "kendall"
+    METHOD: ClassVar[baselines.CorrelationMethod] = "kendall"
 
     def correlation(self, orl: ORL, ranking: list[str]) -> baselines.RankCorrelation:
         """Value and, when undefined, the reason."""
-        return baselines.rank_correlation(orl, ranking, self.cutoff, method=self.METHOD)  # type: ignore[arg-type]
+        return baselines.rank_correlation(orl, ranking, self.cutoff, method=self.METHOD)
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         return self.correlation(orl, ranking).value
@@ -454,12 +483,277 @@ class SpearmanRho(_Correlation):
 
     NAME: ClassVar[str] = "SpearmanRho"
     DESCRIPTION: ClassVar[str] = "Spearman rho vs the ORL; NaN unless same item set, >1 tier"
-    METHOD: ClassVar[str] = "spearman"
+    METHOD: ClassVar[baselines.CorrelationMethod] = "spearman"
+
+
+# --- trec_eval, gdeval and ir_measures measures ---------------------------------------
+# (docs/measures.md, "trec_eval, gdeval and ir_measures measures")
+def _nonnegative_unit(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"must lie in [0, 1], got {text!r}")
+    return value
+
+
+def _relevant(data: BatchData) -> np.ndarray:
+    """First occurrences of ORL items at every laid-out position."""
+    return data.ranks > 0
+
+
+@dataclass(frozen=True)
+class R(Measure):
+    """Recall at k: relevant items in the top k over ``|R|`` (trec_eval ``recall_k``)."""
+
+    NAME: ClassVar[str] = "R"
+    DESCRIPTION: ClassVar[str] = "recall: reference items in the top k / |R| (trec_eval recall_k)"
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.recall(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        return _relevance(data, self._k(data)).sum(axis=1) / data.n_ref
+
+
+@dataclass(frozen=True)
+class Rprec(Measure):
+    """R-precision: relevant items in the top ``|R|`` over ``|R|`` (trec_eval ``Rprec``)."""
+
+    NAME: ClassVar[str] = "Rprec"
+    DESCRIPTION: ClassVar[str] = "precision at depth |R| (trec_eval Rprec)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.r_precision(orl, ranking)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        within = data.positions[None, :] <= data.n_ref[:, None]
+        return (_relevant(data) & within).sum(axis=1) / data.n_ref
+
+
+@dataclass(frozen=True)
+class Success(Measure):
+    """1 when a relevant item is in the top k, else 0 (trec_eval ``success_k``)."""
+
+    NAME: ClassVar[str] = "Success"
+    DESCRIPTION: ClassVar[str] = "1 if a reference item is in the top k (trec_eval success_k)"
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.success(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        return np.minimum(_relevance(data, self._k(data)).sum(axis=1), 1.0)
+
+
+@dataclass(frozen=True)
+class Bpref(Measure):
+    """Binary preference over judged items (trec_eval ``bpref``)."""
+
+    NAME: ClassVar[str] = "Bpref"
+    DESCRIPTION: ClassVar[str] = "binary preference; judged non-relevant = grade 0 (trec_eval)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.bpref(orl, ranking)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        rel = _relevant(data)
+        above = np.cumsum(data.nonrelevant, axis=1)
+        cap = np.minimum(data.n_nonrelevant, data.n_ref)[:, None].astype(np.float64)
+        lost = np.divide(
+            np.minimum(above, data.n_ref[:, None]), cap, out=np.zeros(above.shape), where=cap > 0
+        )
+        return np.where(rel, 1.0 - lost, 0.0).sum(axis=1) / data.n_ref
+
+
+@dataclass(frozen=True)
+class infAP(Measure):
+    """Inferred average precision (trec_eval ``infAP``)."""
+
+    NAME: ClassVar[str] = "infAP"
+    DESCRIPTION: ClassVar[str] = "inferred AP; judged non-relevant = grade 0 (trec_eval infAP)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.inferred_ap(orl, ranking)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        rel = _relevant(data)
+        rel_above = np.cumsum(rel, axis=1) - rel
+        judged_above = rel_above + np.cumsum(data.nonrelevant, axis=1)
+        j = data.positions[None, :] - 1.0
+        eps = trec_measures.INFAP_EPSILON
+        expected = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (judged_above / np.maximum(j, 1.0)) * (
+            (rel_above + eps) / (judged_above + 2 * eps)
+        )
+        expected[:, 0] = 1.0
+        return np.where(rel, expected, 0.0).sum(axis=1) / data.n_ref
+
+
+@dataclass(frozen=True)
+class IPrec(Measure):
+    """Interpolated precision at a recall level, ``IPrec@0.5`` (trec_eval ``iprec_at_recall``)."""
+
+    recall: float = 0.0
+
+    NAME: ClassVar[str] = "IPrec"
+    DESCRIPTION: ClassVar[str] = "interpolated precision at recall r in [0,1] (trec_eval)"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {"recall": _nonnegative_unit}
+    TAKES_CUTOFF: ClassVar[bool] = False
+    AT_PARAM: ClassVar[str | None] = "recall"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.recall <= 1.0:
+            raise ScoringError(f"IPrec's recall level must lie in [0, 1], got {self.recall!r}")
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.interpolated_precision(orl, ranking, self.recall)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        found = np.cumsum(_relevant(data), axis=1)
+        needed = trec_measures.iprec_cutoff(self.recall, data.n_ref)
+        reach = data.filled & (found >= np.asarray(needed)[:, None])
+        return np.where(reach, found / data.positions[None, :], 0.0).max(axis=1, initial=0.0)
+
+
+@dataclass(frozen=True)
+class NumRet(Measure):
+    """Distinct items retrieved (trec_eval ``num_ret``)."""
+
+    NAME: ClassVar[str] = "NumRet"
+    DESCRIPTION: ClassVar[str] = "distinct items retrieved (trec_eval num_ret; a count)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.num_ret(ranking)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        run = data.rankings
+        codes, uniques = pd.factorize(run.items)
+        rows = np.repeat(np.arange(len(data.queries)), np.diff(run.offsets))
+        distinct = np.unique(rows * max(len(uniques), 1) + codes) // max(len(uniques), 1)
+        return np.bincount(distinct, minlength=len(data.queries)).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class NumRel(Measure):
+    """``|R|``, the query's reference items (trec_eval ``num_rel``)."""
+
+    NAME: ClassVar[str] = "NumRel"
+    DESCRIPTION: ClassVar[str] = "reference items |R| (trec_eval num_rel; a count)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.num_rel(orl)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        return data.n_ref.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class NumRelRet(Measure):
+    """Relevant items retrieved (trec_eval ``num_rel_ret``)."""
+
+    NAME: ClassVar[str] = "NumRelRet"
+    DESCRIPTION: ClassVar[str] = "reference items retrieved (trec_eval num_rel_ret; a count)"
+    TAKES_CUTOFF: ClassVar[bool] = False
+    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.num_rel_ret(orl, ranking)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        return _relevant(data).sum(axis=1).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class ERR(Measure):
+    """Expected reciprocal rank, gdeval's definition (grades up to 4)."""
+
+    grade: str = "auto"
+
+    NAME: ClassVar[str] = "ERR"
+    DESCRIPTION: ClassVar[str] = "expected reciprocal rank (gdeval); grade=auto|native|tiers"
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {
+        "grade": _choice("auto", "native", "tiers")
+    }
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.expected_reciprocal_rank(
+            orl,
+            ranking,
+            self.cutoff,
+            grade=self.grade,  # type: ignore[arg-type]
+        )
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        g = data.ranks[:, :k]
+        hit = g > 0
+        native = data.grades
+        has_native = np.fromiter((o.grades is not None for o in data.orls), bool, len(data.orls))
+        if self.grade == "native" or (self.grade == "auto" and has_native.all()):
+            for orl in data.orls:  # the checks (native grades present, at most 4)
+                trec_measures.err_grades(orl, "native")
+            assert native is not None
+            grades = np.where(hit, native[:, :k], 0.0)
+        elif self.grade == "tiers" or not has_native.any():
+            top = trec_measures.ERR_MAX_GRADE + 1
+            grades = np.where(hit, np.maximum(top - g, 1), 0).astype(np.float64)
+        else:  # a mix of graded and ungraded ORLs: each query by its own source
+            return np.array(
+                [self.compute(o, data.ranking_of(row)) for row, o in enumerate(data.orls)]
+            )
+        stop = (np.exp2(grades) - 1.0) / 2.0**trec_measures.ERR_MAX_GRADE
+        keep_going = np.cumprod(1.0 - stop, axis=1)
+        before = np.hstack([np.ones((len(stop), 1)), keep_going[:, :-1]])
+        return (stop * before / data.positions[None, :k]).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class Judged(Measure):
+    """Share of the top k that is judged (ir_measures ``Judged@k``)."""
+
+    NAME: ClassVar[str] = "Judged"
+    DESCRIPTION: ClassVar[str] = "share of the top min(k, len) that is judged (ir_measures)"
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        return trec_measures.judged_share(orl, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        k = self._k(data)
+        shown = np.minimum(k, data.lengths)
+        judged = data.judged[:, :k].sum(axis=1)
+        return np.divide(judged, shown, out=np.zeros(len(shown)), where=shown > 0)
 
 
 #: Registry: measure name -> definition class.
 MEASURES: dict[str, type[Measure]] = {
-    cls.NAME: cls for cls in (RDQ, nDCG, AP, RBP, CMP, RR, P, KendallTau, SpearmanRho)
+    cls.NAME: cls
+    for cls in (
+        RDQ,
+        nDCG,
+        AP,
+        RBP,
+        CMP,
+        RR,
+        P,
+        KendallTau,
+        SpearmanRho,
+        R,
+        Rprec,
+        Success,
+        Bpref,
+        infAP,
+        IPrec,
+        NumRet,
+        NumRel,
+        NumRelRet,
+        ERR,
+        Judged,
+    )
 }
 
 _NAME_RE = re.compile(
@@ -509,7 +803,14 @@ def _parse_one(name: str) -> Measure:
             kwargs[key] = cls.PARAMS[key](value)
         except ValueError as exc:
             raise ValueError(f"parameter {key}: {exc}") from None
-    if raw_cutoff is not None:
+    if raw_cutoff is None and cls.AT_PARAM is not None and cls.AT_PARAM not in kwargs:
+        raise ValueError(f"{cls.NAME} needs @{cls.AT_PARAM}, e.g. {cls.NAME}@0.5")
+    if raw_cutoff is not None and cls.AT_PARAM is not None:
+        try:
+            kwargs[cls.AT_PARAM] = cls.PARAMS[cls.AT_PARAM](raw_cutoff)
+        except ValueError as exc:
+            raise ValueError(f"{cls.AT_PARAM} after @: {exc}") from None
+    elif raw_cutoff is not None:
         if not raw_cutoff.isdigit() or int(raw_cutoff) < 1:
             raise ValueError(f"cutoff must be an integer >= 1, got {raw_cutoff!r}")
         kwargs["cutoff"] = int(raw_cutoff)
@@ -554,8 +855,3 @@ def parse_measure(name: str | Measure) -> Measure:
         With the reason and the list of valid names.
     """
     return parse_measures([name])[0]
-
-
-def with_cutoff(measure: Measure, cutoff: int | None) -> Measure:
-    """A copy of ``measure`` with another cutoff."""
-    return replace(measure, cutoff=cutoff)

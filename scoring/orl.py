@@ -51,12 +51,18 @@ class ORL(Mapping[str, int]):
     normalize
         Compress arbitrary integer ranks to ``1..T`` (dense ranking) instead
         of rejecting gaps.
+    nonrelevant
+        Optional items judged and found not relevant (grade 0 in qrels). They
+        earn nothing anywhere; only the measures that tell judged from unjudged
+        items read them (``Bpref``, ``infAP``, ``Judged@k``; docs/measures.md,
+        "trec_eval, gdeval and ir_measures measures").
 
     Raises
     ------
     ScoringError
         (a ``ValueError``) for an empty ORL, a non-integer rank, a rank below
-        1, or a gap in the ranks, naming the offending item and rank.
+        1, or a gap in the ranks, naming the offending item and rank; or for
+        an item that is both in the ORL and judged not relevant.
 
     Examples
     --------
@@ -65,7 +71,7 @@ class ORL(Mapping[str, int]):
     [['d1', 'd3'], ['d2']]
     """
 
-    __slots__ = ("_grades", "_ranks", "_sorted_ranks")
+    __slots__ = ("_grades", "_nonrelevant", "_ranks", "_sorted_ranks")
 
     def __init__(
         self,
@@ -73,6 +79,7 @@ class ORL(Mapping[str, int]):
         *,
         grades: Mapping[str, float] | None = None,
         normalize: bool = False,
+        nonrelevant: Iterable[str] = (),
     ) -> None:
         if len(mapping) == 0:
             raise ScoringError("an ORL must hold at least one item")
@@ -97,6 +104,10 @@ class ORL(Mapping[str, int]):
             if missing:
                 raise ScoringError(f"native grades are missing for ORL item {missing[0]!r}")
             self._grades = {item: float(grades[item]) for item in ranks}
+        self._nonrelevant = frozenset(nonrelevant)
+        both = self._nonrelevant.intersection(ranks)
+        if both:
+            raise ScoringError(f"item {min(both)!r} is in the ORL and also judged not relevant")
 
     # --- constructors -----------------------------------------------------------------
     @classmethod
@@ -140,7 +151,8 @@ class ORL(Mapping[str, int]):
 
         Each distinct positive grade becomes a tier, highest grade first
         (grades {3, 1, 2} give 3 -> rank 1, 2 -> rank 2, 1 -> rank 3). Grade 0
-        items are dropped; the native grades are kept for ``nDCG(grade=native)``.
+        items are not in the ORL; they are kept as judged not relevant
+        (:attr:`nonrelevant`), and the native grades for ``nDCG(grade=native)``.
 
         Raises
         ------
@@ -154,7 +166,11 @@ class ORL(Mapping[str, int]):
         if not positive:
             raise ScoringError("no item has a positive grade, so there is no ORL")
         levels = {g: r for r, g in enumerate(sorted(set(positive.values()), reverse=True), 1)}
-        return cls({item: levels[g] for item, g in positive.items()}, grades=positive)
+        return cls(
+            {item: levels[g] for item, g in positive.items()},
+            grades=positive,
+            nonrelevant=[item for item, g in grades.items() if g == 0],
+        )
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, float], *, higher_is_better: bool = True) -> ORL:
@@ -191,7 +207,11 @@ class ORL(Mapping[str, int]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ORL):
-            return self._ranks == other._ranks and self._grades == other._grades
+            return (
+                self._ranks == other._ranks
+                and self._grades == other._grades
+                and self._nonrelevant == other._nonrelevant
+            )
         if isinstance(other, Mapping):
             return self._ranks == dict(other)
         return NotImplemented
@@ -211,6 +231,16 @@ class ORL(Mapping[str, int]):
     def grades(self) -> Mapping[str, float] | None:
         """Native graded labels, or ``None`` when the ORL was not built from grades."""
         return None if self._grades is None else MappingProxyType(self._grades)
+
+    @property
+    def nonrelevant(self) -> frozenset[str]:
+        """Items judged not relevant (grade 0); empty unless the judgments said so."""
+        return self._nonrelevant
+
+    @property
+    def n_judged(self) -> int:
+        """Judged items: the ORL's items plus those judged not relevant."""
+        return len(self._ranks) + len(self._nonrelevant)
 
     @property
     def n_items(self) -> int:
@@ -254,7 +284,8 @@ def orls_from_grade_table(
     queries, items
         Query and item ids (strings), one row per (query, item), no repeats.
     grades
-        Finite grades >= 0; 0 means judged not relevant (not in the ORL).
+        Finite grades >= 0; 0 means judged not relevant (not in the ORL, kept
+        in :attr:`ORL.nonrelevant`).
 
     Returns
     -------
@@ -274,6 +305,11 @@ def orls_from_grade_table(
         raise ScoringError(f"grade of item {items[at]!r} must be >= 0, got {grades[at]!r}")
     codes, uniques = _factorize_sorted(np.asarray(queries, dtype=object))
     positive = grades > 0
+    zero_codes = codes[~positive]
+    zero_items = np.asarray(items, dtype=object)[~positive]
+    zero_order = np.argsort(zero_codes, kind="stable")
+    zero_codes, zero_items = zero_codes[zero_order], zero_items[zero_order]
+    zero_starts = np.searchsorted(zero_codes, np.arange(len(uniques) + 1))
     # Sort by (query, grade descending): ranks are dense within each query.
     order = np.lexsort((-grades, codes))
     order = order[positive[order]]
@@ -292,6 +328,8 @@ def orls_from_grade_table(
         orl._ranks = dict(zip(names, ranks[lo:hi].tolist(), strict=True))
         orl._sorted_ranks = ranks[lo:hi].astype(np.int64)  # already ascending
         orl._grades = dict(zip(names, g_sorted[lo:hi].tolist(), strict=True))
+        code = q_sorted[lo]
+        orl._nonrelevant = frozenset(zero_items[zero_starts[code] : zero_starts[code + 1]].tolist())
         orls[str(uniques[q_sorted[lo]])] = orl
     with_orl = set(q_sorted[starts].tolist())
     without = [str(uniques[j]) for j in range(len(uniques)) if j not in with_orl]

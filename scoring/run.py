@@ -29,11 +29,7 @@ from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
     "CodedRuns",
-    "DuplicatePolicy",
-    "Duplicates",
     "OrderBy",
-    "ScorePrecision",
-    "ScorePrecisionName",
     "check_score_precision",
     "comparable_scores",
     "flat_run_from_frame",
@@ -43,22 +39,20 @@ __all__ = [
 ]
 
 OrderBy = Literal["score", "rank"]
-Duplicates = Literal["error", "keep-first"]
-ScorePrecision = Literal["float32", "float64"]
 
 
 #: The default: trec_eval <= 9.0.8 / pytrec_eval compare scores as float32.
-DEFAULT_SCORE_PRECISION: ScorePrecision = "float32"
+DEFAULT_SCORE_PRECISION = ScorePrecisionName.float32
 
 
-def check_score_precision(precision: str) -> ScorePrecision:
+def check_score_precision(precision: str) -> ScorePrecisionName:
     """``precision`` if it is ``"float32"`` or ``"float64"``, else :class:`ScoringError`."""
     if precision not in {p.value for p in ScorePrecisionName}:
         raise ScoringError(f"score precision must be 'float32' or 'float64', got {precision!r}")
-    return ScorePrecisionName(precision).value
+    return ScorePrecisionName(precision)
 
 
-def comparable_scores(scores: np.ndarray, precision: ScorePrecision) -> np.ndarray:
+def comparable_scores(scores: np.ndarray, precision: ScorePrecisionName) -> np.ndarray:
     """Scores as float64 values that compare as ``precision`` does.
 
     ``float32`` rounds every score to the nearest 32-bit float (as C's
@@ -89,7 +83,7 @@ def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sort_keys(
-    frame: pd.DataFrame, order_by: OrderBy | None, precision: ScorePrecision
+    frame: pd.DataFrame, order_by: OrderBy | None, precision: ScorePrecisionName
 ) -> np.ndarray:
     """The column to order by, validated: finite float64, smaller is better."""
     missing = {"query", "item"} - set(frame.columns)
@@ -125,9 +119,9 @@ def flat_run_from_frame(
     frame: pd.DataFrame,
     *,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
     depth: int | None = None,
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> FlatRun:
     """Order a run table and concatenate its candidate lists.
 
@@ -159,7 +153,7 @@ def flat_run_from_scores(
     run: Mapping[str, Mapping[str, float]],
     *,
     depth: int | None = None,
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> FlatRun:
     """Order a ``{query: {item: score}}`` run (pytrec_eval's shape) like a run table."""
     lengths = np.fromiter((len(docs) for docs in run.values()), dtype=np.int64, count=len(run))
@@ -177,7 +171,7 @@ def flat_run_from_scores(
         raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
     query_codes = np.repeat(np.arange(len(run), dtype=np.int64), lengths)
     scores = comparable_scores(scores, check_score_precision(score_precision))
-    return _ordered_run(query_codes, queries, items, -scores, "error", depth)
+    return _ordered_run(query_codes, queries, items, -scores, DuplicatePolicy.error, depth)
 
 
 def _ordered_run(
@@ -185,7 +179,7 @@ def _ordered_run(
     queries: np.ndarray,
     item_column: pd.Series | np.ndarray,
     primary: np.ndarray,
-    duplicates: Duplicates,
+    duplicates: DuplicatePolicy,
     depth: int | None,
 ) -> FlatRun:
     """Sort rows by (query, primary, item id descending), check repeats, truncate, flatten."""
@@ -244,7 +238,7 @@ def flat_runs_from_codes(
     coded: CodedRuns,
     *,
     depth: int | None = None,
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> list[FlatRun]:
     """Order every run of ``coded`` at once: :func:`flat_run_from_frame` of each run's table.
 
@@ -315,8 +309,8 @@ def rankings_from_frame(
     frame: pd.DataFrame,
     *,
     order_by: OrderBy | None = None,
-    duplicates: Duplicates = "error",
-    score_precision: ScorePrecision = DEFAULT_SCORE_PRECISION,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
 ) -> dict[str, list[str]]:
     """``{query: [items best first]}`` from a ``query, item, score|rank`` table."""
     flat = flat_run_from_frame(

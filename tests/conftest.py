@@ -78,3 +78,13 @@ def migrated_db_url(db_url: str) -> str:
     """
     upgrade(db_url)
     return db_url
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler() -> Iterator[str]:
+    """Address of a LocalCluster of two single-threaded worker processes (the executor tests)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address

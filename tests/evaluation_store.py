@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.ingest.file_ingest import ingest_file
 from orlbuild.services.builds import build_and_store
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store
 
 N_QUERIES = 30

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from scoring import ORL
@@ -29,6 +30,15 @@ def graded_orls(draw: st.DrawFn) -> ORL:
     """A random ORL built from graded labels (keeps native grades)."""
     items = draw(st.lists(st.sampled_from(ITEMS), min_size=1, unique=True))
     grades = draw(st.lists(st.integers(1, 4), min_size=len(items), max_size=len(items)))
+    return ORL.from_grades(dict(zip(items, grades, strict=True)))
+
+
+@st.composite
+def judged_orls(draw: st.DrawFn) -> ORL:
+    """A graded ORL with items judged not relevant (grade 0), some of them in ``OUTSIDE``."""
+    items = draw(st.lists(st.sampled_from(ITEMS + OUTSIDE), min_size=2, unique=True))
+    grades = draw(st.lists(st.integers(0, 4), min_size=len(items), max_size=len(items)))
+    assume(any(grades))
     return ORL.from_grades(dict(zip(items, grades, strict=True)))
 
 

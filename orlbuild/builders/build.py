@@ -32,6 +32,7 @@ from orlbuild.builders.parameters import BuildParameters, resolve_parameters
 from orlbuild.errors import BuildError, ConfigError
 from orlbuild.records import BuildOutcome, QueryBuildError, QueryFailure, QueryORL
 from orlbuild.vocabulary import OnError, values
+from scoring.messages import first_and_more
 
 __all__ = ["REQUIRED_COLUMNS", "build_orls", "query_rng", "resolve_for_frame"]
 
@@ -102,10 +103,9 @@ def resolve_for_frame(frame: pd.DataFrame, params: BuildParameters) -> BuildPara
         several = lists[lists > 1]
         single = several.empty
         if params.method == "direct" and not several.empty:
-            shown = ", ".join(repr(str(q)) for q in several.index[:10])
-            more = f" and {len(several) - 10} more" if len(several) > 10 else ""
+            shown = first_and_more(several.index, 10)
             raise ConfigError(
-                f"--method direct needs one list per query, but {shown}{more} have several; "
+                f"--method direct needs one list per query, but {shown} have several; "
                 "use --method bt, plackett-luce or borda"
             )
     return resolve_parameters(params, single_list_per_query=single)
@@ -264,10 +264,11 @@ def build_orls(
         first = outcome.failures[0]
         if len(outcome.failures) == 1:
             raise QueryBuildError(first.query, first.cause)
-        listed = "; ".join(f"query {f.query!r}: {f.cause}" for f in outcome.failures[:5])
-        more = f"; and {len(outcome.failures) - 5} more" if len(outcome.failures) > 5 else ""
+        listed = first_and_more(
+            (f"query {f.query!r}: {f.cause}" for f in outcome.failures), quote=False, sep="; "
+        )
         raise BuildError(
-            f"{len(outcome.failures)} queries failed: {listed}{more}; "
+            f"{len(outcome.failures)} queries failed: {listed}; "
             "nothing was stored (use --on-error skip to build the others)"
         )
     outcome.warnings += [f"query {f.query!r} skipped: {f.cause}" for f in outcome.failures]

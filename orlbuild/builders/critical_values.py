@@ -30,19 +30,12 @@ import numpy.typing as npt
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
 
 __all__ = [
-    "max_t_critical_from_bootstrap",
     "max_t_critical_from_covariance",
     "null_draws_from_bootstrap",
     "null_draws_from_covariance",
-    "pair_count",
     "single_step_critical",
     "step_down_critical",
 ]
-
-
-def pair_count(n_items: int) -> int:
-    """The family of the simultaneous rule: every pair, ``n (n - 1) / 2``."""
-    return n_items * (n_items - 1) // 2
 
 
 def _pairs(se: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
@@ -188,11 +181,3 @@ def max_t_critical_from_covariance(
     """Single-step critical value of ``max_ab |d_ab| / se_ab`` when ``d ~ N(0, C)``
     (:func:`null_draws_from_covariance`, :func:`single_step_critical`)."""
     return single_step_critical(null_draws_from_covariance(cov, se, draws=draws, seed=seed)[2], sig)
-
-
-def max_t_critical_from_bootstrap(
-    scores: FloatArray, samples: FloatArray, se: FloatArray, *, sig: float
-) -> float:
-    """Single-step critical value from studentized bootstrap replicates
-    (:func:`null_draws_from_bootstrap`, :func:`single_step_critical`)."""
-    return single_step_critical(null_draws_from_bootstrap(scores, samples, se)[2], sig)

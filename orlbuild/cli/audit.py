@@ -8,9 +8,11 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.render import FormatOption, OutputFormat, emit
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.audits import audit_builds, derive_override
+from orlbuild.vocabulary import OutputFormat
 
 __all__ = ["register"]
 
@@ -42,7 +44,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def decisions_command(
     ctx: typer.Context,
     build: Annotated[
-        str | None, typer.Argument(help="Build id or name (default: every build).")
+        str | None, typer.Argument(help="Build id, name or NAME@N version (default: every build).")
     ] = None,
     query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
     fmt: FormatOption = OutputFormat.table,
@@ -77,7 +79,7 @@ def decisions_command(
 @audit_app.command("override")
 def override_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name to derive from.")],
+    build: Annotated[str, typer.Argument(help="Build id, name or NAME@N version to derive from.")],
     query: Annotated[str, typer.Option(help="The query whose ORL is overridden.")],
     reason: Annotated[str, typer.Option(help="Why (mandatory, stored with the override).")],
     merge_tiers: Annotated[

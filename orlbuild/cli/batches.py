@@ -6,10 +6,11 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.options import CollectionFilterOption, FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.batches import delete_ingest_batch, list_ingest_batches
+from orlbuild.vocabulary import OutputFormat
 
 batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
 

@@ -13,7 +13,6 @@ from orlbuild.cli.options import (
     CollectionOption,
     FormatOption,
     JobsOption,
-    OutputFormat,
     SchedulerOption,
     seed_option,
 )
@@ -22,14 +21,15 @@ from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
 from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
-from orlbuild.services.builds import build_and_store
-from orlbuild.services.databases import DEFAULT_COLLECTION
+from orlbuild.services.builds import build_and_store, version_note
 from orlbuild.vocabulary import (
+    DEFAULT_COLLECTION,
     Cluster,
     Disconnected,
     GradeAggregate,
     Method,
     OnError,
+    OutputFormat,
     Resample,
     Solver,
     Source,
@@ -37,7 +37,9 @@ from orlbuild.vocabulary import (
     Uncertainty,
 )
 
-__all__ = ["opened_store", "register"]
+__all__ = [
+    "register",
+]
 
 
 def build_command(
@@ -52,14 +54,19 @@ def build_command(
         ),
     ] = None,
     collection: CollectionOption = DEFAULT_COLLECTION,
-    name: Annotated[str | None, typer.Option(help="A name for the build.")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="A name for the build; a name already used gets the next version (NAME@2)."
+        ),
+    ] = None,
     sig: Annotated[
         float,
         typer.Option(
             help="Family-wise level per query (simultaneous, model), per test (leader); "
             "0 = no ties."
         ),
-    ] = 0.05,
+    ] = BuildParameters.sig,
     tiering: Annotated[
         TieringProcedure | None,
         typer.Option(
@@ -69,7 +76,7 @@ def build_command(
     ] = None,
     mc_draws: Annotated[
         int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
-    ] = 2000,
+    ] = BuildParameters.mc_draws,
     step_down: Annotated[
         bool,
         typer.Option(
@@ -95,7 +102,9 @@ def build_command(
     reg: Annotated[
         float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
     ] = DEFAULT_REG,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 200,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap resamples.")
+    ] = BuildParameters.bootstrap,
     seed: Annotated[
         int | None,
         typer.Option(callback=seed_option, help=f"Random seed, 0 to {SEED_MAX} (default 0)."),
@@ -132,12 +141,15 @@ def build_command(
             params,
             collection=collection,
             name=name,
-            on_error=on_error.value,
+            on_error=on_error,
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )
+        renamed = None if name is None else version_note(engine, name, build_id)
     for warning in outcome.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    if renamed is not None:
+        typer.echo(f"note: {renamed}", err=True)
     tiers = {q: len(orl.tiers) for q, orl in outcome.orls.items()}
     frame = pd.DataFrame(
         [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in outcome.orls.items()],
@@ -146,6 +158,7 @@ def build_command(
     payload = {
         "build": build_id,
         "name": name,
+        "new_version": renamed,
         "method": resolved.method,
         "tiering": resolved.tiering,
         "queries": len(outcome.orls),

@@ -9,7 +9,7 @@ reach a rejection.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,24 +18,23 @@ from orlbuild.cli.options import (
     BuildOption,
     CorrectionOption,
     FormatOption,
+    JobsOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
+    SchedulerOption,
     ScorePrecisionOption,
     SeedOption,
     SystemsOption,
     TestOption,
 )
-from orlbuild.cli.render import emit, print_table
+from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
-from orlbuild.services.evaluations import (
-    SystemPanels,
-    build_summary,
-    compare_panels,
-    panels_for_systems,
-)
+from orlbuild.services.comparisons import compare_panels
+from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
+from orlbuild.vocabulary import OutputFormat
+from scoring.settings import TestSettings
 from scoring.vocabulary import (
     MissingPolicy,
     ScorePrecisionName,
@@ -51,23 +50,21 @@ def compare_command(
     system: SystemsOption,
     measure: MeasureOption,
     test: TestOption = None,
-    permutations: PermutationsOption = 1000,
+    permutations: PermutationsOption = TestSettings.permutations,
     correction: CorrectionOption = None,
-    alpha: AlphaOption = 0.05,
-    seed: SeedOption = 0,
+    alpha: AlphaOption = TestSettings.alpha,
+    seed: SeedOption = TestSettings.seed,
     missing: MissingOption = MissingPolicy.zero,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     fmt: FormatOption = OutputFormat.table,
+    reference_resamples: ReferenceResamplesOption = 0,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Test every pair of systems on every measure, and group the systems into tiers."""
-    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision)
     comparison = compare_panels(
-        scored.panels,
-        test=None if test is None else test.value,
-        permutations=permutations,
-        correction=None if correction is None else correction.value,
-        alpha=alpha,
-        seed=seed,
+        scored.panels, TestSettings(test, permutations, correction, alpha, seed)
     )
     tiers = comparison.tiers()
     settings = comparison_settings(comparison.plans, permutations, alpha, seed)
@@ -80,12 +77,75 @@ def compare_command(
         "pairs": comparison.pairs.to_dict(orient="records"),
         "warnings": [*scored.notes, *comparison.warnings],
     }
+    if reference_resamples:
+        payload["reference"] = reference_payload(
+            ctx, build, system, measure, reference_resamples, seed, alpha, test, permutations,
+            jobs, scheduler, fmt,
+        )  # fmt: skip
     warn(scored.notes, fmt)
     report_plan(comparison.notes, comparison.warnings)
     if fmt is OutputFormat.table:
         print_table(tiers, title="Systems: tiers (leader walk) and letters (same letter: n.s.)")
     title = next(iter(comparison.plans.values())).describe()
     emit(fmt, frame=comparison.pairs, payload=payload, title=title)
+
+
+ReferenceResamplesOption = Annotated[
+    int,
+    typer.Option(
+        "--reference-resamples",
+        min=0,
+        help="Rebuild the ORLs on B annotator-bootstrap resamples of the judgments and report "
+        "the share of resamples keeping each verdict (0: off).",
+    ),
+]
+
+
+def reference_payload(
+    ctx: typer.Context,
+    build: str,
+    systems: list[str],
+    measures: list[str],
+    resamples: int,
+    seed: int,
+    alpha: float,
+    test: Any,
+    permutations: int,
+    jobs: int,
+    scheduler: str | None,
+    fmt: OutputFormat,
+) -> dict[str, Any]:
+    """Verdicts under reference resampling: JSON entries, and tables on the terminal."""
+    from orlbuild.executor import resolve_executor
+    from orlbuild.services.reference_resampling import (
+        HOLD_THRESHOLD,
+        reference_verdicts_for_build,
+    )
+
+    with opened_store(ctx) as engine:
+        result = reference_verdicts_for_build(
+            engine, build, systems, measures,
+            resamples=resamples, seed=seed, alpha=alpha,
+            test=None if test is None else test.value, permutations=permutations,
+            executor=resolve_executor(jobs, scheduler),
+        )  # fmt: skip
+    pairs = result.pairs[["measure", "a", "b", "significant", "holds", "fragile"]]
+    shown = result.systems[
+        ["measure", "system", "tier", "rank_lo", "rank_hi", "tier_holds", "interval_holds"]
+    ]
+    if fmt is OutputFormat.table:
+        title = (
+            f"Under {result.resamples} reference resamples (fragile: holds under "
+            f"< {HOLD_THRESHOLD:.0%})"
+        )
+        print_table(pairs, title=title)
+        print_table(shown, title="Tiers and rank intervals under reference resamples")
+    return {
+        "resamples": result.resamples,
+        "threshold": HOLD_THRESHOLD,
+        "pairs": pairs.to_dict(orient="records"),
+        "systems": result.systems.to_dict(orient="records"),
+    }
 
 
 def comparison_settings(
@@ -107,21 +167,13 @@ def comparison_settings(
     }
 
 
-def report_plan(notes: list[str], warnings: list[str]) -> None:
-    """Say on standard error what the test plan changed, and what it could not fix."""
-    for note in notes:
-        typer.echo(f"Note: {note}", err=True)
-    for warning in warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-
-
 def load_panels(
     ctx: typer.Context,
     build: str,
     systems: list[str],
     measures: list[str],
     missing: MissingPolicy,
-    score_precision: str = "float32",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> SystemPanels:
     """Open the store and score ``systems`` against ``build`` as paired panels."""
     with opened_store(ctx) as engine:
@@ -130,8 +182,8 @@ def load_panels(
             build,
             systems,
             measures=measures,
-            missing=missing.literal,
-            score_precision=score_precision,  # type: ignore[arg-type]
+            missing=missing,
+            score_precision=score_precision,
         )
 
 

@@ -9,10 +9,11 @@ import typer
 
 from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
-from orlbuild.ingest import DuplicatePolicy, InputFormat, ingest_file
+from orlbuild.ingest import DuplicatePolicy, InputFormat
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
-from orlbuild.services.databases import DEFAULT_COLLECTION
+from orlbuild.services.ingests import ingest_file
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
@@ -38,7 +39,18 @@ FormatOpt = Annotated[
 INTERRUPTED_EXIT = 130
 
 
-def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None:
+def _ingest(
+    ctx: typer.Context,
+    kind: InputKind,
+    file: str,
+    *,
+    collection: str,
+    fmt: InputFormat | None,
+    system: str | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    query: str | None = None,
+) -> None:
     """Open the store, ingest one file with a progress display, print the outcome.
 
     Ctrl-C rolls the file's transaction back, or lands after its commit: the
@@ -55,18 +67,23 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
                     engine,
                     kind,
                     file,
+                    collection=collection,
+                    fmt=fmt,
+                    system=system,
+                    duplicates=duplicates,
+                    score_precision=score_precision,
+                    query=query,
                     on_progress=bars.read,
                     on_write=bars.write,
-                    **options,  # type: ignore[arg-type]
                 )
         except KeyboardInterrupt:
             # Said from the store after the fact: Ctrl-C may land just after the commit.
             stored = interrupted_ingest_outcome(
                 engine,
                 before,
-                kind=kind,
-                collection=str(options["collection"]).strip(),
-                system=None if options.get("system") is None else str(options["system"]).strip(),
+                kind=str(kind),
+                collection=collection.strip(),
+                system=None if system is None else system.strip(),
             )
             name = "standard input" if file == "-" else file
             if stored is None:
@@ -85,14 +102,21 @@ def _ingest(ctx: typer.Context, kind: str, file: str, **options: object) -> None
 
 #: Judgment kinds and their help text (the command bodies are identical).
 JUDGMENT_COMMANDS = {
-    "listwise": "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers).",
-    "pairwise": "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie; "
-    "or the arena, prefs-release and trec-prefs shapes.",
-    "graded": "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade.",
+    InputKind.listwise: (
+        "Ingest listwise judgments: query, annotator (optional), item, rank (or tiers)."
+    ),
+    InputKind.pairwise: (
+        "Ingest pairwise preferences: query, annotator (optional), winner, loser, tie, "
+        "count (optional); or the arena, evalica, crowd-kit, prefs-release and trec-prefs "
+        "shapes."
+    ),
+    InputKind.graded: (
+        "Ingest graded labels: TREC qrels, or query, annotator (optional), item, grade."
+    ),
 }
 
 
-def _judgment_command(kind: str) -> Callable[..., None]:
+def _judgment_command(kind: InputKind) -> Callable[..., None]:
     """The ``ingest KIND FILE`` command for one judgment kind."""
 
     def command(
@@ -107,8 +131,27 @@ def _judgment_command(kind: str) -> Callable[..., None]:
     return command
 
 
-for _kind in JUDGMENT_COMMANDS:
-    ingest_app.command(_kind)(_judgment_command(_kind))
+for _kind in (InputKind.listwise, InputKind.graded):
+    ingest_app.command(_kind.value)(_judgment_command(_kind))
+
+
+@ingest_app.command("pairwise", help=JUDGMENT_COMMANDS[InputKind.pairwise])
+def pairwise_command(
+    ctx: typer.Context,
+    file: FileArg,
+    collection: CollectionOpt = DEFAULT_COLLECTION,
+    fmt: FormatOpt = None,
+    query: Annotated[
+        str | None,
+        typer.Option(
+            "--query",
+            help="Put every row into this one query (one leaderboard), e.g. for LMArena "
+            "battles whose question_id names a battle, not a query.",
+        ),
+    ] = None,
+) -> None:
+    """Ingest pairwise preferences (see JUDGMENT_COMMANDS)."""
+    _ingest(ctx, InputKind.pairwise, file, collection=collection, fmt=fmt, query=query)
 
 
 @ingest_app.command("run")
@@ -130,7 +173,7 @@ def run_command(
     """Ingest a system's run: TREC run, or query, item, rank, score (optional)."""
     _ingest(
         ctx,
-        "run",
+        InputKind.run,
         file,
         collection=collection,
         fmt=fmt,

@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "eval": ("evaluation", "Score one or more run files against an ORL file (no database needed)."),
     "measures": (
-        "evaluation",
+        "measures",
         "List the measures, their parameters, the RDQ aliases, weight presets and penalties.",
     ),
     "pipeline": (

@@ -10,13 +10,13 @@ command's options are declared before its work is imported.
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
 from orlbuild.errors import ConfigError
 from orlbuild.limits import PERMUTATIONS_MAX, SEED_MAX, check_permutations, check_seed
+from orlbuild.vocabulary import OutputFormat
 from scoring.vocabulary import (
     CorrectionName,
     DuplicatePolicy,
@@ -33,11 +33,9 @@ __all__ = [
     "CollectionOption",
     "CorrectionOption",
     "DuplicatesOption",
-    "ExportFormat",
     "FormatOption",
     "MeasureOption",
     "MissingOption",
-    "OutputFormat",
     "PerQueryOption",
     "PermutationsOption",
     "ScorePrecisionOption",
@@ -48,21 +46,6 @@ __all__ = [
 ]
 
 
-class OutputFormat(str, Enum):
-    """``--format`` of every command that prints a table."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-class ExportFormat(str, Enum):
-    """``--format`` of commands that write a file: no ``table``."""
-
-    csv = "csv"
-    json = "json"
-
-
 #: The ``--format`` option of every command that prints a table.
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
 
@@ -70,7 +53,9 @@ MeasureOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
 ]
-BuildOption = Annotated[str, typer.Option("--build", "-b", help="Build id or name.")]
+BuildOption = Annotated[
+    str, typer.Option("--build", "-b", help="Build id, name (its newest version) or NAME@N.")
+]
 SystemsOption = Annotated[
     list[str],
     typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),

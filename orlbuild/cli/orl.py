@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.options import CollectionFilterOption, FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
+from orlbuild.vocabulary import ExportFormat, OutputFormat
 
 __all__ = ["register"]
 
 orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args_is_help=True)
-
-
-class ExportFormat(str, Enum):
-    """Formats of ``orl export`` (docs/input-formats.md, "Input formats": ORL exports)."""
-
-    json = "json"
-    tsv = "tsv"
-    qrels = "qrels"
-    trec_prefs = "trec-prefs"
 
 
 @orl_app.command("list")
@@ -43,7 +34,7 @@ def list_command(
 @orl_app.command("show")
 def show_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
@@ -58,7 +49,7 @@ def show_command(
 @orl_app.command("export")
 def export_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id or name.")],
+    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     fmt: Annotated[
         ExportFormat, typer.Option("--format", help="json, tsv, qrels or trec-prefs.")
     ] = (ExportFormat.json),
@@ -71,7 +62,7 @@ def export_command(
 
     protected = checked_output(ctx, output)
     with opened_store(ctx) as engine:
-        exported = export_build(engine, build, fmt.value)
+        exported = export_build(engine, build, fmt)
     if output is None:
         sys.stdout.write(exported.text)
     else:

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from orlbuild.cli.options import JobsOption, SchedulerOption
-from orlbuild.cli.render import FormatOption, OutputFormat, emit, print_json, print_table
+from orlbuild.cli.options import FormatOption, JobsOption, SchedulerOption
+from orlbuild.cli.render import emit, print_json, print_table
 from orlbuild.cli.state import get_state
+from orlbuild.vocabulary import OutputFormat
 
 if TYPE_CHECKING:
     from orlbuild.pipeline.runner import PipelineResult

@@ -17,7 +17,6 @@ from orlbuild.cli.options import (
     JobsOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PermutationsOption,
     SchedulerOption,
     ScorePrecisionOption,
@@ -30,12 +29,10 @@ from orlbuild.cli.render import emit
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import checked_output, get_state
 from orlbuild.progress import progress_bar
-from orlbuild.services.evaluations import (
-    build_summary,
-    power_budgets,
-    power_for_panels,
-    power_steps,
-)
+from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps
+from orlbuild.services.evaluations import build_summary
+from orlbuild.vocabulary import OutputFormat
+from scoring.settings import TestSettings
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs
@@ -51,10 +48,10 @@ def power_command(
     subsamples: Annotated[
         int, typer.Option("--subsamples", min=1, help="Random query subsets per budget.")
     ] = 300,
-    permutations: PermutationsOption = 1000,
-    alpha: AlphaOption = 0.05,
+    permutations: PermutationsOption = TestSettings.permutations,
+    alpha: AlphaOption = TestSettings.alpha,
     test: TestOption = None,
-    seed: SeedOption = 0,
+    seed: SeedOption = TestSettings.seed,
     missing: MissingOption = MissingPolicy.zero,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     plot: Annotated[
@@ -76,7 +73,7 @@ def power_command(
     protected = checked_output(ctx, plot)
     chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)
-    scored = load_panels(ctx, build, system, measure, missing, score_precision.value)
+    scored = load_panels(ctx, build, system, measure, missing, score_precision)
     plan = power_budgets(scored.panels, chosen)
     total = power_steps(plan, subsamples)
     with progress_bar(total, "power analysis", quiet=get_state(ctx).quiet) as advance:

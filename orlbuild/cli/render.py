@@ -14,12 +14,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import typer
 from rich.console import Console
 from rich.table import Table
 
-from orlbuild.cli.options import FormatOption, OutputFormat
+from orlbuild.vocabulary import OutputFormat
 
-__all__ = ["FormatOption", "OutputFormat", "emit", "jsonable", "print_json", "print_table"]
+__all__ = [
+    "emit",
+    "jsonable",
+    "print_json",
+    "print_table",
+    "report_plan",
+]
 
 #: Width a table may take when standard output is not a terminal (no truncation in practice).
 PIPED_WIDTH = 100_000
@@ -96,3 +103,11 @@ def emit(
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
     else:
         print_table(frame, title=title)
+
+
+def report_plan(notes: list[str], warnings: list[str]) -> None:
+    """Say on standard error what the test plan changed, and what it could not fix."""
+    for note in notes:
+        typer.echo(f"Note: {note}", err=True)
+    for warning in warnings:
+        typer.echo(f"Warning: {warning}", err=True)

@@ -23,6 +23,7 @@ from orlbuild.cli.options import (
 )
 from orlbuild.cli.state import checked_output, get_state, opened_store
 from orlbuild.progress import progress_bar
+from scoring.settings import TestSettings
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 DEFAULT_MEASURES = ("RDQm2-a1@10", "nDCG@10")
@@ -45,10 +46,10 @@ def report_command(
     missing: MissingOption = MissingPolicy.zero,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
     test: TestOption = None,
-    permutations: PermutationsOption = 1000,
+    permutations: PermutationsOption = TestSettings.permutations,
     correction: CorrectionOption = None,
-    alpha: AlphaOption = 0.05,
-    seed: SeedOption = 0,
+    alpha: AlphaOption = TestSettings.alpha,
+    seed: SeedOption = TestSettings.seed,
     budgets: BudgetsOption = None,
     subsamples: Annotated[
         int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
@@ -61,13 +62,13 @@ def report_command(
     # the evaluation stack (SciPy, matplotlib) loads only when the command runs
     from orlbuild.executor import resolve_executor
     from orlbuild.report import write_report
-    from orlbuild.services.build_evaluation import CompareSpec, PowerSpec, evaluate_stored_build
+    from orlbuild.services.build_evaluation import PowerSpec, evaluate_stored_build
     from scoring import parse_measures
 
     protected = checked_output(ctx, output)
     measures = list(measure or DEFAULT_MEASURES)
     parse_measures(measures)  # every bad name at once, before opening the store
-    compare = CompareSpec(
+    compare = TestSettings(
         test=test,
         permutations=permutations,
         correction=correction,
@@ -86,8 +87,8 @@ def report_command(
             build,
             measures,
             systems=system,
-            missing=missing.literal,
-            score_precision=score_precision.value,
+            missing=missing,
+            score_precision=score_precision,
             compare=compare,
             power=power,
             progress=lambda total: progress_bar(total, "power analysis", quiet=quiet),

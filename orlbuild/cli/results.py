@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.options import ExportFormat, FormatOption, OutputFormat, PerQueryOption
+from orlbuild.cli.options import FormatOption, PerQueryOption
 from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import checked_output, opened_store
@@ -19,6 +19,7 @@ from orlbuild.services.evaluations import (
     list_evaluations,
     load_evaluation,
 )
+from orlbuild.vocabulary import OutputFormat, ScoresFileFormat
 
 if TYPE_CHECKING:
     from scoring import EvaluationResult
@@ -71,8 +72,8 @@ def export_command(
     ctx: typer.Context,
     evaluation: EvaluationArgument,
     fmt: Annotated[
-        ExportFormat, typer.Option("--format", help="csv (one row per query) or json.")
-    ] = ExportFormat.csv,
+        ScoresFileFormat, typer.Option("--format", help="csv (one row per query) or json.")
+    ] = ScoresFileFormat.csv,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
@@ -82,7 +83,7 @@ def export_command(
 
     protected = checked_output(ctx, output)
     saved = _load(ctx, evaluation)
-    if fmt is ExportFormat.json:
+    if fmt is ScoresFileFormat.json:
         _, payload = score_report(_evaluation(saved), per_query=True, extra=_extra(saved))
         text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
     else:

@@ -17,17 +17,15 @@ from orlbuild.cli.options import (
     FormatOption,
     MeasureOption,
     MissingOption,
-    OutputFormat,
     PerQueryOption,
     ScorePrecisionOption,
-    SystemsOption,
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.ingest.source import InputFormat
-from orlbuild.orl_io.reading import read_run_file
+from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.services.evaluations import (
     SystemScores,
     build_summary,
@@ -35,13 +33,17 @@ from orlbuild.services.evaluations import (
     score_run,
     score_systems,
 )
+from orlbuild.vocabulary import OutputFormat
 from scoring.errors import ScoringError
-from scoring.vocabulary import DuplicatePolicy, Missing, MissingPolicy, ScorePrecisionName
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
 
-__all__ = ["BuildOption", "MissingOption", "MissingPolicy", "SystemsOption", "register", "warn"]
+__all__ = [
+    "register",
+    "warn",
+]
 
 
 def score_command(
@@ -74,9 +76,9 @@ def score_command(
             system,
             run,
             measure,
-            missing.literal,
+            missing,
             duplicates,
-            score_precision.value,
+            score_precision,
             run_format,
         )
         saved = score_and_save(engine, scores) if save else None
@@ -95,9 +97,9 @@ def _score(
     system: str | None,
     run: Path | None,
     measures: list[str],
-    missing: Missing,
+    missing: MissingPolicy,
     duplicates: DuplicatePolicy,
-    precision: str = "float32",
+    precision: ScorePrecisionName = ScorePrecisionName.float32,
     run_format: InputFormat | None = None,
 ) -> SystemScores:
     """Score the stored run of ``system``, or the run file ``run`` (named by its stem)."""
@@ -109,7 +111,7 @@ def _score(
             [system],
             measures=measures,
             missing=missing,
-            score_precision=precision,  # type: ignore[arg-type]
+            score_precision=precision,
         )[system]
     notes: list[str] = []
     frame = read_run_file(
@@ -117,7 +119,7 @@ def _score(
         fmt=run_format,
         duplicates=duplicates,
         notes=notes,
-        score_precision=ScorePrecisionName(precision),
+        score_precision=precision,
     )
     for note in notes:  # e.g. columns a run does not use: reported, never dropped silently
         typer.echo(f"Warning: {note}", err=True)
@@ -130,7 +132,7 @@ def _score(
             measures=measures,
             missing=missing,
             run_file=str(run),
-            score_precision=precision,  # type: ignore[arg-type]
+            score_precision=precision,
         )
     except ScoringError as exc:  # e.g. no query shared with the build: name the file
         raise InputError(str(exc), file=str(run)) from None

@@ -8,13 +8,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from scoring.messages import first_and_more
+
 if TYPE_CHECKING:
     from scoring import EvaluationResult
-
-
-def measure_means(frame: pd.DataFrame) -> dict[str, float]:
-    """Mean of each measure over queries; undefined values (NaN) are left out."""
-    return _means(frame.to_numpy(dtype=float), [str(c) for c in frame.columns])
 
 
 def _means(values: np.ndarray, columns: list[str]) -> dict[str, float]:
@@ -54,9 +51,9 @@ def score_payload(
     if evaluation.warnings:
         notes.extend(evaluation.warnings)  # names the ORL queries missing from the run
     elif missing:
-        shown = ", ".join(repr(str(q)) for q in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        notes.append(f"{len(missing)} ORL queries are missing from the run: {shown}{more}")
+        notes.append(
+            f"{len(missing)} ORL queries are missing from the run: {first_and_more(missing)}"
+        )
     for measure, count in undefined.items():
         notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
     return {

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption, OutputFormat
+from orlbuild.cli.options import CollectionFilterOption, FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.databases import store_counts
+from orlbuild.vocabulary import OutputFormat
 
 
 def status_command(

@@ -1,8 +1,8 @@
 """Ingestion of judgments (listwise, pairwise, graded) and system runs (docs/input-formats.md,
 "Input formats").
 
-The names below are loaded on first use (PEP 562), so that reading files
-(``orlbuild eval``) does not import the store and SQLAlchemy.
+The readers never touch the store: :func:`orlbuild.services.ingests.ingest_file`
+stores what they read. The names below are loaded on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -11,41 +11,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orlbuild.ingest.file_ingest import (
-        IngestResult,
-        ingest_file,
-        ingest_graded_file,
-        ingest_listwise_file,
-        ingest_pairwise_file,
-        ingest_run_file,
-    )
-    from orlbuild.ingest.kinds import DuplicatePolicy
     from orlbuild.ingest.reading import ParsedInput, read_input
     from orlbuild.ingest.source import InputFormat
+    from scoring.vocabulary import DuplicatePolicy
 
 _HOME = {
     "DuplicatePolicy": "kinds",
-    "IngestResult": "file_ingest",
     "InputFormat": "source",
     "ParsedInput": "reading",
-    "ingest_file": "file_ingest",
-    "ingest_graded_file": "file_ingest",
-    "ingest_listwise_file": "file_ingest",
-    "ingest_pairwise_file": "file_ingest",
-    "ingest_run_file": "file_ingest",
     "read_input": "reading",
 }
 
 __all__ = [
     "DuplicatePolicy",
-    "IngestResult",
     "InputFormat",
     "ParsedInput",
-    "ingest_file",
-    "ingest_graded_file",
-    "ingest_listwise_file",
-    "ingest_pairwise_file",
-    "ingest_run_file",
     "read_input",
 ]
 

@@ -117,6 +117,11 @@ def _coded_names(
     problems = (
         (lengths == 0, "empty {}", "every row needs a {}"),
         (lengths > NAME_LENGTH, f"{{}} is longer than {NAME_LENGTH} characters", "shorten it"),
+        (
+            names.str.contains("\x00", regex=False).to_numpy(dtype=bool),
+            "{} contains a NUL byte (\\x00)",
+            "identifiers are text: remove the NUL byte (is this a binary or UTF-16 file?)",
+        ),
     )
     for bad, reason, hint in problems:
         if bad.any():
@@ -150,40 +155,54 @@ def _parse_or_locate(
         raise  # pragma: no cover - the fast path and ``valid`` disagree
 
 
-def integers(chunk: ColumnChunk, column: str, label: str, *, minimum: int, hint: str) -> np.ndarray:
-    """Integers of ``column`` that must be ``>= minimum``.
+def integers(
+    chunk: ColumnChunk,
+    column: str,
+    label: str,
+    *,
+    minimum: int,
+    hint: str,
+    empty: int | None = None,
+) -> np.ndarray:
+    """Integers of ``column`` that must be ``>= minimum`` and at most :data:`MAX_INTEGER`.
+
+    ``empty``, when given, is the value of an empty cell (otherwise an error).
+    A value too large for 64 bits is reported like any other too large value.
 
     Returns
     -------
     numpy.ndarray
         ``int64`` array.
     """
-    raw = chunk.columns[column]
+    raw: Sequence[str] | np.ndarray = chunk.columns[column]
+    if empty is not None:
+        text = np.char.strip(np.asarray(raw, dtype=np.str_))
+        raw = np.where(text == "", str(empty), text)
     reason = f"{column} must be an integer"
-    values = _parse_or_locate(
-        chunk,
-        raw,
-        lambda a: a.astype(np.int64),
-        lambda v: _INTEGER.fullmatch(v) is not None,
-        reason,
-        label,
-        hint,
-    )
+    too_large = f"{column} is too large (at most {MAX_INTEGER})"
+    try:
+        values = np.asarray(raw, dtype=np.str_).astype(np.int64)
+    except (ValueError, OverflowError):
+        valid = np.fromiter((_INTEGER.fullmatch(v) is not None for v in raw), bool, len(raw))
+        _fail_at(chunk, ~valid, raw, reason, label, hint)
+        huge = np.fromiter((abs(int(v)) > MAX_INTEGER for v in raw), bool, len(raw))
+        _fail_at(chunk, huge, raw, too_large, label, hint)
+        raise  # pragma: no cover - every value matched and none overflowed
     # numpy accepts "1_000" like int(); the text format does not.
     underscores = np.char.find(np.asarray(raw, dtype=np.str_), "_") >= 0
     _fail_at(chunk, underscores, raw, reason, label, hint)
     _fail_at(chunk, values < minimum, raw, f"{column} must be >= {minimum}", label, hint)
-    _fail_at(chunk, values > MAX_INTEGER, raw, f"{column} is too large", label, hint)
+    _fail_at(chunk, values > MAX_INTEGER, raw, too_large, label, hint)
     return values
 
 
 def _is_float(value: str) -> bool:
-    """Whether ``float()`` accepts ``value``."""
+    """Whether ``value`` is a number in the text format (``float()`` without ``_``)."""
     try:
         float(value)
     except ValueError:
         return False
-    return True
+    return "_" not in value
 
 
 def finite_floats(chunk: ColumnChunk, column: str, label: str, *, hint: str) -> np.ndarray:
@@ -201,6 +220,9 @@ def finite_floats(chunk: ColumnChunk, column: str, label: str, *, hint: str) -> 
     values = _parse_or_locate(
         chunk, raw, lambda a: a.astype(np.float64), _is_float, reason, label, hint
     )
+    # float() accepts "1_000" (Python literal syntax); the text format does not.
+    underscores = np.char.find(np.asarray(raw, dtype=np.str_), "_") >= 0
+    _fail_at(chunk, underscores, raw, reason, label, hint)
     _fail_at(chunk, ~np.isfinite(values), raw, f"{column} must be finite", label, hint)
     return values
 

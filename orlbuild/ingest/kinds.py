@@ -26,6 +26,7 @@ from orlbuild.ingest.fields import (
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
 from orlbuild.ingest.source import InputFormat
+from orlbuild.vocabulary import InputKind
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
     DuplicatePolicy,
@@ -34,16 +35,19 @@ from scoring.vocabulary import (  # the run vocabulary is the scoring core's
 
 __all__ = [
     "DEFAULT_ANNOTATOR",
+    "DEFAULT_QUERY",
     "KINDS",
     "NAME_COLUMNS",
-    "DuplicatePolicy",
     "Facts",
     "IngestKind",
-    "ScorePrecisionName",
 ]
 
 #: Annotator of rows whose file names none.
 DEFAULT_ANNOTATOR = "_"
+
+#: Query of the rows of a pairwise shape without a query column (evalica,
+#: crowd-kit) when no ``--query`` names one.
+DEFAULT_QUERY = "_"
 
 #: Column name -> aligned array (names as vocabulary codes).
 Facts = dict[str, np.ndarray]
@@ -63,8 +67,8 @@ class IngestKind:
     """One kind of input: layout (and other shapes), chunk parser and whole-file check.
 
     ``check`` returns the facts to store and how many rows it dropped; its
-    last two arguments are the duplicate policy and the score precision
-    (both used by runs only).
+    arguments after the vocabularies are the duplicate policy and the score
+    precision (both used by runs only) and the list that receives notes.
     ``alternatives`` are further shapes of the same kind (pairwise: arena,
     prefs-release, trec-prefs); the chunk's ``shape`` tells ``parse`` which.
     """
@@ -73,7 +77,7 @@ class IngestKind:
     layout: RecordLayout
     parse: Callable[[ColumnChunk, str, Vocabularies], Facts]
     check: Callable[
-        [Facts, np.ndarray, str, Vocabularies, DuplicatePolicy, ScorePrecisionName],
+        [Facts, np.ndarray, str, Vocabularies, DuplicatePolicy, ScorePrecisionName, list[str]],
         tuple[Facts, int],
     ]
     alternatives: tuple[RecordLayout, ...] = ()
@@ -127,15 +131,30 @@ ARENA_SECOND = frozenset({"b", "model_b"})
 ARENA_TIE = frozenset({"tie", "tie (bothbad)", "both_bad"})
 
 
+def _with_count(chunk: ColumnChunk, label: str, facts: Facts) -> Facts:
+    """``facts`` plus the ``count`` column when the file has one (an empty cell counts 1)."""
+    if "count" in chunk.columns:
+        facts["count"] = integers(
+            chunk,
+            "count",
+            label,
+            minimum=0,
+            hint="count is how many times the outcome happened: an integer >= 0",
+            empty=1,
+        )
+    return facts
+
+
 def _parse_native_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
     """Query, annotator, winner, loser, tie (``winner == loser`` is checked per file)."""
     winner, loser = identifier_pair_codes(chunk, ("winner", "loser"), label, vocab.items)
-    return {
+    facts = {
         **_query_annotator(chunk, label, vocab),
         "winner_id": winner,
         "loser_id": loser,
         "tie": flags(chunk, "tie", label),
     }
+    return _with_count(chunk, label, facts)
 
 
 def _stripped(values: object) -> pd.Series:
@@ -184,12 +203,62 @@ def _parse_item_pair(
             f"winner must be {allowed}the id of item_a or item_b",
         )
     second_wins = is_b & ~is_a & ~tie
-    return {
+    facts = {
         **_query_annotator(chunk, label, vocab),
         "winner_id": np.where(second_wins, second, first),
         "loser_id": np.where(second_wins, first, second),
         "tie": tie,
     }
+    return _with_count(chunk, label, facts)
+
+
+#: evalica ``winner`` values (lower case): the left item, the right item, a tie.
+EVALICA_WINNERS = {"left": 0, "right": 1, "tie": 2}
+
+
+def _parse_left_right(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+    """``left, right`` rows with evalica's ``winner`` or crowd-kit's ``label`` (the winner's id)."""
+    left, right = identifier_pair_codes(chunk, ("left", "right"), label, vocab.items)
+    if chunk.shape == "evalica":
+        said = _stripped(chunk.columns["winner"])
+        outcome = said.str.lower().map(EVALICA_WINNERS)
+        unknown = np.flatnonzero(outcome.isna().to_numpy())
+        if unknown.size:
+            i = int(unknown[0])
+            _fail(
+                "winner must be left, right or tie",
+                label,
+                int(chunk.lines[i]),
+                said.iloc[i],
+                "evalica's shape names the winning side: left, right or tie",
+            )
+        code = outcome.to_numpy(dtype=np.int64)
+        right_wins, tie = code == 1, code == 2
+    else:  # crowd-kit: the label is the winning item's id
+        said = _stripped(chunk.columns["label"])
+        is_left = (said == _stripped(chunk.columns["left"])).to_numpy()
+        right_wins = (said == _stripped(chunk.columns["right"])).to_numpy() & ~is_left
+        unknown = np.flatnonzero(~(is_left | right_wins))
+        if unknown.size:
+            i = int(unknown[0])
+            _fail(
+                "label is not one of the two items",
+                label,
+                int(chunk.lines[i]),
+                said.iloc[i],
+                "crowd-kit's label is the id of the winning item (left or right)",
+            )
+        tie = np.zeros(len(chunk), dtype=bool)
+    facts = {
+        "query_id": identifier_codes(chunk, "query", label, vocab.queries, default=DEFAULT_QUERY),
+        "annotator_id": identifier_codes(
+            chunk, "annotator", label, vocab.annotators, default=DEFAULT_ANNOTATOR
+        ),
+        "winner_id": np.where(right_wins, right, left),
+        "loser_id": np.where(right_wins, left, right),
+        "tie": tie,
+    }
+    return _with_count(chunk, label, facts)
 
 
 def _parse_trec_prefs(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
@@ -210,6 +279,8 @@ _PAIRWISE_PARSERS: Mapping[str, Callable[[ColumnChunk, str, Vocabularies], Facts
         chunk, label, vocab, keywords=False
     ),
     "trec-prefs": _parse_trec_prefs,
+    "evalica": _parse_left_right,
+    "crowd-kit": _parse_left_right,
 }
 
 
@@ -272,8 +343,12 @@ def _check_pairwise(
     vocab: Vocabularies,
     _policy: DuplicatePolicy,
     _precision: ScorePrecisionName,
+    notes: list[str],
 ) -> tuple[Facts, int]:
-    """``winner == loser`` is an error; repeated comparisons are kept (real evidence)."""
+    """``winner == loser`` is an error; repeated comparisons are kept (real evidence).
+
+    Rows whose ``count`` is 0 are dropped, with one note.
+    """
     if "level" in facts:
         return _expand_trec_prefs(facts, lines, label, vocab), 0
     same = _first(facts["winner_id"] == facts["loser_id"])
@@ -285,6 +360,19 @@ def _check_pairwise(
             vocab.items.names[int(facts["winner_id"][same])],
             "a preference needs two different items",
         )
+    if "count" in facts:
+        zero = facts["count"] == 0
+        if zero.all():
+            _fail(
+                "every row has count 0: the file holds no comparison",
+                label,
+                int(lines[0]),
+                0,
+                "count is how many times the outcome happened (a positive integer)",
+            )
+        if zero.any():
+            notes.append(f"{label}: skipped {int(zero.sum())} row(s) with count 0")
+            facts = {name: values[~zero] for name, values in facts.items()}
     return facts, 0
 
 
@@ -314,6 +402,7 @@ def _check_listwise(
     vocab: Vocabularies,
     _policy: DuplicatePolicy,
     _precision: ScorePrecisionName,
+    _notes: list[str],
 ) -> tuple[Facts, int]:
     """No item twice in one list; ranks consecutive from 1 within each list."""
     frame = _frame(facts, lines)
@@ -371,6 +460,7 @@ def _check_graded(
     vocab: Vocabularies,
     _policy: DuplicatePolicy,
     _precision: ScorePrecisionName,
+    _notes: list[str],
 ) -> tuple[Facts, int]:
     """One grade per (query, annotator, item): repeats must agree and are stored once."""
     frame = _frame(facts, lines)
@@ -413,6 +503,7 @@ def _check_run(
     vocab: Vocabularies,
     policy: DuplicatePolicy,
     precision: ScorePrecisionName,
+    _notes: list[str],
 ) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
@@ -443,7 +534,7 @@ def _check_run(
     ascending = [False, True] if has_scores else [True, True]
     if has_scores:
         frame["score"] = comparable_scores(
-            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision).value
+            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision)
         )
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())
@@ -451,8 +542,8 @@ def _check_run(
     return kept, len(frame) - len(positions)
 
 
-KINDS: Mapping[str, IngestKind] = {
-    "listwise": IngestKind(
+KINDS: Mapping[InputKind, IngestKind] = {
+    InputKind.listwise: IngestKind(
         "listwise",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("rank")),
@@ -461,7 +552,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_listwise,
         _check_listwise,
     ),
-    "pairwise": IngestKind(
+    InputKind.pairwise: IngestKind(
         "pairwise",
         RecordLayout(
             (
@@ -470,6 +561,7 @@ KINDS: Mapping[str, IngestKind] = {
                 Column("winner"),
                 Column("loser"),
                 Column("tie", False),
+                Column("count", False),
             ),
             signature=("winner", "loser"),
         ),
@@ -483,9 +575,34 @@ KINDS: Mapping[str, IngestKind] = {
                     Column("item_a", aliases=("model_a",)),
                     Column("item_b", aliases=("model_b",)),
                     Column("winner"),
+                    Column("count", False),
                 ),
                 shape="arena",
                 signature=("item_a", "item_b", "winner"),
+            ),
+            RecordLayout(
+                (
+                    Column("query", False),
+                    Column("annotator", False, aliases=("judge", "worker")),
+                    Column("left"),
+                    Column("right"),
+                    Column("winner"),
+                    Column("count", False),
+                ),
+                shape="evalica",
+                signature=("left", "right", "winner"),
+            ),
+            RecordLayout(
+                (
+                    Column("query", False),
+                    Column("annotator", aliases=("worker",)),
+                    Column("left"),
+                    Column("right"),
+                    Column("label"),
+                    Column("count", False),
+                ),
+                shape="crowd-kit",
+                signature=("annotator", "left", "right", "label"),
             ),
             RecordLayout(
                 (Column("query"), Column("item_a"), Column("item_b"), Column("winner")),
@@ -509,7 +626,7 @@ KINDS: Mapping[str, IngestKind] = {
             ),
         ),
     ),
-    "graded": IngestKind(
+    InputKind.graded: IngestKind(
         "graded",
         RecordLayout(
             (Column("query"), Column("annotator", False), Column("item"), Column("grade")),
@@ -519,7 +636,7 @@ KINDS: Mapping[str, IngestKind] = {
         _parse_graded,
         _check_graded,
     ),
-    "run": IngestKind(
+    InputKind.run: IngestKind(
         "run",
         RecordLayout(
             (Column("query"), Column("item"), Column("rank"), Column("score", False)),

@@ -2,12 +2,19 @@
 
 Three families, all streaming in chunks of :data:`CHUNK_ROWS` rows:
 
-* delimited text with a header (``tsv``, ``csv``), parsed by the :mod:`csv`
-  module (quoted fields, CRLF line endings);
-* JSON Lines (one object per line), including the nested-tier listwise shape
+* delimited text with a header, parsed by the :mod:`csv` module: ``csv`` with
+  RFC 4180 quoting; ``tsv`` without quoting (a quote is data), unless every
+  field of its header is quoted (a *quoted TSV*, read with the CSV rules). A
+  field may not span lines: every physical data line is one row, or an error
+  naming the line (docs/input-formats.md, "Quoting");
+* JSON: one object per line (JSON Lines), or one array of objects (``.json``,
+  as LMArena publishes battles) read as a stream, object by object; including
+  the nested-tier listwise shape
   ``{"query": "q1", "ranking": ["d3", ["d1", "d7"], "d2"]}``;
 * headerless whitespace-separated files (TREC ``qrels`` and ``trec`` runs, the
-  ``prefs-release`` and ``trec-prefs`` preference shapes).
+  ``prefs-release`` and ``trec-prefs`` preference shapes), where a line whose
+  first non-blank character is ``#`` is a comment (ir_metadata headers),
+  skipped and counted in one note.
 
 A kind may accept several *shapes* (pairwise: native, arena, ...): the header
 (or the first JSON object) picks exactly one, and a header that matches none or
@@ -27,6 +34,8 @@ import csv
 import difflib
 import itertools
 import json
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import InputFormat
+from orlbuild.ingest.source import MAX_LINE_CHARS, InputFormat, split_lines
 
 __all__ = [
     "CHUNK_ROWS",
@@ -42,12 +51,25 @@ __all__ = [
     "ColumnChunk",
     "RecordLayout",
     "choose_layout",
+    "comment_note",
+    "is_comment",
     "read_chunks",
     "unused_columns",
 ]
 
 #: Rows per chunk: large enough for vectorised checks, small enough to stream.
 CHUNK_ROWS = 32_768
+
+#: Columns that hold identifiers (queries, items, annotators): in JSON they must be
+#: strings (an integer is taken as its decimal text, with a note).
+IDENTIFIER_COLUMNS = frozenset(
+    {"query", "annotator", "item", "winner", "loser", "item_a", "item_b", "left", "right", "label"}
+)
+
+
+def is_comment(line: str) -> bool:
+    """Whether a line of a whitespace-separated TREC file is a comment (first non-blank ``#``)."""
+    return line.lstrip().startswith("#")
 
 
 @dataclass(frozen=True)
@@ -127,7 +149,7 @@ class ColumnChunk:
 
 
 def read_chunks(
-    lines: Iterable[str],
+    texts: Iterable[str],
     fmt: InputFormat,
     layouts: RecordLayout | Sequence[RecordLayout],
     label: str,
@@ -137,10 +159,10 @@ def read_chunks(
 
     Parameters
     ----------
-    lines
-        The decoded lines.
+    texts
+        The decoded content, in blocks cut anywhere (:meth:`Source.texts`).
     fmt
-        ``tsv``, ``csv``, ``jsonl`` or a headerless format of one of the shapes.
+        ``tsv``, ``csv``, ``jsonl``, ``json`` or a headerless format of one of the shapes.
     layouts
         The shapes the kind accepts; a header picks exactly one.
     label
@@ -158,16 +180,14 @@ def read_chunks(
     shapes = (layouts,) if isinstance(layouts, RecordLayout) else tuple(layouts)
     sink = notes if notes is not None else []
     headerless = {s.headerless: s for s in shapes if s.headerless is not None}
+    tabular = [s for s in shapes if s.signature or len(shapes) == 1]
     if fmt in (InputFormat.tsv, InputFormat.csv):
-        tabular = [s for s in shapes if s.signature or len(shapes) == 1]
-        chunks = _delimited_chunks(
-            lines, "\t" if fmt is InputFormat.tsv else ",", tabular, label, sink
-        )
-    elif fmt is InputFormat.jsonl:
-        tabular = [s for s in shapes if s.signature or len(shapes) == 1]
-        chunks = _jsonl_chunks(lines, tabular, label, sink)
+        lines = split_lines(texts, label)
+        chunks = _delimited_chunks(lines, fmt, tabular, label, sink)
+    elif fmt in (InputFormat.jsonl, InputFormat.json):
+        chunks = _jsonl_chunks(_json_objects(texts, label), tabular, label, sink)
     elif fmt in headerless:
-        chunks = _whitespace_chunks(lines, fmt, headerless[fmt], label)
+        chunks = _whitespace_chunks(split_lines(texts, label), fmt, headerless[fmt], label, sink)
     else:
         raise InputError(
             f"format {fmt.value!r} does not hold this kind of data",
@@ -360,20 +380,42 @@ def _is_blank(row: list[str]) -> bool:
 
 def _delimited_chunks(
     lines: Iterable[str],
-    delimiter: str,
+    fmt: InputFormat,
     layouts: Sequence[RecordLayout],
     label: str,
     notes: list[str],
 ) -> Iterator[ColumnChunk]:
-    """Chunks of a delimited file with a header row (csv module)."""
-    reader = csv.reader(lines, delimiter=delimiter)
+    """Chunks of a delimited file with a header row (csv module), one row per physical line.
+
+    CSV follows RFC 4180 quoting (strictly: text after a closing quote is an
+    error). TSV has no quoting, so a ``"`` is part of the value, unless every
+    header field is quoted (a quoted TSV, read with the CSV rules). A quoted
+    field that runs over a line end is an error naming the line where it starts.
+    """
+    delimiter = "\t" if fmt is InputFormat.tsv else ","
+    name = "TSV" if fmt is InputFormat.tsv else "CSV"
+    stream = iter(lines)
+    skipped = 0
+    header_line = next(stream, None)
+    while header_line is not None and not header_line.strip():
+        skipped += 1
+        header_line = next(stream, None)
+    if header_line is None:
+        raise InputError(
+            "the file has no header row", file=label, line=1, hint=layouts[0].describe()
+        )
+    quoted = fmt is InputFormat.csv or _quoted_header(header_line)
+    if fmt is InputFormat.tsv and quoted:
+        name = "quoted TSV"
+    dialect: dict[str, Any] = (
+        {"quoting": csv.QUOTE_MINIMAL, "strict": True} if quoted else {"quoting": csv.QUOTE_NONE}
+    )
+    feed = _OneRowPerLine(itertools.chain([header_line], stream), label, skipped, name)
+    reader = csv.reader(feed, delimiter=delimiter, **dialect)
+    line = skipped + 1
     try:
-        header = next((row for row in reader if not _is_blank(row)), None)
-        if header is None:
-            raise InputError(
-                "the file has no header row", file=label, line=1, hint=layouts[0].describe()
-            )
-        line = reader.line_num
+        header = next(reader)
+        feed.rows = 1
         _looks_separated_otherwise(header, delimiter, label, line)
         names = [h.strip().lower() for h in header]
         layout = choose_layout(names, layouts, label, line)
@@ -381,36 +423,91 @@ def _delimited_chunks(
         unused = unused_columns(names, layout, layouts, label, line)
         if unused:
             notes.append(_ignored_note(unused, layout, label))
-        consumed = reader.line_num
-        while rows := list(itertools.islice(reader, CHUNK_ROWS)):
-            starts = _row_starts(rows, consumed, reader.line_num)
-            consumed = reader.line_num
-            chunk = _columns_of(rows, starts, header, positions, label)
-            if len(chunk):
-                chunk.shape = layout.shape
-                yield chunk
+        rows: list[list[str]] = []
+        for row in reader:
+            feed.rows += 1
+            rows.append(row)
+            if len(rows) >= CHUNK_ROWS:
+                yield from _delimited_chunk(
+                    rows, feed.rows, skipped, header, positions, label, layout
+                )
+                rows = []
+        yield from _delimited_chunk(rows, feed.rows, skipped, header, positions, label, layout)
+        if not quoted and feed.quoted:
+            notes.append(
+                f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, so "
+                "quotes are kept as part of the values (quote every header field to read the "
+                "file as a quoted TSV)"
+            )
     except csv.Error as exc:
         raise InputError(
-            f"malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})",
+            f"malformed {name} ({exc})",
             file=label,
-            line=reader.line_num,
-            hint="check the quoting on this line",
+            line=skipped + reader.line_num,
+            hint="check the quoting on this line"
+            + ("" if quoted else " (TSV fields are not quoted: a tab ends a field)"),
         ) from None
 
 
-def _row_starts(rows: list[list[str]], consumed: int, end: int) -> np.ndarray:
-    """The physical line each row starts on, given the lines read before and after them.
+def _delimited_chunk(
+    rows: list[list[str]],
+    read: int,
+    skipped: int,
+    header: list[str],
+    positions: dict[str, int],
+    label: str,
+    layout: RecordLayout,
+) -> Iterator[ColumnChunk]:
+    """The chunk of ``rows``, the last of the ``read`` rows (header included) after ``skipped``."""
+    if not rows:
+        return
+    first = skipped + read - len(rows) + 1
+    starts = np.arange(first, first + len(rows), dtype=np.int64)
+    chunk = _columns_of(rows, starts, header, positions, label)
+    if len(chunk):
+        chunk.shape = layout.shape
+        yield chunk
 
-    One line per row unless a quoted field spans lines; then each row starts
-    after the line breaks inside the rows before it.
+
+class _OneRowPerLine:
+    """The lines for :func:`csv.reader`, refusing to continue a row onto the next line.
+
+    The consumer counts the rows it received in ``rows``; when the reader asks
+    for a line while its last row is unfinished (a quote left open), the row
+    would swallow the following lines: that is an error naming the line where
+    it starts, raised before the next line is read.
     """
-    starts = np.arange(consumed + 1, consumed + 1 + len(rows), dtype=np.int64)
-    if end - consumed != len(rows):
-        breaks = np.fromiter(
-            (sum(field.count("\n") for field in row) for row in rows), np.int64, len(rows)
-        )
-        starts += np.concatenate([[0], np.cumsum(breaks)[:-1]])
-    return starts
+
+    def __init__(self, lines: Iterable[str], label: str, skipped: int, name: str) -> None:
+        self._lines = iter(lines)
+        self._label, self._skipped, self._name = label, skipped, name
+        self.given = 0
+        self.rows = 0
+        self.quoted = 0  # lines holding a double quote (noted for a plain TSV)
+
+    def __iter__(self) -> _OneRowPerLine:
+        return self
+
+    def __next__(self) -> str:
+        if self.given > self.rows:
+            raise InputError(
+                f"a quoted field runs over the end of the line ({self._name})",
+                file=self._label,
+                line=self._skipped + self.given,
+                hint="close the quote on the same line; identifiers and values cannot "
+                "contain line breaks",
+            )
+        line = next(self._lines)
+        self.given += 1
+        if '"' in line:
+            self.quoted += 1
+        return line
+
+
+def _quoted_header(line: str) -> bool:
+    """Whether every tab-separated field of a TSV header is enclosed in double quotes."""
+    fields = [f.strip() for f in line.rstrip("\r\n").split("\t")]
+    return all(len(f) >= 2 and f[0] == '"' and f[-1] == '"' for f in fields)
 
 
 def _columns_of(
@@ -459,13 +556,58 @@ def _json_text(value: object) -> str:
     return json.dumps(value)
 
 
+@dataclass
+class _NumberIds:
+    """JSON identifiers given as integers: how many, and the first (for the note)."""
+
+    count: int = 0
+    first: tuple[str, int, int] | None = None
+
+    def note(self, label: str) -> str | None:
+        """The note naming them, if any."""
+        if self.first is None:
+            return None
+        column, line, value = self.first
+        return (
+            f"{label}: {self.count} identifier(s) were JSON numbers, stored as their decimal "
+            f"text (first: {column} {value} on line {line})"
+        )
+
+
+def _json_id(value: object, column: str, label: str, line: int, numbers: _NumberIds) -> str:
+    """A JSON identifier as text: a string, or an integer (counted); anything else is an error.
+
+    A float (``1.0``, ``NaN``), a boolean or a container is refused: its text
+    would not match the same id written as a string elsewhere.
+    """
+    if isinstance(value, str) or value is None:
+        return "" if value is None else value
+    if isinstance(value, int) and not isinstance(value, bool):
+        numbers.count += 1
+        if numbers.first is None:
+            numbers.first = (column, line, value)
+        return str(value)
+    shown = "NaN" if isinstance(value, float) and math.isnan(value) else json.dumps(value)
+    raise InputError(
+        f"{column} must be a string (or an integer), found {type(value).__name__}",
+        file=label,
+        line=line,
+        value=shown,
+        hint="write identifiers as JSON strings",
+    )
+
+
 def _jsonl_chunks(
-    lines: Iterable[str], layouts: Sequence[RecordLayout], label: str, notes: list[str]
+    records: Iterable[tuple[int, dict[str, Any]]],
+    layouts: Sequence[RecordLayout],
+    label: str,
+    notes: list[str],
 ) -> Iterator[ColumnChunk]:
-    """Chunks of a JSON Lines file (objects keyed by the column names of one shape).
+    """Chunks of JSON objects keyed by the column names of one shape (JSON Lines or an array).
 
     The first object picks the shape; later objects may not use another
-    shape's keys. Keys no shape uses are reported once in ``notes``.
+    shape's keys. Keys no shape uses are reported once in ``notes``, and so
+    are identifiers given as JSON integers.
     """
     layout: RecordLayout | None = None
     values: dict[str, list[str]] = {}
@@ -474,7 +616,9 @@ def _jsonl_chunks(
     used: set[str] = set()
     foreign: set[str] = set()
     unused: list[str] = []
-    for number, record in _json_objects(lines, label):
+    numbers = _NumberIds()
+    keys: dict[str, tuple[str, ...]] = {}
+    for number, record in records:
         if layout is None:
             layout = choose_layout(sorted(record), layouts, label, number)
             keys = {c.name: (c.name, *c.aliases) for c in layout.columns}
@@ -494,9 +638,9 @@ def _jsonl_chunks(
             found = unused_columns(sorted(record), layout, layouts, label, number)
             unused += [n for n in found if n not in unused]
         if layout.tier_list_key is not None and layout.tier_list_key in record:
-            rows = _tier_list_rows(record, layout, label, number)
+            rows = _tier_list_rows(record, layout, label, number, numbers)
         else:
-            rows = [_json_row(record, keys, layout, label, number)]
+            rows = [_json_row(record, keys, layout, label, number, numbers)]
         for row in rows:
             present.update(row)
             for column in layout.columns:
@@ -510,11 +654,29 @@ def _jsonl_chunks(
         yield _json_chunk(starts, values, present, layout)
     if unused and layout is not None:
         notes.append(_ignored_note(unused, layout, label))
+    number_note = numbers.note(label)
+    if number_note is not None:
+        notes.append(number_note)
 
 
-def _json_objects(lines: Iterable[str], label: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of every non-blank line of a JSON Lines file."""
-    for number, text in enumerate(lines, start=1):
+def _json_objects(texts: Iterable[str], label: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of a JSON array of objects or of a JSON Lines file.
+
+    The first non-blank character decides: ``[`` is an array, read object by
+    object as the text arrives (the file may be one line); otherwise one
+    object per line.
+    """
+    blocks = iter(texts)
+    head = ""
+    for text in blocks:
+        head += text
+        if head.strip():
+            break
+    rest = itertools.chain([head], blocks)
+    if head.lstrip().startswith("["):
+        yield from _json_array_objects(rest, label)
+        return
+    for number, text in enumerate(split_lines(rest, label), start=1):
         if not text.strip():
             continue
         try:
@@ -525,13 +687,99 @@ def _json_objects(lines: Iterable[str], label: str) -> Iterator[tuple[int, dict[
                 file=label,
                 line=number,
                 value=text.strip()[:80],
-                hint="write one JSON object per line",
+                hint="write one JSON object per line, or one array of objects",
             ) from None
         if not isinstance(record, dict):
             raise InputError(
                 "expected a JSON object", file=label, line=number, value=text.strip()[:80]
             )
         yield number, record
+
+
+_BLANK = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _json_array_objects(texts: Iterable[str], label: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` of each element of one JSON array, streamed.
+
+    Objects are decoded from a buffer refilled block by block; an object still
+    incomplete after :data:`MAX_LINE_CHARS` characters is refused (bounded
+    memory), as is anything after the closing ``]``.
+    """
+    blocks = iter(texts)
+    buffer = ""
+    pos = 0
+    line = 1  # the line number at ``pos``
+    ended = False
+
+    def refill() -> bool:
+        nonlocal buffer, pos, ended
+        for text in blocks:
+            buffer = buffer[pos:] + text
+            pos = 0
+            return True
+        ended = True
+        return False
+
+    def skip_blank() -> None:
+        nonlocal pos, line
+        while True:
+            end = _BLANK.match(buffer, pos).end()  # type: ignore[union-attr]
+            line += buffer.count("\n", pos, end)
+            pos = end
+            if pos < len(buffer) or not refill():
+                return
+
+    def fail(reason: str, hint: str) -> InputError:
+        return InputError(
+            reason, file=label, line=line, value=buffer[pos : pos + 80].strip(), hint=hint
+        )
+
+    array_hint = "a JSON array of objects: [{...}, {...}]"
+    skip_blank()
+    if buffer[pos : pos + 1] != "[":  # pragma: no cover - checked by the caller
+        raise fail("expected a JSON array", array_hint)
+    pos += 1
+    first = True
+    while True:
+        skip_blank()
+        if ended and pos >= len(buffer):
+            raise fail("the JSON array is not closed (missing ])", array_hint)
+        if buffer[pos] == "]":
+            pos += 1
+            break
+        if not first:
+            if buffer[pos] != ",":
+                raise fail("expected , or ] between the objects of the array", array_hint)
+            pos += 1
+            skip_blank()
+        first = False
+        while True:
+            try:
+                record, end = _DECODER.raw_decode(buffer, pos)
+                break
+            except json.JSONDecodeError as exc:
+                if len(buffer) - pos > MAX_LINE_CHARS:
+                    raise fail(
+                        f"a JSON object longer than {MAX_LINE_CHARS:,} characters", array_hint
+                    ) from None
+                if not refill():
+                    raise InputError(
+                        f"not valid JSON ({exc.msg})",
+                        file=label,
+                        line=line + buffer.count("\n", pos, exc.pos),
+                        value=buffer[pos : pos + 80].strip(),
+                        hint=array_hint,
+                    ) from None
+        if not isinstance(record, dict):
+            raise fail("expected a JSON object", array_hint)
+        yield line, record
+        line += buffer.count("\n", pos, end)
+        pos = end
+    skip_blank()
+    if pos < len(buffer):
+        raise fail("text after the end of the JSON array", "a file holds one JSON array")
 
 
 def _json_chunk(
@@ -548,13 +796,19 @@ def _json_row(
     layout: RecordLayout,
     label: str,
     number: int,
+    numbers: _NumberIds,
 ) -> dict[str, str]:
-    """One flat JSONL object as canonical column -> string."""
+    """One flat JSON object as canonical column -> string."""
     row: dict[str, str] = {}
     for column in layout.columns:
         for key in keys[column.name]:
             if key in record:
-                row[column.name] = _json_text(record[key])
+                value = record[key]
+                row[column.name] = (
+                    _json_id(value, key, label, number, numbers)
+                    if column.name in IDENTIFIER_COLUMNS
+                    else _json_text(value)
+                )
                 break
         else:
             if column.required:
@@ -569,7 +823,7 @@ def _json_row(
 
 
 def _tier_list_rows(
-    record: dict[str, object], layout: RecordLayout, label: str, number: int
+    record: dict[str, object], layout: RecordLayout, label: str, number: int, numbers: _NumberIds
 ) -> list[dict[str, str]]:
     """Expand ``{"query", "annotator", "ranking": [a, [b, c], d]}`` into item/rank rows."""
     key = layout.tier_list_key or ""
@@ -585,9 +839,9 @@ def _tier_list_rows(
             line=number,
             value=tiers,
         )
-    base = {"query": _json_text(record["query"])}
+    base = {"query": _json_id(record["query"], "query", label, number, numbers)}
     if "annotator" in record:
-        base["annotator"] = _json_text(record["annotator"])
+        base["annotator"] = _json_id(record["annotator"], "annotator", label, number, numbers)
     rows: list[dict[str, str]] = []
     for rank, tier in enumerate(tiers, start=1):
         members = tier if isinstance(tier, list) else [tier]
@@ -599,21 +853,28 @@ def _tier_list_rows(
                 value=tier,
                 hint='nest at most one level: ["d3", ["d1", "d7"], "d2"]',
             )
-        rows.extend({**base, "item": _json_text(m), "rank": str(rank)} for m in members)
+        rows.extend(
+            {**base, "item": _json_id(m, "item", label, number, numbers), "rank": str(rank)}
+            for m in members
+        )
     return rows
 
 
 def _whitespace_chunks(
-    lines: Iterable[str], fmt: InputFormat, layout: RecordLayout, label: str
+    lines: Iterable[str], fmt: InputFormat, layout: RecordLayout, label: str, notes: list[str]
 ) -> Iterator[ColumnChunk]:
-    """Chunks of a headerless whitespace-separated TREC file (qrels or run)."""
+    """Chunks of a headerless whitespace-separated TREC file; ``#`` lines are comments."""
     names = layout.headerless_columns
     width = len(names)
     rows: list[list[str]] = []
     starts: list[int] = []
+    comments = 0
     for number, text in enumerate(lines, start=1):
         fields = text.split()
         if not fields:
+            continue
+        if fields[0].startswith("#"):
+            comments += 1
             continue
         if len(fields) != width:
             raise InputError(
@@ -632,6 +893,13 @@ def _whitespace_chunks(
             rows, starts = [], []
     if rows:
         yield _positional_chunk(rows, starts, layout)
+    if comments:
+        notes.append(comment_note(label, comments))
+
+
+def comment_note(label: str, comments: int) -> str:
+    """The one note about the comment lines of a whitespace-separated file."""
+    return f"{label}: skipped {comments} comment line(s) starting with '#'"
 
 
 def _positional_chunk(

@@ -5,6 +5,10 @@ batch's provenance key) and decoded as UTF-8 in blocks, then split into
 physical lines; a byte that is not UTF-8 is reported with its line number, and
 a UTF-8 byte-order mark at the start is dropped.
 
+Line length is capped while the line is read (:data:`MAX_LINE_CHARS`), before
+it is buffered: a compressed file that expands to one enormous line is
+refused after reading a few blocks, in bounded memory.
+
 Compressed input (docs/input-formats.md, "Input formats"): a gzip or bz2 stream is recognised
 by its first bytes, whatever the file is called, and decompressed while it is
 read (never whole in memory). The hash is that of the decompressed content,
@@ -22,7 +26,7 @@ import itertools
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -31,6 +35,7 @@ from typing import BinaryIO
 from orlbuild.errors import InputError
 
 __all__ = [
+    "MAX_LINE_CHARS",
     "STDIN",
     "InputFormat",
     "Source",
@@ -55,6 +60,11 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2")
 #: Bytes read (and decoded) at a time.
 BLOCK_BYTES = 1 << 20
 
+#: Longest physical line (or JSON object) accepted, in characters (docs/input-formats.md,
+#: "Limits and refused values"). A line completed inside one block is never longer than
+#: the block, so the cap is checked only on lines that span blocks (and on the tail).
+MAX_LINE_CHARS = BLOCK_BYTES
+
 
 class InputFormat(str, Enum):
     """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
@@ -62,6 +72,8 @@ class InputFormat(str, Enum):
     tsv = "tsv"
     csv = "csv"
     jsonl = "jsonl"
+    # A JSON array of objects (LMArena's clean_battle_*.json); read as a stream.
+    json = "json"
     qrels = "qrels"
     trec = "trec"
     # Pairwise shapes (docs/input-formats.md, "Input formats"): arena is tabular (syntax from the
@@ -77,6 +89,7 @@ _EXTENSIONS = {
     ".csv": InputFormat.csv,
     ".jsonl": InputFormat.jsonl,
     ".ndjson": InputFormat.jsonl,
+    ".json": InputFormat.json,
     ".qrels": InputFormat.qrels,
     ".trec": InputFormat.trec,
     ".run": InputFormat.trec,
@@ -137,15 +150,21 @@ class Source:
         Raises
         ------
         InputError
+            On bytes that are not UTF-8 (naming the line), on an empty input
+            and on a line longer than :data:`MAX_LINE_CHARS`.
+        """
+        return split_lines(self.texts(), self.label)
+
+    def texts(self) -> Iterator[str]:
+        """Yield the decoded content in blocks of about :data:`BLOCK_BYTES` (cut anywhere).
+
+        Raises
+        ------
+        InputError
             On bytes that are not UTF-8 (naming the line) and on an empty input.
         """
-        return itertools.chain.from_iterable(self._blocks())
-
-    def _blocks(self) -> Iterator[list[str]]:
-        """Decode the input in blocks of :data:`BLOCK_BYTES`, as lists of complete lines."""
         stream, under = self._open()
         decoder = codecs.getincrementaldecoder("utf-8")()
-        carry = ""
         lines_before = 0
         decoded_any = False
         position = _tell(under)
@@ -158,27 +177,26 @@ class Source:
                     now = _tell(under) or position
                     self._advance(now - position)
                     position = now
-                if not decoded_any and not carry and raw.startswith(_BOM):
+                if not decoded_any and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                 pending = decoder.getstate()[0]
                 try:
                     text = decoder.decode(raw)
                 except UnicodeDecodeError as exc:
                     raise self._not_utf8(pending + raw, exc, lines_before) from None
-                decoded_any = decoded_any or bool(text)
-                parts = (carry + text).split("\n")
-                carry = parts.pop()
-                lines_before += len(parts)
-                yield [part + "\n" for part in parts]
+                if text:
+                    decoded_any = True
+                    lines_before += text.count("\n")
+                    yield text
             try:
-                carry += decoder.decode(b"", final=True)
+                text = decoder.decode(b"", final=True)
             except UnicodeDecodeError as exc:
                 raise self._not_utf8(decoder.getstate()[0], exc, lines_before) from None
         finally:
             if under is not self.stream and under is not sys.stdin.buffer:
                 under.close()
-        if carry:
-            yield [carry]
+        if text:
+            yield text
         elif not decoded_any:
             raise InputError("the file is empty", file=self.label, line=1, hint="nothing to ingest")
 
@@ -212,6 +230,46 @@ class Source:
         self.bytes_read += n
         if self.on_progress is not None and n:
             self.on_progress(n)
+
+
+def split_lines(texts: Iterable[str], label: str) -> Iterator[str]:
+    """The physical lines of decoded blocks, each with its line ending (the last may lack one).
+
+    Raises
+    ------
+    InputError
+        A line longer than :data:`MAX_LINE_CHARS`, named by its number, as soon
+        as it is that long (the rest of it is never buffered).
+    """
+    return itertools.chain.from_iterable(_line_blocks(texts, label))
+
+
+def _line_blocks(texts: Iterable[str], label: str) -> Iterator[list[str]]:
+    """The complete lines of each block (see :func:`split_lines`)."""
+    carry = ""
+    lines_before = 0
+    for text in texts:
+        parts = (carry + text).split("\n")
+        carry = parts.pop()
+        if parts and len(parts[0]) > MAX_LINE_CHARS:
+            _too_long(label, lines_before + 1)
+        if len(carry) > MAX_LINE_CHARS:
+            _too_long(label, lines_before + len(parts) + 1)
+        lines_before += len(parts)
+        yield [part + "\n" for part in parts]
+    if carry:
+        yield [carry]
+
+
+def _too_long(label: str, line: int) -> None:
+    """Raise the error of an over-long line."""
+    raise InputError(
+        f"line longer than {MAX_LINE_CHARS:,} characters",
+        file=label,
+        line=line,
+        hint="identifiers are at most 512 characters; is this the right file (not a "
+        "binary or a one-line dump)?",
+    )
 
 
 def _tell(stream: BinaryIO) -> int | None:
@@ -280,7 +338,7 @@ def sniff_trec(first_line: str | None) -> InputFormat | None:
     >>> sniff_trec("query\titem\trank\tscore\n") is None
     True
     """
-    if first_line is None or "," in first_line or first_line.lstrip().startswith("{"):
+    if first_line is None or "," in first_line or first_line.lstrip()[:1] in ("{", "["):
         return None
     fields = first_line.split()
     if len(fields) == 4 and _INTEGER_FIELD.fullmatch(fields[3]):
@@ -331,8 +389,8 @@ def detect_format(
     override
         The ``--format`` option, if any.
     first_line
-        The first non-blank line, used only for standard input: a ``{`` means
-        JSONL, a tab TSV, otherwise CSV; headerless formats (``qrels``,
+        The first non-blank line, used only for standard input: a ``[`` means
+        a JSON array, a ``{`` JSONL, a tab TSV, otherwise CSV; headerless formats (``qrels``,
         ``trec``) are recognised by :func:`sniff_trec` before this is called.
     format_option
         The option the hint names (``--orl-format`` / ``--run-format`` in
@@ -348,10 +406,12 @@ def detect_format(
             "cannot tell the format from the file extension",
             file=name,
             value=suffix or name,
-            hint=f"use .tsv, .csv, .jsonl, .qrels or .trec (optionally .gz/.bz2), or pass "
+            hint=f"use .tsv, .csv, .jsonl, .json, .qrels or .trec (optionally .gz/.bz2), or pass "
             f"{format_option}",
         )
     text = (first_line or "").lstrip()
+    if text.startswith("["):
+        return InputFormat.json
     if text.startswith("{"):
         return InputFormat.jsonl
     return InputFormat.tsv if "\t" in text else InputFormat.csv

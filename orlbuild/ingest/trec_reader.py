@@ -8,6 +8,12 @@ score, bytes that are not UTF-8, a repeated document, an over-long id), it
 returns ``None`` and the caller reads the file again with that reader, whose
 error names the file, line and value. So error messages stay exactly as
 precise, and good files never pay for the slow reader.
+
+Comment lines (first non-blank character ``#``, as ir_metadata writes them)
+are taken out before the C parser sees the text, and counted: a frame
+carries their number in ``frame.attrs["comment_lines"]``. Lines longer than
+:data:`orlbuild.ingest.source.MAX_LINE_CHARS` send the file to the exact
+reader before they are buffered whole.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +30,7 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from orlbuild.ingest.source import InputFormat, open_input
+from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, InputFormat, open_input
 from scoring.run import CodedRuns
 
 __all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames", "fast_trec_runs"]
@@ -71,7 +78,8 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     """
     try:
         with path.open("rb") as raw:
-            frame = _parse(open_input(raw), fmt)
+            checked = _CheckedStream(open_input(raw))
+            frame = _parse(checked, fmt)  # type: ignore[arg-type]
     except _READ_ERRORS:
         return None
     if frame is None:
@@ -82,7 +90,59 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     (query_codes, queries), (item_codes, items) = coded
     if not _unique_pairs(np.zeros(len(frame), dtype=np.int64), query_codes, item_codes):
         return None  # a repeated (query, item): the exact reader names both lines
-    return _frame(frame, fmt, query_codes, queries, item_codes, items)
+    out = _frame(frame, fmt, query_codes, queries, item_codes, items)
+    out.attrs["comment_lines"] = checked.comments
+    return out
+
+
+_COMMENT_LINE = re.compile(rb"^[ \t]*#[^\n]*(?:\n|$)", re.MULTILINE)
+
+
+class _CheckedStream:
+    """A binary stream of complete lines, comment lines removed (counted), lines capped.
+
+    ``read`` hands the C parser whole lines only, so a comment is recognised
+    at the start of its line; a line longer than :data:`MAX_LINE_CHARS` bytes
+    raises :class:`ValueError` (the caller then uses the exact reader, whose
+    error names the line) before more of it is read.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._carry = b""
+        self._first = True
+        self.comments = 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to about ``max(size, BLOCK_BYTES)`` bytes of complete lines (``b""`` at the end)."""
+        while True:
+            block = self._stream.read(max(size, BLOCK_BYTES))
+            if self._first:
+                block, self._first = block.removeprefix(_BOM), False
+            if not block:
+                data, self._carry = self._carry, b""
+                return self._uncommented(data)
+            data = self._carry + block
+            cut = data.rfind(b"\n") + 1
+            if len(data) - cut > MAX_LINE_CHARS or (
+                cut and data.find(b"\n") - len(self._carry) > MAX_LINE_CHARS
+            ):
+                raise ValueError("line too long")
+            if cut == 0:
+                self._carry = data
+                continue
+            self._carry = data[cut:]
+            data = self._uncommented(data[:cut])
+            if data:
+                return data
+
+    def _uncommented(self, data: bytes) -> bytes:
+        """``data`` without its comment lines, which are counted."""
+        if b"#" not in data:
+            return data
+        data, removed = _COMMENT_LINE.subn(b"", data)
+        self.comments += removed
+        return data
 
 
 def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
@@ -173,8 +233,10 @@ def _read_many(
     try:
         for path in paths:
             with path.open("rb") as raw, open_input(raw) as stream:
-                data = stream.read()
-            data = data.removeprefix(_BOM)  # the C parser drops a BOM at the start only
+                checked = _CheckedStream(stream)  # drops the BOM; caps the line length
+                data = b"".join(iter(checked.read, b""))
+            if checked.comments:
+                return None  # each file on its own, so that its comments are reported
             if not data.strip() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
                 return None  # empty, or a lone carriage return: the line count would be off
             if not data.endswith(b"\n"):

@@ -12,10 +12,9 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import ConfigError
+from orlbuild.vocabulary import ExportFormat
 
-__all__ = ["EXPORT_FORMATS", "diff_orl_entries", "export_orls"]
-
-EXPORT_FORMATS = ("json", "tsv", "qrels", "trec-prefs")
+__all__ = ["diff_orl_entries", "export_orls"]
 
 #: Judgment group and sub-group of a trec-prefs export: one group per query holding the ORL.
 TREC_PREFS_GROUP = ("orl", "1")
@@ -41,7 +40,7 @@ _SEPARATORS = {
 }
 
 
-def _check_ids(entries: pd.DataFrame, fmt: str) -> None:
+def _check_ids(entries: pd.DataFrame, fmt: ExportFormat | str) -> None:
     """Refuse ids the format cannot hold (docs/input-formats.md, "Input formats": ORL exports).
 
     A query or item id with a space would be split into more columns by every
@@ -52,9 +51,9 @@ def _check_ids(entries: pd.DataFrame, fmt: str) -> None:
     ConfigError
         Naming the first such id and the formats that hold it (json).
     """
-    if fmt not in _SEPARATORS:
+    if str(fmt) not in _SEPARATORS:
         return
-    what, pattern = _SEPARATORS[fmt]
+    what, pattern = _SEPARATORS[str(fmt)]
     for column in ("query", "item"):
         values = entries[column].astype(str)
         bad = values[values.str.contains(pattern, regex=True) | (values == "")]
@@ -92,7 +91,7 @@ def _orl_trec_prefs(entries: pd.DataFrame) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> str:
+def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, Any]) -> str:
     """Render a build's ORLs.
 
     Parameters
@@ -119,15 +118,9 @@ def export_orls(entries: pd.DataFrame, fmt: str, *, build: dict[str, Any]) -> st
         or line break in tsv): the export would not read back.
     """
     _check_ids(entries, fmt)
-    if fmt == "json":
+    if fmt is ExportFormat.json:
         return _orl_json(entries, build)
-    if fmt == "tsv":
-        return _orl_tsv(entries)
-    if fmt == "qrels":
-        return _orl_qrels(entries)
-    if fmt == "trec-prefs":
-        return _orl_trec_prefs(entries)
-    raise ValueError(f"unknown export format {fmt!r}")
+    return _WRITERS[fmt](entries)
 
 
 def diff_orl_entries(entries_a: pd.DataFrame, entries_b: pd.DataFrame) -> pd.DataFrame:
@@ -164,3 +157,11 @@ def diff_orl_entries(entries_a: pd.DataFrame, entries_b: pd.DataFrame) -> pd.Dat
     for column in ("rank_a", "rank_b", "tiers_a", "tiers_b"):
         out[column] = out[column].astype("Int64")
     return out[[*keys, "rank_a", "rank_b", "tiers_a", "tiers_b", "change"]]
+
+
+#: The export formats without build metadata, by format.
+_WRITERS = {
+    ExportFormat.tsv: _orl_tsv,
+    ExportFormat.qrels: _orl_qrels,
+    ExportFormat.trec_prefs: _orl_trec_prefs,
+}

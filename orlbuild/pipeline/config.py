@@ -34,9 +34,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from orlbuild.builders.parameters import (
     METHODS,
@@ -51,14 +52,13 @@ from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
 from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
 from orlbuild.output_files import check_output, sqlite_store_files
-from orlbuild.services.build_evaluation import CompareSpec, PowerSpec
-from orlbuild.vocabulary import BUILD_OPTION_VALUES, OnError, values
+from orlbuild.services.build_evaluation import PowerSpec
+from orlbuild.vocabulary import BUILD_OPTION_VALUES, InputKind, OnError, Source, values
 from scoring import UnknownMeasureError, parse_measures
-from scoring.run import ScorePrecision
+from scoring.settings import TestSettings
 from scoring.statistics.procedures import default_test
 from scoring.vocabulary import (
     CorrectionName,
-    Missing,
     MissingPolicy,
     ScorePrecisionName,
     SignificanceTest,
@@ -73,19 +73,15 @@ __all__ = [
     "BUILD_METHODS",
     "INPUT_FORMATS",
     "BuildSpec",
-    "CompareSpec",
     "ExecutionSpec",
     "InputSpec",
     "PipelineConfig",
-    "PowerSpec",
     "ReportSpec",
     "ScoringSpec",
     "load_config",
     "parse_config",
 ]
 
-InputKind = Literal["listwise", "pairwise", "graded", "run"]
-Source = Literal["listwise", "pairwise", "graded"]
 
 INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {kind: tuple(f.value for f in kind_formats(kind)) for kind in KINDS}
@@ -130,6 +126,8 @@ class InputSpec:
         System name; required for runs, forbidden otherwise.
     format
         Explicit input format, or ``None`` to detect it from the extension.
+    query
+        Pairwise only: every row goes into this one query (``--query``).
     """
 
     kind: InputKind
@@ -137,6 +135,7 @@ class InputSpec:
     collection: str
     system: str | None = None
     format: str | None = None
+    query: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,9 +149,9 @@ class BuildSpec:
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def on_error(self) -> str:
+    def on_error(self) -> OnError:
         """``stop`` (default) or ``skip``: what a failed query does."""
-        return str(self.parameters.get("on_error", OnError.stop.value))
+        return OnError(self.parameters.get("on_error", OnError.stop))
 
     def builder_parameters(self) -> BuildParameters:
         """The builder's options (every parameter but ``on_error``, which is not stored)."""
@@ -173,8 +172,8 @@ class ScoringSpec:
 
     build: str
     systems: tuple[str, ...]
-    missing: Missing = "zero"
-    score_precision: ScorePrecision = "float32"
+    missing: MissingPolicy = MissingPolicy.zero
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32
 
 
 @dataclass(frozen=True)
@@ -209,8 +208,11 @@ class PipelineConfig:
     builds: tuple[BuildSpec, ...]
     measures: tuple[str, ...]
     scoring: ScoringSpec
-    compare: CompareSpec
+    compare: TestSettings
     power: PowerSpec | None = None
+    #: ``[compare] reference_resamples``: annotator-bootstrap rebuilds of the
+    #: reference (0: off; docs/comparing-systems.md, "Comparing many systems").
+    reference_resamples: int = 0
     report: ReportSpec | None = None
     collection: str = "default"
     execution: ExecutionSpec = field(default_factory=ExecutionSpec)
@@ -468,7 +470,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         scoring_table = _Table({}, "scoring", problems)
     scoring = _scoring(scoring_table, builds, inputs)
     compare_table = root.table("compare") or _Table({}, "compare", problems)
-    compare = _compare(compare_table, len(scoring.systems))
+    compare, reference_resamples = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
     power = None if power_table is None else _power(power_table, measures)
     report_table = root.table("report")
@@ -488,6 +490,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         measures=measures,
         scoring=scoring,
         compare=compare,
+        reference_resamples=reference_resamples,
         power=power,
         report=report,
         collection=collection,
@@ -521,19 +524,48 @@ def _input(table: _Table, base: Path, collection: str) -> InputSpec:
         table.problems.add(table.key("system"), "is required for kind = 'run' (the system's name)")
     if kind is not None and kind != "run" and system is not None:
         table.problems.add(table.key("system"), f"only allowed for kind = 'run' (this is {kind!r})")
+    query = table.get("query", str, None, check=_non_empty)
+    if kind is not None and kind != "pairwise" and query is not None:
+        table.problems.add(
+            table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
+        )
     coll = table.get("collection", str, collection, check=_non_empty).strip()
-    table.finish(("kind", "path", "format", "system", "collection"))
+    table.finish(("kind", "path", "format", "system", "collection", "query"))
     return InputSpec(
-        kind=cast(InputKind, kind),
+        kind=_word(InputKind, kind),
         path=path,
         collection=coll,
         system=None if system is None else system.strip(),
         format=fmt,
+        query=None if query is None else query.strip(),
     )
 
 
+def _build_name(value: str) -> str | None:
+    """The problem with a build name, as ``orlbuild build --name`` sees it (or ``None``)."""
+    from orlbuild.services.builds import check_build_name
+
+    try:
+        check_build_name(value)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+W = TypeVar("W", bound=Enum)
+
+
+def _word(vocabulary: type[W], word: str | None) -> W:
+    """``word`` as a member of ``vocabulary``, the one coercion of the TOML's words.
+
+    A missing or unknown word has been reported as a problem already (the
+    config is refused), so it is passed on as it is.
+    """
+    return vocabulary(word) if word in values(vocabulary) else cast(W, word)
+
+
 def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=_name)
+    name = table.get("name", str, check=lambda v: _name(v) or _build_name(v))
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
     methods = BUILD_METHODS.get(source or "", ())
     method = table.get("method", str, None, choices=methods or None)
@@ -545,7 +577,7 @@ def _build(table: _Table, collection: str) -> BuildSpec:
         _check_with_builder(table, source, method, parameters)
     return BuildSpec(
         name=(name or "").strip(),
-        source=cast(Source, source),
+        source=_word(Source, source),
         method=method,
         collection=coll,
         parameters=MappingProxyType(parameters),
@@ -630,12 +662,12 @@ def _scoring(
     return ScoringSpec(
         build=build or "",
         systems=systems,
-        missing=cast(Missing, missing),
-        score_precision=cast(ScorePrecision, precision),
+        missing=_word(MissingPolicy, missing),
+        score_precision=_word(ScorePrecisionName, precision),
     )
 
 
-def _compare(table: _Table, n_systems: int) -> CompareSpec:
+def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
     family_wise = test.family_wise
@@ -648,15 +680,20 @@ def _compare(table: _Table, n_systems: int) -> CompareSpec:
             f"does not apply to test '{test.value}'{because}, whose p-values are adjusted over all "
             f"pairs already; drop it, or set test = 'randomization' (got {correction!r})",
         )
-    spec = CompareSpec(
+    spec = TestSettings(
         test=test,
-        permutations=table.get("permutations", int, 1000, check=_permutations),
+        permutations=table.get("permutations", int, TestSettings.permutations, check=_permutations),
         correction=None if family_wise or correction is None else CorrectionName(correction),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0, check=_seed),
+        alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
+        seed=table.get("seed", int, TestSettings.seed, check=_seed),
     )
+    resamples = table.get("reference_resamples", int, 0, check=_non_negative)
     table.finish()
-    return spec
+    return spec, resamples
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be >= 0"
 
 
 def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
@@ -679,10 +716,10 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
         )
     spec = PowerSpec(
         budgets=clean,
-        subsamples=table.get("subsamples", int, 300, check=_positive),
-        permutations=table.get("permutations", int, 1000, check=_permutations),
-        alpha=table.get("alpha", float, 0.05, check=_probability),
-        seed=table.get("seed", int, 0, check=_seed),
+        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_positive),
+        permutations=table.get("permutations", int, PowerSpec.permutations, check=_permutations),
+        alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
+        seed=table.get("seed", int, PowerSpec.seed, check=_seed),
         measures=chosen or tuple(measures),
     )
     table.finish()

@@ -29,18 +29,26 @@ from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
     BuildEvaluation,
-    build_failures,
     evaluate_stored_build,
 )
-from orlbuild.services.builds import build_or_reuse, load_query_orls
+from orlbuild.services.builds import build_or_reuse, built_orls, version_note
 from orlbuild.services.databases import displayed_url, open_database
 from orlbuild.services.ingests import IngestedInput, ingest_unless_stored
+from orlbuild.services.reference_resampling import (
+    ReferenceVerdicts,
+    reference_verdicts_for_build,
+)
 
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine
     from orlbuild.services.orls import BuildRecord
 
-__all__ = ["BuiltOrls", "IngestedInput", "PipelineResult", "open_pipeline_store", "run_pipeline"]
+__all__ = [
+    "BuiltOrls",
+    "PipelineResult",
+    "open_pipeline_store",
+    "run_pipeline",
+]
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class BuiltOrls:
     tiers: int
     items: int
     failures: tuple[str, ...] = ()
+    new_version: str | None = None
 
     @classmethod
     def of(
@@ -83,6 +92,8 @@ class BuiltOrls:
         )
         if self.failures:
             text += f"; {len(self.failures)} queries failed"
+        if self.new_version is not None:
+            text += f"\nnote: {self.new_version}"
         return text
 
 
@@ -130,6 +141,7 @@ class PipelineResult:
                     "name": b.name,
                     "build": b.build_id,
                     "reused": b.reused,
+                    "new_version": b.new_version,
                     "source": b.source,
                     "method": b.method,
                     "queries": b.queries,
@@ -181,6 +193,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         system=spec.system,
         fmt=spec.format,
         progress=lambda size: ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet),
+        query=spec.query,
     )
 
 
@@ -200,9 +213,10 @@ def build_orls_for(
         progress=lambda total: progress_bar(total, f"build {spec.name}", quiet=quiet),
         executor=executor,
     )
-    orls = load_query_orls(engine, record.id)
-    failed = tuple(build_failures(engine, record.id))
-    return replace(BuiltOrls.of(spec, record, orls, reused=reused), failures=failed), orls
+    orls, failed = built_orls(engine, record.id)
+    note = None if reused else version_note(engine, spec.name, record.id)
+    built = BuiltOrls.of(spec, record, orls, reused=reused)
+    return replace(built, failures=tuple(failed), new_version=note), orls
 
 
 def run_pipeline(
@@ -286,10 +300,21 @@ def run_pipeline(
         for message in evaluation.plan_messages():
             say(message)
         report = None
-        if config.report is not None:
-            report = write_report(
-                evaluation.report_data(config.report.title), config.report.path, protected=protected
+        reference = None
+        if config.reference_resamples:
+            reference = reference_verdicts_for_stored(engine, scored.build_id, config, executor)
+            fragile = int(reference.pairs["fragile"].sum())
+            say(
+                f"reference resampling: {reference.resamples} rebuilds, {fragile} pair verdicts "
+                "hold under fewer than 95% of them"
             )
+        if config.report is not None:
+            data = evaluation.report_data(config.report.title)
+            if reference is not None:
+                data = replace(
+                    data, reference=reference.pairs, reference_resamples=reference.resamples
+                )
+            report = write_report(data, config.report.path, protected=protected)
             say(f"wrote the report to {report}")
     finally:
         engine.dispose()
@@ -302,4 +327,23 @@ def run_pipeline(
         report=report,
         seconds=time.perf_counter() - started,
         measures=config.measures,
+    )
+
+
+def reference_verdicts_for_stored(
+    engine: Any, build_id: int, config: PipelineConfig, executor: Executor | None
+) -> ReferenceVerdicts:
+    """``[compare] reference_resamples``: the scored build's verdicts under rebuilt references."""
+    compare = config.compare
+    return reference_verdicts_for_build(
+        engine,
+        build_id,
+        list(config.scoring.systems),
+        list(config.measures),
+        resamples=config.reference_resamples,
+        seed=compare.seed,
+        alpha=compare.alpha,
+        test=None if compare.test is None else compare.test.value,
+        permutations=compare.permutations,
+        executor=executor,
     )

@@ -8,14 +8,12 @@
 (``python -m orlbuild.report.screenshot report.html -o report.png``).
 """
 
-from orlbuild.report.data import OrlView, ReportData, TieDecisionView
+from orlbuild.report.data import ReportData
 from orlbuild.report.document import render_report, write_report
 from orlbuild.report.intervals import mean_interval, mean_intervals
 
 __all__ = [
-    "OrlView",
     "ReportData",
-    "TieDecisionView",
     "mean_interval",
     "mean_intervals",
     "render_report",

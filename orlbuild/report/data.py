@@ -2,57 +2,24 @@
 
 The report never reads the database itself: a caller (the pipeline, the
 ``orlbuild report`` command, a notebook) gathers these inputs and hands them to
-:func:`orlbuild.report.render_report`. ORLs and tie decisions are accepted
-through small protocols, so the builders' records (``QueryORL``,
-``TieDecision``) fit as they are.
+:func:`orlbuild.report.render_report`. ORLs and tie decisions are the build
+records of :mod:`orlbuild.records` (``QueryORL``, ``TieDecision``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
 from orlbuild.errors import OrlbuildError
+from orlbuild.records import QueryORL
+from scoring.settings import TestSettings
 from scoring.statistics import PowerResult
 
-__all__ = ["OrlView", "ReportData", "TieDecisionView"]
-
-
-class TieDecisionView(Protocol):
-    """One audited tie-or-separate decision (docs/tiers-and-audit.md, "Audit")."""
-
-    @property
-    def leader(self) -> str: ...
-    @property
-    def item(self) -> str: ...
-    @property
-    def diff(self) -> float: ...
-    @property
-    def se(self) -> float | None: ...
-    @property
-    def p_value(self) -> float | None: ...
-    @property
-    def decision(self) -> str: ...
-    @property
-    def rule(self) -> str: ...
-
-
-class OrlView(Protocol):
-    """One query's ORL as the report draws it."""
-
-    @property
-    def query(self) -> str: ...
-    @property
-    def tiers(self) -> Sequence[Sequence[str]]: ...
-    @property
-    def scores(self) -> Mapping[str, float]: ...
-    @property
-    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
-    @property
-    def decisions(self) -> Sequence[TieDecisionView]: ...
+__all__ = ["ReportData"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +56,11 @@ class ReportData:
         ``"t"`` (t-interval over per-query scores) or ``"bootstrap"`` (BCa).
     seed
         Seed of the bootstrap intervals.
+    reference
+        Pair verdicts under reference resampling (the pairs' columns plus
+        ``holds`` and ``fragile``), or ``None`` when not computed.
+    reference_resamples
+        How many rebuilt references ``reference`` rests on.
     max_queries
         At most this many queries (in natural order) get a heatmap row and a drawn
         ORL, so that a report on thousands of queries stays small; the page says
@@ -98,17 +70,19 @@ class ReportData:
     title: str
     per_query: Mapping[str, pd.DataFrame]
     comparisons: pd.DataFrame
-    orls: Sequence[OrlView] = ()
+    orls: Sequence[QueryORL] = ()
     build: Mapping[str, Any] = field(default_factory=dict)
     power: Mapping[str, PowerResult] | None = None
     notes: Sequence[str] = ()
-    alpha: float = 0.05
+    alpha: float = TestSettings.alpha
     correction: str = "holm"
     test: str = ""
     level: float = 0.95
     interval_method: str = "t"
     seed: int = 0
     max_queries: int = 1000
+    reference: pd.DataFrame | None = None
+    reference_resamples: int = 0
 
     def __post_init__(self) -> None:
         if not self.per_query:

@@ -120,6 +120,8 @@ def render_report(data: ReportData) -> str:
         The HTML document.
     """
     # matplotlib is imported only when a report is drawn: it slows every CLI start-up
+    from orlbuild.report.leaderboard import leaderboard_ranks, leaderboard_section
+    from orlbuild.report.reference import reference_section
     from orlbuild.report.sections import (
         header_section,
         heatmap_section,
@@ -137,7 +139,9 @@ def render_report(data: ReportData) -> str:
     body = [
         header_section(data),
         systems_section(data, intervals, order),
+        leaderboard_section(data, leaderboard_ranks(data)),
         significance_section(data, order),
+        reference_section(data),
         heatmap_section(data, order),
         orl_section(data),
         power_section(data),

@@ -32,6 +32,7 @@ __all__ = [
     "figure_to_svg",
     "interval_figure",
     "plot_power_stability",
+    "rank_interval_figure",
     "save_power_stability",
     "tier_figure",
 ]
@@ -150,6 +151,27 @@ def colour_scale(cmap: str = HEATMAP_COLORMAP, stops: int = 6) -> str:
     return "linear-gradient(to right, " + ", ".join(colours) + ")"
 
 
+def _system_panels(
+    frame: pd.DataFrame, measures: Sequence[str], panel_width: float
+) -> tuple[Figure, list[tuple[Any, str]], int, int]:
+    """One panel per measure with rows in ``frame``, one row per system (60+ stay readable).
+
+    Returns the figure, ``(axes, measure)`` pairs, the most systems in a panel
+    and the font size.
+    """
+    shown = [m for m in measures if (frame["measure"] == m).any()]
+    n_systems = max(int((frame["measure"] == m).sum()) for m in shown)
+    row = 0.17 if n_systems > 30 else 0.3
+    font = 7 if n_systems > 30 else 9
+    figure = Figure(
+        figsize=(min(panel_width * len(shown), 13.0), 1.0 + row * n_systems),
+        layout="constrained",
+    )
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, len(shown), squeeze=False)[0]
+    return figure, list(zip(axes, shown, strict=True)), n_systems, font
+
+
 @_plain_text
 def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     """Systems on a line by mean, their tiers bracketed, one panel per measure.
@@ -165,16 +187,8 @@ def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     measures
         One panel per measure (those without tiers are skipped).
     """
-    shown = [m for m in measures if (tiers["measure"] == m).any()]
-    n_systems = max(int((tiers["measure"] == m).sum()) for m in shown)
-    row = 0.17 if n_systems > 30 else 0.3
-    font = 7 if n_systems > 30 else 9
-    figure = Figure(
-        figsize=(min(4.6 * len(shown), 13.0), 1.0 + row * n_systems), layout="constrained"
-    )
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(1, len(shown), squeeze=False)[0]
-    for ax, measure in zip(axes, shown, strict=True):
+    figure, panels, n_systems, font = _system_panels(tiers, measures, 4.6)
+    for ax, measure in panels:
         rows = tiers[tiers["measure"] == measure].sort_values("rank")
         means = rows["mean"].to_numpy(dtype=float)
         positions = np.arange(len(rows))[::-1].astype(float)
@@ -280,3 +294,36 @@ def _lowest_tau(results: Mapping[str, PowerResult]) -> float:
     """Smallest finite mean tau across measures (0 when there is none)."""
     values = [float(v) for r in results.values() for v in r.stability if v == v]
     return min(values, default=0.0)
+
+
+@_plain_text
+def rank_interval_figure(ranks: pd.DataFrame, measures: Sequence[str]) -> Figure:
+    """A leaderboard with rank intervals, one panel per measure.
+
+    Systems best first (one row each); a bar from ``rank_lo`` to ``rank_hi``
+    (the simultaneous rank interval) and a dot at the point rank.
+
+    Parameters
+    ----------
+    ranks
+        Output of :func:`scoring.statistics.rank_intervals.rank_interval_table`.
+    measures
+        One panel per measure (those without rows are skipped).
+    """
+    figure, panels, n_systems, font = _system_panels(ranks, measures, 4.2)
+    for ax, measure in panels:
+        rows = ranks[ranks["measure"] == measure].sort_values(["rank", "system"])
+        positions = np.arange(len(rows))[::-1].astype(float)
+        low = rows["rank_lo"].to_numpy(dtype=float)
+        high = rows["rank_hi"].to_numpy(dtype=float)
+        ax.hlines(positions, low - 0.3, high + 0.3, color="#9fb8d0", lw=5 if n_systems <= 30 else 3)
+        ax.plot(rows["rank"].to_numpy(dtype=float), positions, "o", color="#1f4e79",
+                markersize=4 if n_systems > 30 else 6)  # fmt: skip
+        ax.set_yticks(positions, [str(s) for s in rows["system"]], fontsize=font)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xlim(0.3, n_systems + 0.7)
+        ax.set_xlabel("rank (1 = best)", fontsize=font)
+        ax.set_title(measure, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=font)
+    return figure

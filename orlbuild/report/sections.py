@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from orlbuild.report.data import OrlView, ReportData, TieDecisionView
+from orlbuild.records import QueryORL, TieDecision
+from orlbuild.report.data import ReportData
 from orlbuild.report.figures import (
     cell_colours,
     colour_scale,
@@ -401,7 +402,7 @@ def orl_section(data: ReportData) -> str:
     )
 
 
-def _orl_block(orl: OrlView) -> str:
+def _orl_block(orl: QueryORL) -> str:
     by_item = {d.item: d for d in orl.decisions}
     n_items = sum(len(t) for t in orl.tiers)
     n_tests = sum(1 for d in orl.decisions if d.p_value is not None)
@@ -463,7 +464,7 @@ def _tier_style(index: int, tiers: int) -> str:
     return f"background:{background};color:{text}"
 
 
-def _chip(orl: OrlView, item: str, decision: TieDecisionView | None, leader: bool) -> str:
+def _chip(orl: QueryORL, item: str, decision: TieDecision | None, leader: bool) -> str:
     parts = [item]
     score = orl.scores.get(item)
     interval = orl.intervals.get(item)
@@ -481,7 +482,7 @@ def _chip(orl: OrlView, item: str, decision: TieDecisionView | None, leader: boo
     return tag("span", label, class_=kind, title="\n".join(parts))
 
 
-def _decision_text(decision: TieDecisionView) -> str:
+def _decision_text(decision: TieDecision) -> str:
     text = f"{decision.decision} vs leader {decision.leader}: diff {fmt_number(decision.diff, 3)}"
     if decision.se is not None:
         text += f", se {fmt_number(decision.se, 3)}"
@@ -491,15 +492,15 @@ def _decision_text(decision: TieDecisionView) -> str:
     if z is not None and critical is not None:
         text += f", z = {fmt_number(z, 3)} vs c = {fmt_number(critical, 3)}"
     if getattr(decision, "bic_change", None) is not None:
-        text += f", ΔBIC = {fmt_number(decision.bic_change, 3)}"  # type: ignore[attr-defined]
+        text += f", ΔBIC = {fmt_number(decision.bic_change, 3)}"
     return text + f" ({decision.rule})"
 
 
-def _separation_text(decision: TieDecisionView) -> str:
+def _separation_text(decision: TieDecision) -> str:
     return f"↓ {_decision_text(decision)}"
 
 
-def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
+def _audit_table(decisions: Sequence[TieDecision]) -> str:
     if not decisions:
         return ""
     rows = [
@@ -529,7 +530,7 @@ def _audit_table(decisions: Sequence[TieDecisionView]) -> str:
     )
 
 
-def _procedure_text(decisions: Sequence[TieDecisionView]) -> str:
+def _procedure_text(decisions: Sequence[TieDecision]) -> str:
     """How the query's tiers were decided: the procedure, its family and critical value
     (or BIC penalty), read from the decisions' evidence (docs/tiers-and-audit.md, "How tiers are
     decided and audited"); empty for rule-based decisions and records without evidence."""

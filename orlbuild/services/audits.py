@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.services.builds import override_build, tiering_by_query
-from orlbuild.store.builds import BuildRecord, get_build, list_builds, load_build_entries
+from orlbuild.store.builds import (
+    BuildRecord,
+    build_versions,
+    get_build,
+    list_builds,
+    load_build_entries,
+)
 from orlbuild.store.builds import load_tie_decisions as _load_tie_decisions
 
 if TYPE_CHECKING:
@@ -116,7 +122,9 @@ def derive_override(
     record : BuildRecord
         The new build.
     override : dict
-        ``build, parent, query, action, argument, reason, by``: what was done, by whom.
+        ``build, parent, query, action, argument, reason, by``: what was done, by
+        whom; and ``version``, the name the new build is reachable by
+        (``NAME@N``, docs/tiers-and-audit.md, "Build names"; ``None`` for an unnamed build).
     """
     new_id = override_build(
         engine, build, query=query, reason=reason, merge_tier=merge_tier, split_at=split_at, by=by
@@ -130,5 +138,14 @@ def derive_override(
         "argument": merge_tier if merge_tier is not None else split_at,
         "reason": reason,
         "by": record.created_by,
+        "version": _version_name(engine, record.name, new_id),
     }
     return record, override
+
+
+def _version_name(engine: Engine, name: str | None, build_id: int) -> str | None:
+    """``NAME@N`` of a named build (it keeps its parent's name, as a new version)."""
+    if name is None:
+        return None
+    versions = build_versions(engine, name)
+    return f"{name}@{versions.index(build_id) + 1}" if build_id in versions else None

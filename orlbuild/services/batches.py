@@ -16,8 +16,7 @@ from orlbuild.store.batches import delete_batch
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from orlbuild.store.engine import Engine
+    from sqlalchemy import Engine
 
 __all__ = ["BatchDeletion", "delete_ingest_batch", "list_ingest_batches"]
 

@@ -4,7 +4,7 @@ The use case behind ``orlbuild report`` and the pipeline's score, compare and
 power steps. Scoring goes through :mod:`orlbuild.services.evaluations`, panels,
 tests and power through :mod:`orlbuild.services.comparisons` (the same path
 as ``orlbuild score``, ``compare`` and ``power``); this module turns the test
-and power settings (:class:`CompareSpec`, :class:`PowerSpec`, the pipeline's
+and power settings (:class:`TestSettings`, :class:`PowerSpec`, the pipeline's
 ``[compare]`` and ``[power]`` tables) into those calls and holds the result
 the report renders.
 """
@@ -23,68 +23,37 @@ from orlbuild.executor import Executor
 from orlbuild.records import QueryORL
 from orlbuild.report import ReportData
 from orlbuild.services import comparisons as service
-from orlbuild.services.builds import load_query_orls
+from orlbuild.services.builds import built_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
     get_build,
-    load_build_messages,
 )
 from orlbuild.store.read import systems_without_run
-from scoring.evaluation import Missing
-from scoring.run import ScorePrecision
+from orlbuild.vocabulary import UndefinedPanels
+from scoring.settings import TestSettings
 from scoring.statistics import (
     PowerResult,
     ProgressCallback,
     SystemComparison,
     TestPlan,
 )
-from scoring.vocabulary import CorrectionName, SignificanceTest
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName, SignificanceTest
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 __all__ = [
     "BuildEvaluation",
-    "CompareSpec",
     "PowerSpec",
-    "build_failures",
     "build_metadata",
-    "compare_panels",
-    "compare_scores",
+    "comparable_panels",
+    "comparison_power",
     "evaluate_stored_build",
-    "power_panels",
 ]
 
 Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
-
-
-@dataclass(frozen=True)
-class CompareSpec:
-    """Pairwise significance tests between the scored systems (the pipeline's ``[compare]``).
-
-    ``None`` test: ``max-t`` for more than two systems, else
-    ``randomization``; ``None`` correction: ``holm`` (none with ``max-t`` or
-    ``tukey-hsd``).
-    A parsed config resolves both for its systems.
-    """
-
-    test: SignificanceTest | None = None
-    permutations: int = 1000
-    correction: CorrectionName | None = None
-    alpha: float = 0.05
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        # plain strings (the Literal type of earlier versions) become the enums
-        try:
-            if self.test is not None:
-                object.__setattr__(self, "test", SignificanceTest(self.test))
-            if self.correction is not None:
-                object.__setattr__(self, "correction", CorrectionName(self.correction))
-        except ValueError as exc:
-            raise ConfigError(f"[compare]: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -93,9 +62,9 @@ class PowerSpec:
 
     budgets: tuple[int, ...]
     subsamples: int = 300
-    permutations: int = 1000
-    alpha: float = 0.05
-    seed: int = 0
+    permutations: int = TestSettings.permutations
+    alpha: float = TestSettings.alpha
+    seed: int = TestSettings.seed
     measures: tuple[str, ...] = ()
 
 
@@ -135,7 +104,7 @@ class BuildEvaluation:
     orls: Mapping[str, QueryORL]
     per_query: Mapping[str, pd.DataFrame]
     comparisons: pd.DataFrame
-    compare: CompareSpec
+    compare: TestSettings
     power: Mapping[str, PowerResult] | None = None
     conventions: Mapping[str, str] = field(default_factory=dict)
     missing_queries: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -271,83 +240,6 @@ def _correction_label(plans: Mapping[str, TestPlan]) -> str:
     )
 
 
-def compare_scores(
-    per_query: Mapping[str, pd.DataFrame],
-    measures: Sequence[str],
-    *,
-    compare: CompareSpec,
-    power: PowerSpec | None = None,
-    advance: ProgressCallback | None = None,
-    executor: Executor | None = None,
-) -> tuple[pd.DataFrame, dict[str, PowerResult] | None]:
-    """Test every pair of systems per measure and, if asked, measure power and stability.
-
-    Parameters
-    ----------
-    per_query
-        System -> per-query scores (rows: queries, columns: measures).
-    measures
-        The measures to compare.
-    compare
-        Test settings (docs/comparing-systems.md, "Comparing many systems").
-    power
-        Budgets, subsamples... of the power analysis; ``None`` skips it.
-    advance
-        Progress callback of the power analysis (one step per subsample).
-    executor
-        Where the power analysis's budgets run (default: serially).
-
-    Returns
-    -------
-    comparisons : pandas.DataFrame
-        ``scoring.statistics.COMPARISON_COLUMNS``; empty with fewer than two systems.
-    power : dict or None
-        Measure -> :class:`~scoring.statistics.PowerResult`.
-    """
-    comparison = compare_panels(per_query, measures, compare=compare)
-    if comparison is None:
-        return pd.DataFrame(), None
-    results = power_panels(per_query, comparison, power=power, advance=advance, executor=executor)
-    return comparison.pairs, results
-
-
-def compare_panels(
-    per_query: Mapping[str, pd.DataFrame], measures: Sequence[str], *, compare: CompareSpec
-) -> SystemComparison | None:
-    """Every pair tested per measure, with the plans; ``None`` with fewer than two systems."""
-    panels = _panels(per_query, measures)
-    if not panels:
-        return None
-    return _compare(panels, compare)
-
-
-def _compare(panels: Mapping[str, pd.DataFrame], compare: CompareSpec) -> SystemComparison:
-    """:func:`orlbuild.services.comparisons.compare_panels` with the settings of ``compare``."""
-    return service.compare_panels(
-        panels,
-        test=None if compare.test is None else compare.test.value,
-        permutations=compare.permutations,
-        correction=None if compare.correction is None else compare.correction.value,
-        alpha=compare.alpha,
-        seed=compare.seed,
-    )
-
-
-def power_panels(
-    per_query: Mapping[str, pd.DataFrame],
-    comparison: SystemComparison,
-    *,
-    power: PowerSpec | None,
-    advance: ProgressCallback | None = None,
-    executor: Executor | None = None,
-) -> dict[str, PowerResult] | None:
-    """Power and stability per measure, under the test each measure was compared with."""
-    if power is None:
-        return None
-    panels = _panels(per_query, list(comparison.plans))
-    return _power(panels, comparison, power, advance, executor)
-
-
 def _power_plan(
     panels: Mapping[str, pd.DataFrame], power: PowerSpec | None
 ) -> dict[str, list[int]]:
@@ -358,14 +250,33 @@ def _power_plan(
     return service.power_budgets(chosen, power.budgets, fit=True)
 
 
-def _power(
+def comparison_power(
     panels: Mapping[str, pd.DataFrame],
     comparison: SystemComparison,
     power: PowerSpec,
-    advance: ProgressCallback | None,
-    executor: Executor | None,
+    advance: ProgressCallback | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, PowerResult] | None:
-    """The power analysis of :func:`power_panels` on panels already laid out."""
+    """Power and stability per measure, under the test each measure was compared with.
+
+    Parameters
+    ----------
+    panels
+        Measure -> paired panel (:func:`comparable_panels`).
+    comparison
+        The tests of those panels; each measure's power uses its test.
+    power
+        Budgets, subsamples, draws and seed; only ``power.measures`` with a panel.
+    advance
+        Progress callback (one step per subsample).
+    executor
+        Where the budgets run (default: serially).
+
+    Returns
+    -------
+    dict or None
+        Measure -> :class:`~scoring.statistics.PowerResult`; ``None`` when no budget fits.
+    """
     plan = _power_plan(panels, power)
     results = service.power_for_panels(
         panels,
@@ -381,7 +292,7 @@ def _power(
     return results or None
 
 
-def _panels(
+def comparable_panels(
     per_query: Mapping[str, pd.DataFrame], measures: Sequence[str]
 ) -> dict[str, pd.DataFrame]:
     """Measure -> (queries x systems) panel; nothing with fewer than two systems.
@@ -391,7 +302,7 @@ def _panels(
     """
     if len(per_query) < 2:
         return {}
-    panels, _ = service.panels_from_scores(per_query, measures, undefined="drop")
+    panels, _ = service.panels_from_scores(per_query, measures, undefined=UndefinedPanels.drop)
     return panels
 
 
@@ -416,9 +327,9 @@ def evaluate_stored_build(
     measures: Sequence[str],
     *,
     systems: Sequence[str] | None = None,
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = "float32",
-    compare: CompareSpec | None = None,
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    compare: TestSettings | None = None,
     power: PowerSpec | None = None,
     progress: Progress | None = None,
     executor: Executor | None = None,
@@ -441,7 +352,7 @@ def evaluate_stored_build(
         Compare run scores as ``float32`` (default) or ``float64`` (docs/evaluating-files.md,
         "Score precision").
     compare
-        Test settings (default :class:`CompareSpec`).
+        Test settings (default :class:`TestSettings`).
     power
         When given, power and stability per measure.
     progress
@@ -470,34 +381,28 @@ def evaluate_stored_build(
         executor=executor,
     )
     per_query = {name: score.per_query for name, score in scores.items()}
-    settings = compare or CompareSpec()
-    panels = _panels(per_query, measures)
-    comparison = _compare(panels, settings) if panels else None
+    settings = compare or TestSettings()
+    panels = comparable_panels(per_query, measures)
+    comparison = service.compare_panels(panels, settings) if panels else None
     results = None
     if comparison is not None and power is not None:
         steps = service.power_steps(_power_plan(panels, power), power.subsamples)
         bar = progress(steps) if progress is not None and steps else nullcontext(None)
         with bar as advance:
-            results = _power(panels, comparison, power, advance, executor)
+            results = comparison_power(panels, comparison, power, advance, executor)
     first = next(iter(scores.values()))
+    orls, failures = built_orls(engine, record.id)
     return BuildEvaluation(
         build=build_metadata(record),
-        orls=load_query_orls(engine, record.id),
+        orls=orls,
         per_query=per_query,
         comparisons=pd.DataFrame() if comparison is None else comparison.pairs,
         compare=settings,
         power=results,
         conventions=first.conventions,
         missing_queries={name: score.missing_queries for name, score in scores.items()},
-        failures=build_failures(engine, record.id),
+        failures=failures,
         missing=missing,
         without_run=without_run,
         plans={} if comparison is None else dict(comparison.plans),
     )
-
-
-def build_failures(engine: Engine, build_id: int) -> list[str]:
-    """``query: cause`` of the queries a build skipped."""
-    messages = load_build_messages(engine, build_id)
-    failed = messages[messages["kind"] == "failure"]
-    return [f"{q}: {m}" for q, m in zip(failed["query"], failed["message"], strict=True)]

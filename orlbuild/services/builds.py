@@ -28,24 +28,28 @@ from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, OrlbuildError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
 from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
-from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import (
-    EVIDENCE_FLOATS,
     JUDGMENT_LOADERS,
+    VERSIONED_NAME,
     BuildChangedError,
     BuildRecord,
+    build_versions,
     derived_builds,
+    float_or_none,
     get_build,
-    load_build_entries,
+    int_or_none,
     load_build_judgments,
-    load_build_messages,
     load_build_orls,
-    load_tie_decisions,
+    load_query_failures,
+    load_query_orls,
     store_build,
 )
 from orlbuild.store.engine import Bind
-from orlbuild.store.read import DEFAULT_COLLECTION, batch_fingerprints
+from orlbuild.store.models import NAME_LENGTH
+from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, Source
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
@@ -57,15 +61,58 @@ __all__ = [
     "assess_build",
     "build_and_store",
     "build_or_reuse",
-    "load_query_orls",
+    "built_orls",
+    "check_build_name",
     "override_build",
     "reusable_build",
     "tiering_by_query",
+    "version_note",
 ]
 
 #: ``progress(total)`` opens a progress bar of ``total`` queries and yields its
 #: ``advance(n)`` callable.
 Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+
+
+def check_build_name(name: str) -> str:
+    """A new build's name, stripped: 1 to NAME_LENGTH characters, not ending in ``@<digits>``.
+
+    Raises
+    ------
+    ConfigError
+        For an empty or too long name, or one that reads as a version (``X@2``).
+    """
+    text = name.strip()
+    if not text or len(text) > NAME_LENGTH or "\x00" in text:
+        raise ConfigError(f"invalid build name {name[:80]!r}: use 1 to {NAME_LENGTH} characters")
+    if VERSIONED_NAME.fullmatch(text) or text.isdigit():
+        raise ConfigError(
+            f"invalid build name {text!r}: a name cannot be a number or end in '@<number>' "
+            "(that addresses a build id or a version of a name)"
+        )
+    return text
+
+
+def version_note(bind: Bind, name: str, build_id: int) -> str | None:
+    """What storing ``build_id`` under ``name`` did to the name, when it was taken already.
+
+    Never silent (docs/tiers-and-audit.md, "Build names"): the name now means the new build,
+    and the earlier ones stay reachable as ``NAME@1``, ``NAME@2``, ...
+
+    Returns
+    -------
+    str or None
+        The note, or ``None`` when ``build_id`` is the name's first build.
+    """
+    versions = build_versions(bind, name)
+    if build_id not in versions or versions.index(build_id) == 0:
+        return None
+    number = versions.index(build_id) + 1
+    earlier = ", ".join(f"{name}@{i + 1} = build {b}" for i, b in enumerate(versions[:-1]))
+    return (
+        f"{name!r} already named {number - 1} build(s): this build ({build_id}) is "
+        f"{name}@{number} and '{name}' now means it; earlier versions stay: {earlier}"
+    )
 
 
 def build_and_store(
@@ -74,7 +121,7 @@ def build_and_store(
     *,
     collection: str = DEFAULT_COLLECTION,
     name: str | None = None,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     created_by: str | None = None,
     executor: Executor | None = None,
@@ -97,7 +144,8 @@ def build_and_store(
     collection
         Collection to read.
     name
-        Optional build name.
+        Optional build name (:func:`check_build_name`). A name already taken
+        gets a new version (``NAME@2``; :func:`version_note` says so).
     on_error
         ``"stop"`` or ``"skip"`` (:class:`~orlbuild.vocabulary.OnError`).
     progress
@@ -128,17 +176,18 @@ def build_and_store(
     # commands that only read builds should not pay for.
     from orlbuild.builders.build import build_orls
 
+    if name is not None:
+        name = check_build_name(name)
     if params.source not in JUDGMENT_LOADERS:
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
         )
     # Limits first: nothing is read or computed for a build that could not be stored.
-    name = check_name(name, "--name")
     if params.seed is not None:
         check_seed(params.seed)
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         raise BuildError(
             f"collection {collection!r} has no {params.source} judgments; ingest some first"
@@ -153,7 +202,7 @@ def build_and_store(
         build_id = store_build(
             engine,
             collection=collection,
-            params=resolved,
+            parameters=resolved.to_json(),
             outcome=outcome,
             batches=[fingerprints[k] for k in sorted(fingerprints)],
             name=name,
@@ -174,6 +223,7 @@ def _kept_computation(
     """
     from orlbuild.orl_io.writing import export_orls
     from orlbuild.output_files import write_output
+    from orlbuild.vocabulary import ExportFormat
 
     rows = [
         (query, item, rank)
@@ -185,7 +235,9 @@ def _kept_computation(
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = Path(tempfile.gettempdir()) / f"orlbuild-unstored-build-{stamp}-{os.getpid()}.json"
     try:
-        text = export_orls(entries, "json", build={"stored": False, "parameters": params.to_json()})
+        text = export_orls(
+            entries, ExportFormat.json, build={"stored": False, "parameters": params.to_json()}
+        )
         write_output(path, text)
     except OrlbuildError:
         return error
@@ -267,7 +319,7 @@ def reusable_build(
         return None
     if record.n_failed and not failures_allowed:
         return None
-    frame = JUDGMENT_LOADERS[params.source](engine, collection)
+    frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         return None
     current = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
@@ -276,8 +328,8 @@ def reusable_build(
     return record if same_batches and same_params else None
 
 
-def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
-    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+def built_orls(bind: Bind, build_id: int) -> tuple[dict[str, QueryORL], list[str]]:
+    """A stored build read back: its per-query records and its failures as ``query: cause``.
 
     Parameters
     ----------
@@ -288,53 +340,13 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
 
     Returns
     -------
-    dict of str to QueryORL
+    orls : dict of str to QueryORL
         Query -> record, sorted by query.
+    failures : list of str
+        ``query: cause`` of the queries the build skipped.
     """
-    entries = load_build_entries(bind, build_id)
-    decisions = load_tie_decisions(bind, [build_id])
-    messages = load_build_messages(bind, build_id)
-    by_query: dict[str, list[TieDecision]] = {}
-    for row in decisions.itertuples(index=False):
-        by_query.setdefault(str(row.query), []).append(
-            TieDecision(
-                query=str(row.query),
-                leader=str(row.leader),
-                item=str(row.item),
-                score_leader=_nan(row.score_leader),
-                score_item=_nan(row.score_item),
-                diff=_nan(row.diff),
-                se=_none(row.se),
-                p_value=_none(row.p_value),
-                decision=str(row.decision),
-                rule=str(row.rule),
-                variance=str(row.variance),
-                procedure=None if row.procedure is None else str(row.procedure),
-                family_size=_int_or_none(row.family_size),
-                **{k: _none(getattr(row, k)) for k in EVIDENCE_FLOATS},
-            )
-        )
-    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
-    out: dict[str, QueryORL] = {}
-    for query, part in entries.groupby("query", sort=True):
-        q = str(query)
-        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
-        grades = part["native_grade"]
-        out[q] = QueryORL(
-            query=q,
-            tiers=tiers,
-            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
-            intervals={
-                i: None if pd.isna(lo) else (float(lo), float(hi))
-                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
-            },
-            decisions=by_query.get(q, []),
-            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
-            if grades.notna().all()
-            else None,
-            warnings=list(warnings.get(q, [])),
-        )
-    return out
+    failures = [f"{f.query}: {f.cause}" for f in load_query_failures(bind, build_id)]
+    return load_query_orls(bind, build_id), failures
 
 
 def override_build(
@@ -396,7 +408,8 @@ def override_build(
     # lands first (on another query), this one is derived from it, so both are kept.
     # An id names one version: a concurrent derivation is refused
     # (docs/tiers-and-audit.md, "Audit").
-    by_name = not str(build).strip().isdigit()
+    text = str(build).strip()
+    by_name = not text.isdigit() and VERSIONED_NAME.fullmatch(text) is None  # not NAME@N
     for _ in range(_OVERRIDE_ATTEMPTS):
         try:
             return _override_once(engine, build, query, reason, merge_tier, split_at, by)
@@ -439,17 +452,13 @@ def _override_once(
     else:
         orls[query] = split_tier_at(orls[query], str(split_at))
         action, argument = "split-at", str(split_at)
-    messages = load_build_messages(engine, record.id)
-    failures = [
-        QueryFailure(str(r.query), str(r.message))
-        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
-    ]
+    failures = load_query_failures(engine, record.id)
     params = BuildParameters.from_json(record.parameters)
     who = by or current_user()
     return store_build(
         engine,
         collection=record.collection,
-        params=params,
+        parameters=params.to_json(),
         outcome=BuildOutcome(orls=orls, failures=failures),
         batches=record.batches,
         name=record.name,
@@ -582,9 +591,9 @@ def tiering_by_query(
                 "build": int(build),
                 "query": str(query),
                 "procedure": procedure,
-                "family_size": _int_or_none(first["family_size"]),
-                "critical": _none(decided["critical"].max()) if len(decided) else None,
-                "bic_penalty": _none(first["bic_penalty"]),
+                "family_size": int_or_none(first["family_size"]),
+                "critical": float_or_none(decided["critical"].max()) if len(decided) else None,
+                "bic_penalty": float_or_none(first["bic_penalty"]),
                 "variance": str(first["variance"]),
                 "sig": params.get("sig"),
                 "mc_draws": params.get("mc_draws") if procedure == "simultaneous" else None,
@@ -596,25 +605,13 @@ def tiering_by_query(
     return pd.DataFrame(rows, columns=TIERING_COLUMNS), filled
 
 
-def _nan(value: Any) -> float:
-    return float("nan") if value is None or pd.isna(value) else float(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None or pd.isna(value) else int(value)
-
-
-def _none(value: Any) -> float | None:
-    return None if value is None or pd.isna(value) else float(value)
-
-
 def build_or_reuse(
     engine: Engine,
     params: BuildParameters,
     *,
     name: str,
     collection: str = DEFAULT_COLLECTION,
-    on_error: str = "stop",
+    on_error: OnError = OnError.stop,
     progress: Progress | None = None,
     executor: Executor | None = None,
 ) -> tuple[BuildRecord, bool]:
@@ -632,7 +629,7 @@ def build_or_reuse(
         Whether it was reused.
     """
     record = reusable_build(
-        engine, name, params, collection=collection, failures_allowed=on_error == "skip"
+        engine, name, params, collection=collection, failures_allowed=on_error is OnError.skip
     )
     if record is not None:
         return record, True

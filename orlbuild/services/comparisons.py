@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from orlbuild.errors import ConfigError
 from orlbuild.executor import Executor, ExecutorKind, map_largest_first
+from orlbuild.vocabulary import UndefinedPanels
+from scoring.settings import TestSettings
 
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs
     import pandas as pd
@@ -46,7 +48,7 @@ def panels_from_scores(
     per_query: Mapping[str, pd.DataFrame],
     measures: Sequence[str],
     *,
-    undefined: Literal["error", "drop"] = "error",
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Lay per-system scores out as one paired panel per measure.
 
@@ -82,7 +84,7 @@ def panels_from_scores(
     kept: dict[str, pd.DataFrame] = {}
     for measure, panel in panels.items():
         if panel.empty:
-            if undefined == "drop":
+            if undefined is UndefinedPanels.drop:
                 continue
             raise ConfigError(
                 f"no query has a defined {measure} for every system (with --missing skip, "
@@ -98,45 +100,26 @@ def panels_from_scores(
     return kept, notes
 
 
-def compare_panels(
-    panels: Mapping[str, pd.DataFrame],
-    *,
-    test: str | None = None,
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int = 0,
-) -> SystemComparison:
+def compare_panels(panels: Mapping[str, pd.DataFrame], settings: TestSettings) -> SystemComparison:
     """Every pair of systems tested per measure (docs/comparing-systems.md, "Comparing many
     systems").
 
-    Parameters are those of :func:`scoring.statistics.system_comparison`:
+    :func:`scoring.statistics.system_comparison` with ``settings`` as given:
     ``None`` test is the studentized step-down Tukey HSD (``max-t``) for more
     than two systems, else the paired randomization test; ``None`` correction
     is Holm (none with ``max-t`` and ``tukey-hsd``).
     """
     from scoring.statistics import system_comparison
 
-    return system_comparison(
-        dict(panels),
-        test=test,
-        permutations=permutations,
-        correction=correction,
-        alpha=alpha,
-        seed=seed,
-    )
+    return system_comparison(dict(panels), settings)
 
 
 def compare_scores(
     per_query: Mapping[str, pd.DataFrame],
     measures: Sequence[str],
+    settings: TestSettings,
     *,
-    test: str | None = None,
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int = 0,
-    undefined: Literal["error", "drop"] = "error",
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> tuple[SystemComparison | None, list[str]]:
     """Lay per-system scores out as panels and test every pair per measure.
 
@@ -149,7 +132,7 @@ def compare_scores(
         System -> per-query scores (rows: queries, columns: measures).
     measures
         The measures to compare.
-    test, permutations, correction, alpha, seed
+    settings
         As in :func:`compare_panels`.
     undefined
         As in :func:`panels_from_scores`.
@@ -165,15 +148,7 @@ def compare_scores(
     panels, notes = panels_from_scores(per_query, measures, undefined=undefined)
     if not panels:
         return None, notes
-    comparison = compare_panels(
-        panels,
-        test=test,
-        permutations=permutations,
-        correction=correction,
-        alpha=alpha,
-        seed=seed,
-    )
-    return comparison, notes
+    return compare_panels(panels, settings), notes
 
 
 def power_budgets(
@@ -232,8 +207,8 @@ def power_for_panels(
     plan: Mapping[str, Sequence[int]],
     *,
     subsamples: int = 300,
-    permutations: int = 1000,
-    alpha: float = 0.05,
+    permutations: int = TestSettings.permutations,
+    alpha: float = TestSettings.alpha,
     test: str | Mapping[str, str] | None = None,
     seed: int = 0,
     executor: Executor | None = None,

@@ -11,17 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import sqlalchemy
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.store import open_store, upgrade
-from orlbuild.store.engine import Engine, create_store_engine, hide_password
-from orlbuild.store.read import DEFAULT_COLLECTION
+from orlbuild.store.engine import create_store_engine, hide_password
 from orlbuild.store.schema import current_revision, downgrade, head_revision
 from orlbuild.store.status import status_frame, store_status
 
 __all__ = [
-    "DEFAULT_COLLECTION",
     "Engine",
     "database_revision",
     "displayed_url",
@@ -31,6 +30,10 @@ __all__ = [
     "store_counts",
     "upgrade_database",
 ]
+
+#: The store handle that front ends get from :func:`open_database` and hand back to the
+#: services (named here so that the CLI and the pipeline never import the store).
+Engine = sqlalchemy.Engine
 
 _SQLITE_PREFIX = "sqlite:///"
 

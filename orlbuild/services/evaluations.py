@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -44,53 +44,40 @@ from orlbuild.executor import (
     start_workers,
 )
 from orlbuild.services.comparisons import (
-    compare_panels,
-    compare_scores,
     panels_from_scores,
-    power_budgets,
-    power_for_panels,
-    power_steps,
 )
+from orlbuild.store import evaluations as stored_evaluations
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
-from orlbuild.store.evaluations import (
-    SavedEvaluation,
-    list_evaluations,
-    load_evaluation,
-    save_evaluation,
-)
+from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
+from orlbuild.vocabulary import UndefinedPanels
+from scoring.messages import first_and_more
+from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:  # scoring (and SciPy behind it) loads only when a command scores
     from scoring import ORL, EvaluationResult
-    from scoring.evaluation import Missing
-    from scoring.run import ScorePrecision
+    from scoring.run import OrderBy
 
 __all__ = [
-    "NAMED_IDS",
     "SavedEvaluation",
     "SystemPanels",
     "SystemScores",
     "build_summary",
     "check_measures_fit_build",
-    "check_query_overlap",
-    "compare_panels",
-    "compare_scores",
     "list_evaluations",
     "load_evaluation",
     "missing_queries_note",
     "panels_for_systems",
-    "panels_from_scores",
-    "power_budgets",
-    "power_for_panels",
-    "power_steps",
     "score_and_save",
     "score_run",
     "score_systems",
 ]
 
-#: How many ids a message names before it says "and N more".
-NAMED_IDS = 5
+# The saved evaluations, as the services hand them to the front ends (``orlbuild results``).
+SavedEvaluation = stored_evaluations.SavedEvaluation
+list_evaluations = stored_evaluations.list_evaluations
+load_evaluation = stored_evaluations.load_evaluation
 
 #: Several systems are scored on a parallel executor, one task each, only when
 #: the first system's run has this many entries: shipping a run to a worker
@@ -197,9 +184,9 @@ def score_run(
     *,
     system: str,
     measures: Sequence[str],
-    missing: Missing = "zero",
+    missing: MissingPolicy = MissingPolicy.zero,
     run_file: str | None = None,
-    score_precision: ScorePrecision = "float32",
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
 ) -> SystemScores:
     """Score one run (columns ``query, item, rank, score``) against a stored build.
 
@@ -242,8 +229,8 @@ def score_systems(
     systems: Sequence[str],
     *,
     measures: Sequence[str],
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = "float32",
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
     executor: Executor | None = None,
 ) -> dict[str, SystemScores]:
     """Score the stored runs of ``systems`` (in the build's collection) against a build.
@@ -315,13 +302,6 @@ def _build_and_orls(
     return record, orls
 
 
-def _some(names: Sequence[str]) -> str:
-    """Up to :data:`NAMED_IDS` quoted names, then how many more there are."""
-    shown = ", ".join(repr(str(n)) for n in names[:NAMED_IDS])
-    rest = len(names) - NAMED_IDS
-    return shown + (f" and {rest} more" if rest > 0 else "")
-
-
 def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> str:
     """The warning for a run that answers only some ORL queries, naming the missing ones.
 
@@ -330,7 +310,7 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
     system
         The run's system.
     queries
-        The ORL queries the run does not answer; the first :data:`NAMED_IDS` are named.
+        The ORL queries the run does not answer; the first few are named.
     missing
         ``zero`` or ``skip``: what those queries count as.
 
@@ -342,11 +322,11 @@ def missing_queries_note(system: str, queries: Sequence[str], missing: str) -> s
     treatment = "scored 0" if missing == "zero" else "left out"
     return (
         f"{system}: {len(queries)} ORL queries are missing from the run ({treatment}): "
-        f"{_some(list(queries))}"
+        f"{first_and_more(list(queries))}"
     )
 
 
-def check_query_overlap(
+def _refuse_disjoint_run(
     orls: Mapping[str, object],
     run: pd.DataFrame,
     system: str,
@@ -356,38 +336,21 @@ def check_query_overlap(
 ) -> None:
     """Refuse a run none of whose queries has an ORL (docs/input-formats.md, "Input formats", runs).
 
-    Query ids are compared exactly, so ``Q01`` against ``q01`` scores nothing:
-    that is an error naming a few ids from each side, never a mean of 0.
-
-    Parameters
-    ----------
-    orls
-        The build's ORLs by query.
-    run
-        The run (a ``query`` column).
-    system
-        The run's system, for the message.
-    build_id
-        The build, for the message.
-    run_file
-        The file the run was read from, named in the message when given.
-
-    Raises
-    ------
-    InputError
-        No run query is an ORL query.
+    :func:`scoring.evaluation.check_query_overlap` decides, before the run is
+    sent to a worker; its error becomes an :class:`InputError` naming the system,
+    the build and the run file.
     """
-    run_queries = [str(q) for q in pd.unique(run["query"])]
-    if set(run_queries) & {str(q) for q in orls}:
-        return
-    raise InputError(
-        f"the run of {system!r} shares no query with the ORLs of build {build_id} "
-        f"(run queries: {_some(sorted(run_queries)) or 'none'}; "
-        f"ORL queries: {_some(sorted(str(q) for q in orls))})",
-        file=run_file,
-        hint="query ids are compared exactly (no case folding); check that the run and the "
-        "judgments use the same ids",
-    )
+    from scoring import ScoringError
+    from scoring.evaluation import check_query_overlap
+
+    try:
+        check_query_overlap([str(q) for q in orls], [str(q) for q in pd.unique(run["query"])])
+    except ScoringError as exc:
+        raise InputError(
+            f"the run of {system!r} vs build {build_id}: {exc}",
+            file=run_file,
+            hint="check that the run and the judgments use the same query ids",
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -397,9 +360,9 @@ class _ScoringTask:
     orls: Mapping[str, ORL]
     run: pd.DataFrame
     measures: tuple[str, ...]
-    missing: Missing
-    order_by: Literal["score", "rank"]
-    score_precision: ScorePrecision
+    missing: MissingPolicy
+    order_by: OrderBy
+    score_precision: ScorePrecisionName
 
 
 def _parallel(executor: Executor | None) -> bool:
@@ -412,12 +375,12 @@ def _scoring_task(
     run: pd.DataFrame,
     system: str,
     measures: Sequence[str],
-    missing: Missing,
+    missing: MissingPolicy,
     run_file: str | None,
-    score_precision: ScorePrecision,
+    score_precision: ScorePrecisionName,
 ) -> _ScoringTask:
     """Check that the run shares a query with the ORLs, and bundle what scoring it needs."""
-    check_query_overlap(orls, run, system, build_id=record.id, run_file=run_file)
+    _refuse_disjoint_run(orls, run, system, build_id=record.id, run_file=run_file)
     return _ScoringTask(orls, run, tuple(measures), missing, run_order_column(run), score_precision)
 
 
@@ -447,7 +410,7 @@ def _system_scores(
     record: BuildRecord,
     system: str,
     result: EvaluationResult,
-    missing: Missing,
+    missing: MissingPolicy,
     run_file: str | None,
 ) -> SystemScores:
     return SystemScores(
@@ -487,9 +450,9 @@ def panels_for_systems(
     systems: Sequence[str],
     *,
     measures: Sequence[str],
-    missing: Missing = "zero",
-    score_precision: ScorePrecision = "float32",
-    undefined: Literal["error", "drop"] = "error",
+    missing: MissingPolicy = MissingPolicy.zero,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    undefined: UndefinedPanels = UndefinedPanels.error,
 ) -> SystemPanels:
     """Score the stored runs of ``systems`` and lay the scores out as paired panels.
 

@@ -1,9 +1,13 @@
-"""Ingest one input file unless identical content is already stored.
+"""Ingest one input file: read and validate it, then store it as one batch in one transaction.
 
-The use case behind the pipeline's ingest step (``[[inputs]]``): the file's
-content hash is looked up first (:func:`orlbuild.ingest.source.file_sha256`),
-so a stored file is skipped without being parsed; otherwise it is ingested by
-:func:`orlbuild.ingest.ingest_file`, the function ``orlbuild ingest`` calls.
+:func:`ingest_file` (``orlbuild ingest``) streams and checks the file completely
+with :func:`orlbuild.ingest.reading.read_input`; only then is it written, so any
+error leaves the store untouched. Identical content already stored is reported
+and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
+another way it is refused. :func:`ingest_unless_stored` (the pipeline's
+``[[inputs]]``) looks the file's content hash up first
+(:func:`orlbuild.ingest.source.file_sha256`), so a stored file is skipped without
+being parsed.
 """
 
 from __future__ import annotations
@@ -12,13 +16,20 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
-from orlbuild.ingest import InputFormat, ingest_file
-from orlbuild.ingest.source import file_sha256
-from orlbuild.store.batches import find_batch, find_run_batch
+from orlbuild.errors import ConfigError
+from orlbuild.gc_pause import paused_gc
+from orlbuild.ingest.kinds import NAME_COLUMNS
+from orlbuild.ingest.reading import read_input
+from orlbuild.ingest.source import InputFormat, file_sha256
+from orlbuild.store.batches import NewBatch, find_batch, find_run_batch, store_batch
+from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
+from scoring.messages import first_and_more
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -27,7 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IngestProgressFactory",
+    "IngestResult",
     "IngestedInput",
+    "ingest_file",
     "ingest_unless_stored",
     "interrupted_ingest_outcome",
     "newest_batch",
@@ -35,6 +48,217 @@ __all__ = [
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file.
 IngestProgressFactory = Callable[[int], AbstractContextManager["IngestProgress"]]
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What an ingest did.
+
+    Attributes
+    ----------
+    batch_id
+        The new batch, or the existing one holding identical content.
+    created
+        ``False`` when the content was already stored (nothing was written).
+    kind, file_name, sha256
+        The input.
+    rows
+        Rows stored in the batch.
+    dropped
+        Rows not stored: identical repeated grades, or run lines dropped by
+        ``--duplicates keep-first``.
+    system
+        The run's system (runs only).
+    new_queries
+        Runs only: queries the collection did not hold before this run.
+    notes
+        Warnings about the file (columns read but ignored).
+    score_precision
+        Runs only: how scores were compared to choose the line kept of a
+        repeated (query, item).
+    """
+
+    batch_id: int
+    created: bool
+    kind: str
+    file_name: str
+    sha256: str
+    rows: int
+    dropped: int = 0
+    system: str | None = None
+    new_queries: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    score_precision: str | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user must hear about besides the outcome (standard error)."""
+        lines = list(self.notes)
+        if self.new_queries:
+            lines.append(
+                f"{len(self.new_queries)} queries of this run are new to the collection: "
+                f"{first_and_more(self.new_queries)}; check that the run uses the judgments' "
+                "query ids (they are compared exactly)"
+            )
+        return lines
+
+    @property
+    def message(self) -> str:
+        """One line for the user."""
+        if not self.created:
+            owner = f", a run of system {self.system!r}" if self.system else ""
+            return (
+                f"{self.file_name} is already stored as batch {self.batch_id} (same content, "
+                f"sha256 {self.sha256[:12]}{owner}); nothing to do"
+            )
+        text = f"stored {self.rows} {self.kind} rows from {self.file_name} as batch {self.batch_id}"
+        if self.system:
+            text += f" (system {self.system!r})"
+        if self.dropped:
+            text += f"; skipped {self.dropped} repeated rows"
+            if self.score_precision:
+                text += f" (kept the best-ordered line, scores as {self.score_precision})"
+        return text
+
+
+def _check_name(value: str, what: str) -> str:
+    """A collection or system name: non-empty after stripping, not too long."""
+    name = value.strip()
+    if not name or len(name) > NAME_LENGTH:
+        raise ConfigError(f"invalid {what} name {value!r}: use 1 to {NAME_LENGTH} characters")
+    return name
+
+
+def _reading_words(
+    kind: str,
+    fmt: InputFormat | None,
+    duplicates: DuplicatePolicy,
+    score_precision: ScorePrecisionName,
+    query: str | None = None,
+) -> str:
+    """The reading options in the words of the command line, for messages."""
+    words = [f"--format {fmt.value}" if fmt is not None else "detected format"]
+    words.append(f"--duplicates {DuplicatePolicy(duplicates).value}")
+    if kind == "run":
+        words.append(f"--score-precision {ScorePrecisionName(score_precision).value}")
+    if query is not None:
+        words.append(f"--query {query.strip()[:100]!r}")
+    return ", ".join(words)
+
+
+def ingest_file(
+    engine: Engine,
+    kind: InputKind,
+    path: str | Path,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    fmt: InputFormat | None = None,
+    system: str | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    stream: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_write: Callable[[int, int], None] | None = None,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    query: str | None = None,
+) -> IngestResult:
+    """Read, validate and store one file of judgments or one run (docs/input-formats.md,
+    "Input formats").
+
+    Parameters
+    ----------
+    engine
+        A store engine at the newest schema (:func:`orlbuild.store.open_store`).
+    kind
+        ``listwise``, ``pairwise``, ``graded`` or ``run``.
+    path
+        The file, or ``-`` for standard input.
+    collection
+        Collection to store into (created if new).
+    fmt
+        Force a format instead of detecting it from the extension.
+    system
+        The system a run belongs to (required for runs).
+    duplicates
+        Runs only: a repeated (query, item) is an error, or ``keep-first``
+        keeps its best-ordered occurrence.
+    stream
+        Read from this binary stream instead of opening ``path`` (which is
+        then only the name used in messages).
+    on_progress
+        Called with the number of bytes read, for progress bars.
+    on_write
+        Called with the number of rows just written and the total, while the
+        batch is written (the second phase of a progress display).
+    score_precision
+        Runs only: scores compared as float32 (default) or float64 when
+        ``keep-first`` orders repeated lines (docs/evaluating-files.md, "Score precision").
+    query
+        Pairwise only (``--query``): every row goes into this one query (one
+        leaderboard), whatever query column the file has.
+
+    Returns
+    -------
+    IngestResult
+        The batch written, or the existing batch with identical content.
+
+    Raises
+    ------
+    InputError
+        Bad input; the message names the file, line and value. Nothing is stored.
+    """
+    collection = _check_name(collection, "collection")
+    if kind == "run":
+        if system is None:
+            raise ConfigError("ingesting a run needs the system's name: pass --system NAME")
+        system = _check_name(system, "system")
+    elif system is not None:
+        raise ConfigError("--system applies to runs only")
+    parsed = read_input(
+        kind,
+        path,
+        fmt=fmt,
+        duplicates=duplicates,
+        stream=stream,
+        on_progress=on_progress,
+        score_precision=score_precision,
+        query=query,
+    )
+    with paused_gc():
+        stored = store_batch(
+            engine,
+            NewBatch(
+                kind=kind,
+                collection=collection,
+                file_name=parsed.label,
+                sha256=parsed.sha256,
+                created_by=current_user(),
+                vocabularies=parsed.vocabularies.as_lists(),
+                facts=parsed.facts,
+                name_columns=NAME_COLUMNS,
+                system=system,
+                reading_sha256=parsed.reading_sha256(),
+                reading=_reading_words(kind, fmt, duplicates, score_precision, query),
+            ),
+            on_rows=None if on_write is None else _rows_written(on_write, len(parsed)),
+        )
+    return IngestResult(
+        batch_id=stored.id,
+        created=stored.created,
+        kind=kind,
+        file_name=parsed.label,
+        sha256=parsed.sha256,
+        rows=stored.row_count,
+        dropped=parsed.dropped if stored.created else 0,
+        system=stored.system,
+        new_queries=stored.new_queries,
+        notes=parsed.notes,
+        score_precision=ScorePrecisionName(score_precision).value if kind == "run" else None,
+    )
+
+
+def _rows_written(on_write: Callable[[int, int], None], total: int) -> Callable[[int], None]:
+    """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback."""
+    return lambda n: on_write(n, total)
 
 
 @dataclass(frozen=True)
@@ -60,15 +284,25 @@ class IngestedInput:
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
 
+def _same_query(reading: str | None, query: str | None) -> bool:
+    """Whether a stored batch's reading used the same ``--query`` (or none) as this one."""
+    if reading is None:  # stored before readings were recorded: its content counts as stored
+        return True
+    if query is None:
+        return ", --query " not in reading
+    return reading.endswith(f", --query {query.strip()[:100]!r}")  # the last option named
+
+
 def ingest_unless_stored(
     engine: Engine,
-    kind: str,
+    kind: InputKind,
     path: Path,
     *,
     collection: str,
     system: str | None = None,
     fmt: str | None = None,
     progress: IngestProgressFactory | None = None,
+    query: str | None = None,
 ) -> IngestedInput:
     """Ingest ``path`` unless the same content is stored (checked by SHA-256 first).
 
@@ -89,6 +323,8 @@ def ingest_unless_stored(
     progress
         Opens the progress bars of a file about to be read (not called for a
         file found stored).
+    query
+        Pairwise only: every row goes into this one query (``--query``).
 
     Returns
     -------
@@ -105,6 +341,8 @@ def ingest_unless_stored(
         existing = find_run_batch(engine, collection, sha256, system)
     else:
         existing = find_batch(engine, collection, kind, sha256)
+    if existing is not None and not _same_query(existing.reading, query):
+        existing = None  # read into another query: ingest_file refuses it, naming both readings
     if existing is not None:
         return IngestedInput(kind, path, collection, system, existing.id, False, existing.row_count)
     bars = progress(path.stat().st_size) if progress is not None else nullcontext(None)
@@ -118,6 +356,7 @@ def ingest_unless_stored(
             system=system,
             on_progress=None if shown is None else shown.read,
             on_write=None if shown is None else shown.write,
+            query=query,
         )
     return IngestedInput(
         kind,

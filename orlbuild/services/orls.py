@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.orl_io.writing import diff_orl_entries, export_orls
-from orlbuild.store.builds import BuildRecord, get_build, list_builds, load_build_entries
+from orlbuild.store import builds as stored_builds
+from orlbuild.store.builds import get_build, list_builds, load_build_entries
+from orlbuild.vocabulary import ExportFormat
 
 if TYPE_CHECKING:
     from orlbuild.store.engine import Bind
@@ -29,6 +31,9 @@ __all__ = [
     "list_stored_builds",
     "show_build",
 ]
+
+#: A stored build's metadata, as the services hand it to the front ends.
+BuildRecord = stored_builds.BuildRecord
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def show_build(bind: Bind, build: str | int, query: str | None = None) -> BuildE
     return BuildEntries(record, entries)
 
 
-def export_build(bind: Bind, build: str | int, fmt: str) -> BuildExport:
+def export_build(bind: Bind, build: str | int, fmt: ExportFormat) -> BuildExport:
     """A build's ORLs as ``json``, ``tsv``, ``qrels`` or ``trec-prefs`` text.
 
     Formats as :func:`orlbuild.orl_io.writing.export_orls` (qrels grade = T - rank + 1).

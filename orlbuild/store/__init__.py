@@ -18,7 +18,7 @@ from orlbuild.store.read import (
     load_run,
 )
 from orlbuild.store.schema import current_revision, downgrade, head_revision, upgrade
-from orlbuild.store.session import open_store, store_session
+from orlbuild.store.session import open_store
 
 __all__ = [
     "BatchInfo",
@@ -36,7 +36,6 @@ __all__ = [
     "load_pairwise",
     "load_run",
     "open_store",
-    "store_session",
     "upgrade",
     "write_transaction",
 ]

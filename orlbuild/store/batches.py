@@ -43,6 +43,7 @@ from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
 from orlbuild.store.models import (
     Annotator,
+    Base,
     Collection,
     GradedJudgment,
     IngestBatch,
@@ -53,6 +54,7 @@ from orlbuild.store.models import (
     RunEntry,
     System,
 )
+from orlbuild.vocabulary import InputKind
 
 __all__ = [
     "FACT_TABLES",
@@ -63,12 +65,20 @@ __all__ = [
     "store_batch",
 ]
 
+
+def _table(model: type[Base]) -> Table:
+    """The table a mapped class is declared on."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
+
+
 #: The fact table of each batch kind.
-FACT_TABLES: dict[str, Table] = {
-    "listwise": ListwiseJudgment.__table__,  # type: ignore[dict-item]
-    "pairwise": PairwiseJudgment.__table__,  # type: ignore[dict-item]
-    "graded": GradedJudgment.__table__,  # type: ignore[dict-item]
-    "run": RunEntry.__table__,  # type: ignore[dict-item]
+FACT_TABLES: dict[InputKind, Table] = {
+    InputKind.listwise: _table(ListwiseJudgment),
+    InputKind.pairwise: _table(PairwiseJudgment),
+    InputKind.graded: _table(GradedJudgment),
+    InputKind.run: _table(RunEntry),
 }
 
 
@@ -101,7 +111,7 @@ class NewBatch:
         same content read another way must not pass for the stored batch.
     """
 
-    kind: str
+    kind: InputKind
     collection: str
     file_name: str
     sha256: str

@@ -1,4 +1,4 @@
-"""ORL builds in the store: records, writing a build, reading it back.
+"""ORL builds in the store: writing a build, reading it back.
 
 A build is immutable (docs/tiers-and-audit.md, "Audit"): once written, no function
 here changes its rows. It records its method, every parameter with defaults
@@ -12,14 +12,19 @@ The ``build_batches.batch_id`` foreign key to ``ingest_batches`` is what makes
 ``orlbuild batches delete`` refuse a batch that a build read
 (:func:`orlbuild.store.batches.delete_batch` finds every such reference);
 :func:`builds_using_batch` answers the same question directly.
+
+This is the one module that maps the build records of :mod:`orlbuild.records`
+(``QueryORL``, ``TieDecision``, ``QueryFailure``, ``BuildOutcome``) to rows and
+back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
@@ -31,6 +36,7 @@ from sqlalchemy import (
 
 from orlbuild import __version__
 from orlbuild.errors import StoreError
+from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
 from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
@@ -50,21 +56,28 @@ from orlbuild.store.read import (
     load_pairwise,
 )
 from orlbuild.store.users import current_user
+from orlbuild.vocabulary import Source
 
 if TYPE_CHECKING:
     from scoring.orl import ORL
 
 __all__ = [
+    "VERSIONED_NAME",
     "BuildChangedError",
     "BuildRecord",
+    "build_versions",
     "builds_using_batch",
     "derived_builds",
+    "float_or_none",
     "get_build",
+    "int_or_none",
     "list_builds",
     "load_build_entries",
     "load_build_judgments",
     "load_build_messages",
     "load_build_orls",
+    "load_query_failures",
+    "load_query_orls",
     "load_tie_decisions",
     "resolve_build",
     "store_build",
@@ -122,119 +135,10 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# --- what a build hands to the store -------------------------------------------------------
-# The store takes the builders' records (``BuildParameters``, ``BuildOutcome``,
-# ``QueryORL``, ``TieDecision``, ``QueryFailure``) by their shape only, so that
-# persistence imports nothing from the computing layers (docs/development.md, "Development").
-
-
-class StoredParameters(Protocol):
-    """The resolved parameters of a build: what :func:`store_build` reads of them."""
-
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def method(self) -> object: ...
-
-    @property
-    def seed(self) -> int | None: ...
-
-    def to_json(self) -> dict[str, Any]: ...
-
-
-class StoredDecision(Protocol):
-    """One tie-or-separate decision, as stored in ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def leader(self) -> str: ...
-
-    @property
-    def item(self) -> str: ...
-
-    @property
-    def score_leader(self) -> float: ...
-
-    @property
-    def score_item(self) -> float: ...
-
-    @property
-    def diff(self) -> float: ...
-
-    @property
-    def se(self) -> float | None: ...
-
-    @property
-    def p_value(self) -> float | None: ...
-
-    @property
-    def decision(self) -> str: ...
-
-    @property
-    def rule(self) -> str: ...
-
-    @property
-    def variance(self) -> str: ...
-
-    @property
-    def procedure(self) -> str | None: ...
-
-    @property
-    def family_size(self) -> int | None: ...
-
-
-class StoredORL(Protocol):
-    """One query's ORL with its evidence, as stored in ``orl_entries`` and ``tie_decisions``."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def tiers(self) -> Sequence[Sequence[str]]: ...
-
-    @property
-    def scores(self) -> Mapping[str, float]: ...
-
-    @property
-    def intervals(self) -> Mapping[str, tuple[float, float] | None]: ...
-
-    @property
-    def native_grades(self) -> Mapping[str, float] | None: ...
-
-    @property
-    def decisions(self) -> Sequence[StoredDecision]: ...
-
-    @property
-    def warnings(self) -> Sequence[str]: ...
-
-
-class StoredFailure(Protocol):
-    """A query that failed to build, and why."""
-
-    @property
-    def query(self) -> str: ...
-
-    @property
-    def cause(self) -> str: ...
-
-
-class StoredOutcome(Protocol):
-    """What a build produced: ORLs by query and failed queries."""
-
-    @property
-    def orls(self) -> Mapping[str, StoredORL]: ...
-
-    @property
-    def failures(self) -> Sequence[StoredFailure]: ...
-
-
 # --- writing ------------------------------------------------------------------------------
 
 
-def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _entry_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     rows = []
     for orl in orls:
         grades = orl.native_grades or {}
@@ -256,7 +160,7 @@ def _entry_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]
     return rows
 
 
-def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, Any]]:
+def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, Any]]:
     return [
         {
             "build_id": build_id,
@@ -281,7 +185,7 @@ def _decision_rows(build_id: int, orls: Iterable[StoredORL]) -> list[dict[str, A
     ]
 
 
-def _message_rows(build_id: int, outcome: StoredOutcome) -> list[dict[str, Any]]:
+def _message_rows(build_id: int, outcome: BuildOutcome) -> list[dict[str, Any]]:
     rows = [
         {"build_id": build_id, "query": f.query, "kind": "failure", "message": f.cause}
         for f in outcome.failures
@@ -298,8 +202,8 @@ def store_build(
     engine: Engine,
     *,
     collection: str,
-    params: StoredParameters,
-    outcome: StoredOutcome,
+    parameters: Mapping[str, Any],
+    outcome: BuildOutcome,
     batches: Sequence[BatchInfo],
     name: str | None = None,
     created_by: str | None = None,
@@ -315,8 +219,9 @@ def store_build(
         The store.
     collection
         Collection the judgments came from.
-    params
-        The *resolved* parameters.
+    parameters
+        The *resolved* parameters as JSON (``BuildParameters.to_json``): their
+        ``source``, ``method`` and ``seed`` fill the build's columns.
     outcome
         ORLs, failures and warnings.
     batches
@@ -363,11 +268,11 @@ def store_build(
             .values(
                 collection_id=cid,
                 name=name,
-                source=params.source,
-                method=str(params.method),
-                parameters=params.to_json(),
+                source=str(parameters["source"]),
+                method=str(parameters["method"]),
+                parameters=dict(parameters),
                 package_version=__version__,
-                seed=int(params.seed or 0),
+                seed=int(parameters.get("seed") or 0),
                 created_at=now,
                 created_by=created_by or current_user(),
                 parent_id=parent_id,
@@ -458,21 +363,27 @@ def derived_builds(bind: Bind, build_id: int) -> tuple[int, ...]:
     return tuple(int(i) for i in found)
 
 
-JUDGMENT_LOADERS: dict[str, Callable[..., pd.DataFrame]] = {
-    "pairwise": load_pairwise,
-    "listwise": load_listwise,
-    "graded": load_graded,
+JUDGMENT_LOADERS: dict[Source, Callable[..., pd.DataFrame]] = {
+    Source.pairwise: load_pairwise,
+    Source.listwise: load_listwise,
+    Source.graded: load_graded,
 }
 
 
 # --- reading ------------------------------------------------------------------------------
 
 
-def resolve_build(bind: Bind, ref: str | int) -> int:
-    """The id of a build given as an id or a name (the newest build of that name).
+#: ``NAME@N``: the N-th build stored under NAME (docs/tiers-and-audit.md, "Build names").
+VERSIONED_NAME = re.compile(r"(?s)(.+)@([1-9][0-9]*)")
 
-    A build derived by an override keeps its parent's name, so a name follows
-    the audited version; use the id to read an earlier one.
+
+def resolve_build(bind: Bind, ref: str | int) -> int:
+    """The id of a build given as an id, a name (its newest version) or ``NAME@N``.
+
+    Every build stored under a name is a version of it, numbered from 1 in
+    the order they were stored: ``NAME`` is the newest, ``NAME@1`` the first
+    (docs/tiers-and-audit.md, "Build names"). A build derived by an override keeps its
+    parent's name, so a name follows the audited version.
 
     Raises
     ------
@@ -487,9 +398,30 @@ def resolve_build(bind: Bind, ref: str | int) -> int:
             found = connection.scalar(
                 select(Build.id).where(Build.name == text).order_by(Build.id.desc()).limit(1)
             )
+            versioned = VERSIONED_NAME.fullmatch(text)
+            if found is None and versioned is not None:
+                versions = build_versions(connection, versioned.group(1))
+                number = int(versioned.group(2))
+                if versions and number > len(versions):
+                    raise StoreError(
+                        f"build {versioned.group(1)!r} has {len(versions)} version(s); "
+                        f"no {text!r} (see `orlbuild orl list`)"
+                    )
+                found = versions[number - 1] if versions else None
     if found is None:
         raise StoreError(f"no build {text!r} in the store; see `orlbuild orl list`")
     return int(found)
+
+
+def build_versions(bind: Bind, name: str) -> list[int]:
+    """Ids of the builds stored under ``name``, oldest first (version ``i + 1`` is ``[i]``)."""
+    with connect(bind) as connection:
+        return [
+            int(i)
+            for i in connection.scalars(
+                select(Build.id).where(Build.name == name.strip()).order_by(Build.id)
+            )
+        ]
 
 
 def get_build(bind: Bind, build: str | int) -> BuildRecord:
@@ -559,8 +491,12 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
 
 
 def list_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
-    """All builds, newest first: ``id, name, collection, source, method, queries, failed,
-    created_at, created_by, parent``."""
+    """All builds, newest first: ``id, name, version, collection, source, method, queries,
+    failed, created_at, created_by, parent``.
+
+    ``version`` is N of ``NAME@N`` (docs/tiers-and-audit.md, "Build names"), empty for
+    unnamed builds.
+    """
     stmt = (
         select(
             Build.id,
@@ -593,8 +529,15 @@ def list_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
     ]
     with connect(bind) as connection:
         rows = connection.execute(stmt).all()
+        named = connection.execute(
+            select(Build.id, Build.name).where(Build.name.is_not(None)).order_by(Build.id)
+        ).all()
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["parent"] = frame["parent"].astype("Int64")
+    versions = pd.DataFrame.from_records(named, columns=["id", "name"])
+    number = versions.groupby("name").cumcount() + 1
+    by_id = dict(zip(versions["id"].tolist(), number.tolist(), strict=True))
+    frame.insert(2, "version", frame["id"].map(by_id).astype("Int64"))
     return frame
 
 
@@ -725,9 +668,79 @@ def load_build_orls(bind: Bind, build: str | int) -> dict[str, ORL]:
     return orls
 
 
+def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
+    """The full per-query records of a stored build (tiers, scores, intervals, decisions).
+
+    Parameters
+    ----------
+    bind
+        Engine, connection or session.
+    build_id
+        The build.
+
+    Returns
+    -------
+    dict of str to QueryORL
+        Query -> record, sorted by query.
+    """
+    entries = load_build_entries(bind, build_id)
+    decisions = load_tie_decisions(bind, [build_id])
+    messages = load_build_messages(bind, build_id)
+    by_query: dict[str, list[TieDecision]] = {}
+    for row in decisions.itertuples(index=False):
+        by_query.setdefault(str(row.query), []).append(
+            TieDecision(
+                query=str(row.query),
+                leader=str(row.leader),
+                item=str(row.item),
+                score_leader=nan_or_float(row.score_leader),
+                score_item=nan_or_float(row.score_item),
+                diff=nan_or_float(row.diff),
+                se=float_or_none(row.se),
+                p_value=float_or_none(row.p_value),
+                decision=str(row.decision),
+                rule=str(row.rule),
+                variance=str(row.variance),
+                procedure=None if row.procedure is None else str(row.procedure),
+                family_size=int_or_none(row.family_size),
+                **{k: float_or_none(getattr(row, k)) for k in EVIDENCE_FLOATS},
+            )
+        )
+    warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)
+    out: dict[str, QueryORL] = {}
+    for query, part in entries.groupby("query", sort=True):
+        q = str(query)
+        tiers = [list(g["item"]) for _, g in part.groupby("rank", sort=True)]
+        grades = part["native_grade"]
+        out[q] = QueryORL(
+            query=q,
+            tiers=tiers,
+            scores=dict(zip(part["item"], part["score"].tolist(), strict=True)),
+            intervals={
+                i: None if pd.isna(lo) else (float(lo), float(hi))
+                for i, lo, hi in zip(part["item"], part["low"], part["high"], strict=True)
+            },
+            decisions=by_query.get(q, []),
+            native_grades=dict(zip(part["item"], grades.tolist(), strict=True))
+            if grades.notna().all()
+            else None,
+            warnings=list(warnings.get(q, [])),
+        )
+    return out
+
+
+def load_query_failures(bind: Bind, build_id: int) -> list[QueryFailure]:
+    """The queries a stored build failed on, with their causes, in stored order."""
+    messages = load_build_messages(bind, build_id)
+    return [
+        QueryFailure(str(r.query), str(r.message))
+        for r in messages[messages["kind"] == "failure"].itertuples(index=False)
+    ]
+
+
 def load_build_judgments(bind: Bind, build: BuildRecord) -> pd.DataFrame:
     """The judgments a build read (its source, restricted to its batches)."""
-    frame = JUDGMENT_LOADERS[build.source](bind, build.collection)
+    frame = JUDGMENT_LOADERS[Source(build.source)](bind, build.collection)
     ids = {b.id for b in build.batches}
     return frame[frame["batch_id"].isin(ids)].reset_index(drop=True)
 
@@ -742,3 +755,18 @@ def builds_using_batch(bind: Bind, batch_id: int) -> list[int]:
     )
     with connect(bind) as connection:
         return [int(b) for b in connection.scalars(stmt)]
+
+
+def nan_or_float(value: Any) -> float:
+    """``value`` as a float, NaN for a missing (``None``/NaN) value."""
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` as an int, ``None`` for a missing (``None``/NA) value."""
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def float_or_none(value: Any) -> float | None:
+    """``value`` as a float, ``None`` for a missing (``None``/NaN) value."""
+    return None if value is None or pd.isna(value) else float(value)

@@ -31,7 +31,6 @@ from orlbuild.store.driver_errors import database_errors
 __all__ = [
     "SQLITE_BUSY_TIMEOUT_MS",
     "Bind",
-    "Engine",
     "as_utc",
     "connect",
     "create_store_engine",

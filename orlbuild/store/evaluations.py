@@ -33,8 +33,6 @@ from orlbuild.store.users import current_user
 
 __all__ = [
     "LIST_COLUMNS",
-    "Evaluation",
-    "EvaluationValue",
     "SavedEvaluation",
     "list_evaluations",
     "load_evaluation",

@@ -28,6 +28,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
@@ -194,10 +195,17 @@ class ListwiseJudgment(Base):
 
 
 class PairwiseJudgment(Base):
-    """A preference ``winner > loser`` for one query, or a tie when ``tie`` is true."""
+    """A preference ``winner > loser`` for one query, or a tie when ``tie`` is true.
+
+    ``count`` is how many times the outcome happened (a count table's row;
+    migration 0006_pairwise_count; 1 for every row stored before it).
+    """
 
     __tablename__ = "pairwise_judgments"
-    __table_args__ = (CheckConstraint("winner_id <> loser_id", name="distinct_items"),)
+    __table_args__ = (
+        CheckConstraint("winner_id <> loser_id", name="distinct_items"),
+        CheckConstraint("count >= 1", name="count"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     batch_id: Mapped[int] = _batch_fk()
@@ -206,6 +214,7 @@ class PairwiseJudgment(Base):
     winner_id: Mapped[int] = _ref("items")
     loser_id: Mapped[int] = _ref("items")
     tie: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    count: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("1"))
 
 
 class GradedJudgment(Base):

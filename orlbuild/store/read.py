@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,10 +33,13 @@ from orlbuild.store.models import (
     RunEntry,
     System,
 )
+from orlbuild.vocabulary import DEFAULT_COLLECTION
+
+if TYPE_CHECKING:
+    from scoring.run import OrderBy
 
 __all__ = [
     "BATCH_COLUMNS",
-    "DEFAULT_COLLECTION",
     "BatchInfo",
     "batch_fingerprints",
     "collection_id",
@@ -51,8 +54,6 @@ __all__ = [
     "systems_without_run",
 ]
 
-#: The collection used when none is named.
-DEFAULT_COLLECTION = "default"
 
 BATCH_COLUMNS = [
     "id",
@@ -136,7 +137,7 @@ def systems_without_run(bind: Bind, collection: str = DEFAULT_COLLECTION) -> lis
         return sorted(connection.scalars(stmt))
 
 
-def run_order_column(run: pd.DataFrame) -> Literal["score", "rank"]:
+def run_order_column(run: pd.DataFrame) -> OrderBy:
     """``"score"`` when every entry of a run has a score, else ``"rank"`` (docs/input-formats.md,
     "Input formats").
 
@@ -231,8 +232,10 @@ def load_pairwise(
     -------
     pandas.DataFrame
         Columns ``query, annotator, winner, loser`` (str), ``tie`` (bool; when
-        true neither item is preferred) and ``batch_id`` (int), one row per
-        stored judgment, sorted by query, annotator and ingestion order.
+        true neither item is preferred), ``count`` (int >= 1: how many times
+        the outcome happened, docs/input-formats.md, "Input formats") and ``batch_id`` (int),
+        one row per stored judgment, sorted by query, annotator and ingestion
+        order.
     """
     j = PairwiseJudgment
     columns = {
@@ -241,10 +244,11 @@ def load_pairwise(
         "winner": "winner_id",
         "loser": "loser_id",
         "tie": "tie",
+        "count": "count",
         "batch_id": "batch_id",
     }
     frame = _load_facts(bind, collection, queries, j, columns, ["query", "annotator"])
-    return frame.astype({"tie": bool, "batch_id": "int64"})
+    return frame.astype({"tie": bool, "count": "int64", "batch_id": "int64"})
 
 
 def load_listwise(

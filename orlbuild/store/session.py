@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote
 
 from sqlalchemy import Engine, inspect
-from sqlalchemy.orm import Session
 
 from orlbuild.errors import SchemaOutOfDateError
 from orlbuild.store.engine import create_store_engine, database_errors
 from orlbuild.store.schema import UPGRADE_HINT, require_head, upgrade
 
-__all__ = ["open_store", "store_session"]
+__all__ = ["open_store"]
 
 
 def open_store(url: str, *, upgrade_if_empty: bool = False, read_only: bool = False) -> Engine:
@@ -66,14 +63,3 @@ def open_store(url: str, *, upgrade_if_empty: bool = False, read_only: bool = Fa
         engine.dispose()
         raise
     return engine
-
-
-@contextmanager
-def store_session(url: str) -> Iterator[Session]:
-    """An ORM session on a checked store; commits on success, rolls back on error."""
-    engine = open_store(url)
-    try:
-        with Session(engine) as session, session.begin():
-            yield session
-    finally:
-        engine.dispose()

@@ -65,6 +65,8 @@ __all__ = [
 def qrels_as_orls(qrels: pd.DataFrame) -> dict[str, ORL]:
     """ORLs of ir_measures qrels (``query_id, doc_id, relevance``) by the graded route.
 
+    Grade 0 documents are kept as judged not relevant; negative grades are dropped.
+
     Raises
     ------
     ScoringError
@@ -76,11 +78,13 @@ def qrels_as_orls(qrels: pd.DataFrame) -> dict[str, ORL]:
         raise ScoringError(
             f"qrels grade document {row['doc_id']!r} of query {row['query_id']!r} twice"
         )
-    grades = np.clip(frame["relevance"].to_numpy(dtype=float), 0.0, None)
+    # A negative grade (TREC's "pooled but not judged") is no judgment: neither
+    # relevant nor judged not relevant.
+    frame = frame[frame["relevance"].to_numpy(dtype=float) >= 0]
     orls, _ = orls_from_grade_table(
         frame["query_id"].astype(str).to_numpy(dtype=object),
         frame["doc_id"].astype(str).to_numpy(dtype=object),
-        grades,
+        frame["relevance"].to_numpy(dtype=float),
     )
     return orls
 

@@ -6,10 +6,10 @@ per-query score panel, a DataFrame with one column per system and one row per
 query (or the float64 matrix of a :class:`ScorePanel`).
 """
 
+from scoring.settings import TestSettings
 from scoring.statistics.comparison import (
     COMPARISON_COLUMNS,
     SystemComparison,
-    compare_systems,
     system_comparison,
     wins_ties_losses,
 )
@@ -29,22 +29,21 @@ from scoring.statistics.power import (
     power_analysis,
     power_analysis_steps,
 )
-from scoring.statistics.procedures import (
-    CorrectionName,
-    SignificanceTest,
-    TestPlan,
-    default_test,
-    plan_test,
-    resolve_test,
-)
+from scoring.statistics.procedures import TestPlan, default_test, plan_test, resolve_test
 from scoring.statistics.randomization import (
     exact_randomization_pvalues,
     pairwise_randomization_pvalues,
     randomization_pvalues,
 )
+from scoring.statistics.rank_intervals import (
+    RankIntervals,
+    gaussian_rank_intervals,
+    system_rank_intervals,
+)
 from scoring.statistics.stability import first_budget_reaching, kendall_tau_rows, normalised_auc
 from scoring.statistics.tiers import TIER_COLUMNS, compact_letters, leader_tiers, system_tiers
 from scoring.statistics.tukey import permutation_ranges, tukey_hsd_pvalues
+from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -54,19 +53,21 @@ __all__ = [
     "CorrectionName",
     "PowerResult",
     "ProgressCallback",
+    "RankIntervals",
     "ScorePanel",
     "SignificanceTest",
     "SystemComparison",
     "TestPlan",
+    "TestSettings",
     "adjust_pvalues",
     "as_panel",
     "bonferroni_adjust",
     "compact_letters",
-    "compare_systems",
     "default_budgets",
     "default_test",
     "exact_randomization_pvalues",
     "first_budget_reaching",
+    "gaussian_rank_intervals",
     "get_paired_test",
     "holm_adjust",
     "kendall_tau_rows",
@@ -83,6 +84,7 @@ __all__ = [
     "resolve_test",
     "score_panels",
     "system_comparison",
+    "system_rank_intervals",
     "system_tiers",
     "tukey_hsd_pvalues",
     "wins_ties_losses",

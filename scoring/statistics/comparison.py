@@ -10,7 +10,8 @@ pairs of that measure, and per-query wins, ties and losses of ``a``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -19,17 +20,18 @@ import numpy.typing as npt
 import pandas as pd
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.correction import adjust_pvalues
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, ScorePanel, as_panel
 from scoring.statistics.procedures import TestPlan, plan_test
 from scoring.statistics.randomization import exact_randomization_pvalues
+from scoring.statistics.rank_intervals import system_rank_intervals
 from scoring.statistics.tiers import system_tiers
 
 __all__ = [
     "COMPARISON_COLUMNS",
     "SystemComparison",
-    "compare_systems",
     "system_comparison",
     "wins_ties_losses",
 ]
@@ -83,10 +85,15 @@ class SystemComparison:
         One row per (measure, pair), the columns of :data:`COMPARISON_COLUMNS`.
     plans
         Measure -> the :class:`TestPlan` its pairs were tested with.
+    ranks
+        One row per (measure, system): ``rank_lo``, ``rank_hi``, the
+        simultaneous rank interval of :func:`system_rank_intervals` (``None``
+        when not computed).
     """
 
     pairs: pd.DataFrame
     plans: Mapping[str, TestPlan]
+    ranks: pd.DataFrame | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -99,8 +106,12 @@ class SystemComparison:
         return _unique(p.warning for p in self.plans.values())
 
     def tiers(self) -> pd.DataFrame:
-        """System tiers and letters per measure (:func:`system_tiers`)."""
-        return system_tiers(self.pairs)
+        """System tiers and letters per measure (:func:`system_tiers`), with the
+        rank intervals (``rank_lo``, ``rank_hi``) when computed."""
+        tiers = system_tiers(self.pairs)
+        if self.ranks is None:
+            return tiers
+        return tiers.merge(self.ranks, on=["measure", "system"], how="left", validate="1:1")
 
 
 def _unique(lines: Iterable[str | None]) -> list[str]:
@@ -108,37 +119,11 @@ def _unique(lines: Iterable[str | None]) -> list[str]:
     return list(dict.fromkeys(line for line in lines if line))
 
 
-def compare_systems(
-    scores: PanelLike | Mapping[str, PanelLike],
-    *,
-    measure: str = "score",
-    test: str | None = "randomization",
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int | None = None,
-) -> pd.DataFrame:
-    """Test every pair of systems, per measure (the pairs of :func:`system_comparison`)."""
-    return system_comparison(
-        scores,
-        measure=measure,
-        test=test,
-        permutations=permutations,
-        correction=correction,
-        alpha=alpha,
-        seed=seed,
-    ).pairs
-
-
 def system_comparison(
     scores: PanelLike | Mapping[str, PanelLike],
+    settings: TestSettings | None = None,
     *,
     measure: str = "score",
-    test: str | None = "randomization",
-    permutations: int = 1000,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    seed: int | None = None,
 ) -> SystemComparison:
     """Test every pair of systems, per measure (docs/comparing-systems.md, "Comparing many
     systems").
@@ -148,26 +133,19 @@ def system_comparison(
     scores
         One panel (DataFrame with one column per system and one row per query,
         or a :class:`ScorePanel`), or a mapping ``measure -> panel``.
+    settings
+        Default ``TestSettings()``. The test (``randomization``: paired two-sided sign-flip
+        test; ``t``; ``tukey-hsd``: randomized Tukey HSD; ``max-t``: its studentized
+        step-down form; ``None``: ``max-t`` for more than two systems, else
+        ``randomization``), the requested draws (a minimum, raised or replaced by exact
+        enumeration by :func:`plan_test` when the smallest attainable adjusted p-value would
+        not be below ``alpha / 10``), the correction over the pairs of one measure
+        (``None``: ``holm``; not used by ``max-t`` and ``tukey-hsd``), ``alpha`` (a pair is
+        ``significant`` when its adjusted p-value is below it) and the seed. Every measure
+        uses the same random stream, so a measure's result does not depend on which other
+        measures are compared.
     measure
         Name used in the ``measure`` column when ``scores`` is a single panel.
-    test
-        ``randomization`` (paired two-sided sign-flip test, the default),
-        ``t``, ``tukey-hsd`` (randomized Tukey HSD), ``max-t`` (its studentized
-        step-down form), or ``None``: ``max-t``
-        for more than two systems, else ``randomization``.
-    permutations
-        Requested draws of the randomization tests: a minimum, raised (or
-        replaced by exact enumeration) by :func:`plan_test` when the smallest
-        attainable adjusted p-value would not be below ``alpha / 10``.
-    correction
-        ``holm`` (default), ``bonferroni`` or ``none``; the family is all pairs
-        of one measure. Not used by ``max-t`` and ``tukey-hsd`` (family-wise by
-        construction).
-    alpha
-        A pair is ``significant`` when its adjusted p-value is below ``alpha``.
-    seed
-        Seed of the draws. Every measure uses the same random stream, so a
-        measure's result does not depend on which other measures are compared.
 
     Returns
     -------
@@ -175,22 +153,25 @@ def system_comparison(
         The pairs (``diff = mean_a - mean_b``; for ``max-t`` and ``tukey-hsd`` ``p_value``
         and ``p_adjusted`` are both the family-wise p-value) and the plans.
     """
+    settings = settings or TestSettings()
+    alpha = settings.alpha
     if not 0.0 < alpha < 1.0:
         raise ScoringError(f"alpha must lie in (0, 1), got {alpha}")
     panels = {measure: scores} if isinstance(scores, PanelLike) else dict(scores)
     if not panels:
         raise ScoringError("no measure to compare")
-    entropy = np.random.SeedSequence(seed).entropy
+    entropy = np.random.SeedSequence(settings.seed).entropy
     frames = []
+    rank_frames: list[pd.DataFrame] = []
     plans = {}
     for name, panel_like in panels.items():
         panel = as_panel(panel_like)
         plan = plan_test(
-            test,
-            correction,
+            settings.test,
+            settings.correction,
             n_systems=panel.n_systems,
             n_queries=panel.n_queries,
-            permutations=permutations,
+            permutations=settings.permutations,
             alpha=alpha,
         )
         plans[name] = plan
@@ -203,6 +184,9 @@ def system_comparison(
                 panel.scores, panel.pair_index, permutations=plan.permutations or 0, rng=rng
             )
         adjusted = adjust_pvalues(pvalues, plan.correction or "none")
+        rank_frames.append(
+            _rank_interval_frame(name, panel, plan, settings.permutations, alpha, entropy)
+        )
         wins, ties, losses = wins_ties_losses(diffs)
         means = panel.scores.mean(axis=0)
         first, second = panel.pair_index
@@ -225,4 +209,37 @@ def system_comparison(
             )
         )
     pairs = pd.concat(frames, ignore_index=True).loc[:, list(COMPARISON_COLUMNS)]
-    return SystemComparison(pairs=pairs, plans=plans)
+    return SystemComparison(
+        pairs=pairs, plans=plans, ranks=pd.concat(rank_frames, ignore_index=True)
+    )
+
+
+def _rank_interval_frame(
+    name: str,
+    panel: ScorePanel,
+    plan: TestPlan,
+    permutations: int,
+    alpha: float,
+    entropy: int | Sequence[int] | None,
+) -> pd.DataFrame:
+    """Rank intervals of one measure's systems, from the comparison's seed.
+
+    The draws are randomized Tukey HSD's (:func:`system_rank_intervals`): as
+    many as a Tukey-family test used; otherwise the requested number (a
+    sign-flip test with Holm may have raised its own to hundreds of thousands,
+    which the intervals do not need), at least ``10 / alpha``.
+    """
+    if plan.test.family_wise and plan.permutations:
+        draws = plan.permutations
+    else:
+        draws = max(permutations, math.ceil(10.0 / alpha))
+    rng = np.random.default_rng(np.random.SeedSequence(entropy))
+    intervals = system_rank_intervals(panel.scores, alpha=alpha, permutations=draws, rng=rng)
+    return pd.DataFrame(
+        {
+            "measure": name,
+            "system": list(panel.systems),
+            "rank_lo": intervals.lower,
+            "rank_hi": intervals.upper,
+        }
+    )

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from scoring.errors import ScoringError
 from scoring.statistics.panel import FloatVector
-from scoring.statistics.procedures import CorrectionName
+from scoring.vocabulary import CorrectionName
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "bonferroni_adjust", "holm_adjust"]
 
@@ -58,10 +58,10 @@ def _unadjusted(pvalues: npt.ArrayLike) -> FloatVector:
     return _pvalue_vector(pvalues).copy()
 
 
-CORRECTIONS: dict[str, Callable[[npt.ArrayLike], FloatVector]] = {
-    CorrectionName.holm.value: holm_adjust,
-    CorrectionName.bonferroni.value: bonferroni_adjust,
-    CorrectionName.none.value: _unadjusted,
+CORRECTIONS: dict[CorrectionName, Callable[[npt.ArrayLike], FloatVector]] = {
+    CorrectionName.holm: holm_adjust,
+    CorrectionName.bonferroni: bonferroni_adjust,
+    CorrectionName.none: _unadjusted,
 }
 
 
@@ -82,8 +82,8 @@ def adjust_pvalues(pvalues: npt.ArrayLike, method: str = "holm") -> FloatVector:
         Adjusted p-values in the input order.
     """
     try:
-        correction = CORRECTIONS[method]
-    except KeyError:
+        correction = CORRECTIONS[CorrectionName(method)]
+    except ValueError:
         valid = ", ".join(CORRECTIONS)
         raise ScoringError(f"unknown correction {method!r}; valid corrections: {valid}") from None
     return correction(pvalues)

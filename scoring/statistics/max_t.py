@@ -40,6 +40,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from scoring.settings import TestSettings
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
 from scoring.statistics.tukey import checked_panel
@@ -114,7 +115,7 @@ def max_t_pvalues(
     scores: npt.ArrayLike,
     pairs: PairIndex,
     *,
-    permutations: int = 1000,
+    permutations: int = TestSettings.permutations,
     rng: np.random.Generator | int | None = None,
 ) -> FloatVector:
     """Family-wise adjusted p-values of the studentized step-down max-T test, one per pair.

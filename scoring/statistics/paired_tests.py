@@ -18,9 +18,9 @@ import numpy as np
 from scoring.errors import ScoringError
 from scoring.statistics.max_t import max_t_pvalues
 from scoring.statistics.panel import FloatMatrix, FloatVector
-from scoring.statistics.procedures import SignificanceTest
 from scoring.statistics.randomization import PairIndex, pairwise_randomization_pvalues
 from scoring.statistics.tukey import tukey_hsd_pvalues
+from scoring.vocabulary import SignificanceTest
 
 __all__ = ["PAIRED_TESTS", "PairedTest", "get_paired_test", "paired_t_pvalues"]
 
@@ -93,11 +93,11 @@ def _max_t(
     return max_t_pvalues(scores, pairs, permutations=permutations, rng=rng)
 
 
-PAIRED_TESTS: dict[str, PairedTest] = {
-    SignificanceTest.randomization.value: _randomization,
-    SignificanceTest.t.value: paired_t_pvalues,
-    SignificanceTest.tukey_hsd.value: _tukey_hsd,
-    SignificanceTest.max_t.value: _max_t,
+PAIRED_TESTS: dict[SignificanceTest, PairedTest] = {
+    SignificanceTest.randomization: _randomization,
+    SignificanceTest.t: paired_t_pvalues,
+    SignificanceTest.tukey_hsd: _tukey_hsd,
+    SignificanceTest.max_t: _max_t,
 }
 
 
@@ -110,7 +110,7 @@ def get_paired_test(name: str) -> PairedTest:
         Unknown name; the message lists the valid ones.
     """
     try:
-        return PAIRED_TESTS[name]
-    except KeyError:
+        return PAIRED_TESTS[SignificanceTest(name)]
+    except ValueError:
         valid = ", ".join(PAIRED_TESTS)
         raise ScoringError(f"unknown paired test {name!r}; valid tests: {valid}") from None

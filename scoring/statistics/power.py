@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import (
     FloatMatrix,
@@ -39,12 +40,13 @@ from scoring.statistics.panel import (
     ScorePanel,
     as_panel,
 )
-from scoring.statistics.procedures import SignificanceTest, resolve_test
+from scoring.statistics.procedures import resolve_test
 from scoring.statistics.stability import (
     first_budget_reaching,
     kendall_tau_rows,
     normalised_auc,
 )
+from scoring.vocabulary import SignificanceTest
 
 __all__ = [
     "POWER_THRESHOLD",
@@ -65,10 +67,8 @@ POWER_THRESHOLD = 0.8
 TAU_THRESHOLD = 0.8
 
 
-class ProgressCallback(Protocol):
-    """Called with the number of work steps just completed (one per subsample)."""
-
-    def __call__(self, n: int = 1) -> None: ...
+#: Called with the number of work steps just completed (one per subsample).
+ProgressCallback = Callable[[int], None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,8 +230,8 @@ def power_analysis(
     *,
     budgets: Sequence[int] | None = None,
     subsamples: int = 300,
-    permutations: int = 1000,
-    alpha: float = 0.05,
+    permutations: int = TestSettings.permutations,
+    alpha: float = TestSettings.alpha,
     test: str | None = "randomization",
     seed: int | None = None,
     progress: ProgressCallback | None = None,

@@ -33,8 +33,6 @@ from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
     "MAX_PERMUTATIONS",
-    "CorrectionName",
-    "SignificanceTest",
     "TestPlan",
     "default_test",
     "plan_test",

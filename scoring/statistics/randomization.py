@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics.panel import FloatMatrix, FloatVector, IndexVector
 
 BitMatrix: TypeAlias = npt.NDArray[np.uint8]
@@ -52,7 +53,7 @@ EXACT_MAX_QUERIES = 24
 def randomization_pvalues(
     diffs: npt.ArrayLike,
     *,
-    permutations: int = 1000,
+    permutations: int = TestSettings.permutations,
     rng: np.random.Generator | int | None = None,
 ) -> FloatVector:
     """Monte Carlo p-values of the paired two-sided randomization test, one per pair.
@@ -85,7 +86,7 @@ def pairwise_randomization_pvalues(
     scores: npt.ArrayLike,
     pairs: PairIndex,
     *,
-    permutations: int = 1000,
+    permutations: int = TestSettings.permutations,
     rng: np.random.Generator | int | None = None,
 ) -> FloatVector:
     """Monte Carlo randomization p-values of system pairs, from per-query system scores.

@@ -130,7 +130,13 @@ def run(params: BuildParameters, frame: pd.DataFrame, *, store: bool = False) ->
             with engine.begin() as connection:
                 connection.execute(insert(Collection).values(name="default"))
             start = time.perf_counter()
-            store_build(engine, collection="default", params=resolved, outcome=outcome, batches=[])
+            store_build(
+                engine,
+                collection="default",
+                parameters=resolved.to_json(),
+                outcome=outcome,
+                batches=[],
+            )
             store_s = time.perf_counter() - start
             engine.dispose()
     assert not outcome.failures and len(outcome.orls) == frame["query"].nunique()

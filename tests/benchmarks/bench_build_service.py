@@ -66,7 +66,7 @@ def one_build(url: str, params: BuildParameters, executor: Executor) -> tuple[fl
             start = time.perf_counter()
             build_id, _, _ = service.build_and_store(engine, params, executor=executor)
             total = time.perf_counter() - start
-        stored = repr(service.load_query_orls(engine, build_id))
+        stored = repr(service.built_orls(engine, build_id)[0])
     finally:
         engine.dispose()
     return total, write.seconds, stored

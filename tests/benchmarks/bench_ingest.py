@@ -34,7 +34,7 @@ MEMORY_TARGET_MB = 500
 # Child processes: each measures one ingest and reports seconds and its own peak RSS.
 _ORLBUILD_CHILD = """
 import json, resource, sys, time
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store, upgrade
 url, path = sys.argv[1], sys.argv[2]
 upgrade(url)

@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from scoring.settings import TestSettings
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scoring.statistics import system_comparison
@@ -52,7 +54,7 @@ def spread_panel(rng: np.random.Generator, spread: float, n_systems: int = N_SYS
 
 def significant(scores: np.ndarray, test: str, seed: int) -> np.ndarray:
     """Verdict per pair (upper triangle order) of one test."""
-    result = system_comparison(pd.DataFrame(scores), test=test, seed=seed)
+    result = system_comparison(pd.DataFrame(scores), TestSettings(test=test, seed=seed))
     return result.pairs["significant"].to_numpy()
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store, upgrade
 
 ROWS = 200_000

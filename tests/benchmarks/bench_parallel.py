@@ -48,7 +48,7 @@ from orlbuild.executor import (
     resolve_executor,
     start_workers,
 )
-from orlbuild.services.evaluations import power_budgets, power_for_panels
+from orlbuild.services.comparisons import power_budgets, power_for_panels
 
 
 def _peak_mb() -> float:

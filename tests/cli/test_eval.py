@@ -150,6 +150,9 @@ def test_measures_command_lists_everything() -> None:
     names = [row["measure"] for row in doc["measures"]]
     for expected in ("RDQm1@k", "RDQm2-a1@k", "RDQm2-a4@k", "nDCG[@k]", "CMP@k", "SpearmanRho[@k]"):
         assert expected in names
+    for expected in ("R[@k]", "Rprec", "Bpref", "infAP", "IPrec@r", "Success[@k]", "NumRet"):
+        assert expected in names
+    assert {"NumRel", "NumRelRet", "ERR[@k]", "Judged[@k]"} <= set(names)
     assert doc["weight_presets"]["carousel3"] == [1, 1, 1, 0.1]
     assert {"m1", "m2"} <= set(doc["penalties"])
     table = runner.invoke(app, ["measures"])

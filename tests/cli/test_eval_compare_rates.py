@@ -1,8 +1,9 @@
-"""Error rates of ``orlbuild eval --compare`` (paired randomization + Holm), by seeded simulation.
+"""Error rates of ``orlbuild eval --compare --test randomization`` (+ Holm), by seeded simulation.
 
-``--compare`` calls :func:`scoring.statistics.compare_systems` with
-``test="randomization", correction="holm"`` on the per-query panels of the
-runs; these simulations measure what it guarantees: a family-wise error rate
+``--compare`` calls :func:`scoring.statistics.system_comparison` with the
+settings of ``orlbuild compare`` on the per-query panels of the runs; with
+``--test randomization`` (Holm by default) these simulations measure what it
+guarantees: a family-wise error rate
 per measure of at most ``alpha`` when no run differs, and power when one does.
 """
 
@@ -11,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scoring.statistics import compare_systems
+from scoring.settings import TestSettings
+from scoring.statistics import system_comparison
 
 ALPHA = 0.05
 EXPERIMENTS = 400
@@ -31,14 +33,12 @@ def _rejections(shift: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = np.zeros((EXPERIMENTS, 3), dtype=bool)
     for i in range(EXPERIMENTS):
-        pairs = compare_systems(
+        pairs = system_comparison(
             _panel(rng, shift),
-            test="randomization",
-            permutations=400,
-            correction="holm",
-            alpha=ALPHA,
-            seed=i,
-        )
+            TestSettings(
+                test="randomization", permutations=400, correction="holm", alpha=ALPHA, seed=i
+            ),
+        ).pairs
         out[i] = pairs["significant"].to_numpy(dtype=bool)
     return out
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from orlbuild.cli.main import app
 from orlbuild.ingest.source import InputFormat, sniff_trec
 from scoring import ORL, ScoringError, evaluate
+from scoring.settings import TestSettings
 
 runner = CliRunner()
 
@@ -164,7 +165,7 @@ def test_names_fall_back_to_file_stems_when_tags_repeat(tmp_path: Path) -> None:
     assert list(same["systems"]) == ["second", "second#2"]
 
 
-def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
+def test_compare_tests_every_pair_with_the_defaults_of_compare(tmp_path: Path) -> None:
     qrels = _write(tmp_path / "qrels.txt", QRELS)
     runs = [
         _write(tmp_path / "a.run", RUN_A),
@@ -179,7 +180,7 @@ def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
         ("alpha", "gamma"),
         ("beta", "gamma"),
     }
-    from scoring.statistics import compare_systems
+    from scoring.statistics import system_comparison
 
     frames = {
         name: _expected(text)[["AP"]]
@@ -187,13 +188,13 @@ def test_compare_adds_holm_adjusted_randomization_tests(tmp_path: Path) -> None:
     }
     frames["gamma"] = _expected(RUN_B.replace("beta", "gamma").replace("e9", "e1"))[["AP"]]
     panel = pd.DataFrame({n: f["AP"] for n, f in frames.items()})
-    expected = compare_systems(
-        {"AP": panel}, test="randomization", permutations=500, correction="holm", seed=3
-    )
-    for got, want in zip(pairs, expected.to_dict(orient="records"), strict=True):
+    # three runs: the default of `orlbuild compare`, max-t (family-wise, no correction)
+    expected = system_comparison({"AP": panel}, TestSettings(permutations=500, seed=3))
+    assert expected.plans["AP"].test.value == "max-t"
+    for got, want in zip(pairs, expected.pairs.to_dict(orient="records"), strict=True):
         assert got["p_adjusted"] == pytest.approx(want["p_adjusted"])
         assert got["p_value"] == pytest.approx(want["p_value"])
-        assert got["p_adjusted"] >= got["p_value"]
+        assert got["significant"] == want["significant"]
     one = runner.invoke(app, ["eval", str(qrels), str(runs[0]), "-m", "AP", "--compare"])
     assert one.exit_code != 0 and "at least two runs" in one.output
 

@@ -54,8 +54,8 @@ def store(migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 BUILD_LIMITS = [
     (("--seed", "-5"), ("--seed", str(SEED_MAX), "-5")),
     (("--seed", str(2**70)), ("--seed", str(2**70))),
-    (("--name", "x" * 600), ("--name", "512", "600")),
-    (("--name", "   "), ("--name",)),
+    (("--name", "x" * 600), ("invalid build name", "512")),
+    (("--name", "   "), ("invalid build name",)),
     (("--scheduler", "file:///tmp/scheduler"), ("--scheduler", "tcp://")),
     (("--scheduler", "tcp://host:port"), ("port",)),
     (("--scheduler", "tcp://host:70000"), ("port",)),

@@ -163,5 +163,5 @@ def test_score_run_file_sharing_no_query_names_the_file(scored_store: str, tmp_p
         app, ["--db", scored_store, "score", "--build", "g", "--run", str(path), "-m", "AP"]
     )
     assert result.exit_code == 1
-    assert "upper.txt" in result.output and "shares no query with the ORLs" in result.output
+    assert "upper.txt" in result.output and "the run and the ORLs share no query" in result.output
     assert "'Q1'" in result.output and "'q1'" in result.output

@@ -55,9 +55,11 @@ def test_on_error_speaks_one_word_to_users() -> None:
     assert "raise" not in str(info.value)
 
 
-def test_on_error_raise_still_reads_as_stop() -> None:
-    assert OnError("raise") is OnError.stop
+def test_on_error_has_one_word_per_choice() -> None:
+    """``"raise"`` (the library's word before the vocabulary) is no longer accepted."""
     assert OnError("stop") is OnError.stop
+    with pytest.raises(ValueError):
+        OnError("raise")
 
 
 @pytest.mark.parametrize("command", ["power", "report"])

@@ -28,6 +28,13 @@ def pairwise_tuples(frame: pd.DataFrame) -> list[tuple[str, str, str, str, bool]
     return sorted(zip(*(frame[c] for c in columns), strict=True))
 
 
+def counted_pairwise_tuples(frame: pd.DataFrame) -> list[tuple[object, ...]]:
+    """``load_pairwise`` rows as sorted ``(query, annotator, winner, loser, tie, count)``."""
+    assert frame["count"].dtype == "int64"
+    columns = ("query", "annotator", "winner", "loser", "tie", "count")
+    return sorted(zip(*(frame[c] for c in columns), strict=True))
+
+
 def store_counts(url: str) -> dict[str, Any]:
     """The ``orlbuild status`` document of the whole store."""
     engine = open_store(url)

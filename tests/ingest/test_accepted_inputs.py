@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orlbuild.ingest import DuplicatePolicy, ingest_file
+from orlbuild.ingest import DuplicatePolicy
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run, open_store
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 
@@ -30,7 +31,7 @@ def test_bom_crlf_trailing_blank_lines_and_quoted_fields(
     content = (
         "\ufeffquery,annotator,winner,loser,tie\r\n"
         '"q 1","Ann, B.","doc ""one""","d2",0\r\n'
-        '"q 1",a2," d3 ","multi\nline",1\r\n'
+        '"q 1",a2," d3 ","d 4",1\r\n'
         "\r\n\r\n"
     )
     path = write_file("p.csv", content)
@@ -38,16 +39,35 @@ def test_bom_crlf_trailing_blank_lines_and_quoted_fields(
     assert result.exit_code == 0, result.output
     assert _pairs(migrated_db_url) == [
         ("q 1", "Ann, B.", 'doc "one"', "d2", False),
-        ("q 1", "a2", "d3", "multi\nline", True),
+        ("q 1", "a2", "d3", "d 4", True),
     ]
 
 
 def test_error_line_numbers_count_physical_lines(migrated_db_url: str, write_file: Write) -> None:
-    """A quoted field spanning lines and blank lines do not shift the reported line."""
-    content = 'query,winner,loser\n\nq1,"a\nb",d2\n\nq1,d3,d3\n'
+    """Blank lines (and a leading blank line before the header) do not shift the reported line."""
+    content = '\nquery,winner,loser\n\nq1,"a b",d2\n\nq1,d3,d3\n'
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("p.csv", content)))
     assert result.exit_code == 1
     assert "line 6:" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line"),
+    [
+        # issue 23: one physical line is one row; a quote never swallows the next lines
+        ("p.csv", 'query,winner,loser\nq1,"a\nb",d2\nq1,d3,d4\n', 2),
+        ("p.csv", 'query,winner,loser\nq1,"unclosed,d2\nq1,d3,d4\nq1,d5,d6\n', 2),
+        ("p.tsv", '"query"\t"winner"\t"loser"\nq1\t"a\nb"\td2\n', 2),
+    ],
+)
+def test_quoted_field_over_a_line_end_is_an_error_naming_its_line(
+    name: str, content: str, line: int, migrated_db_url: str, write_file: Write
+) -> None:
+    path = write_file(name, content)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    assert f"{path}, line {line}: a quoted field runs over the end of the line" in result.output
+    assert store_counts(migrated_db_url)["collections"] == {}
 
 
 def test_listwise_tabular_and_nested_jsonl_agree(migrated_db_url: str, write_file: Write) -> None:
@@ -209,19 +229,26 @@ def test_bad_last_row_after_thousands_of_good_rows_stores_nothing(
 def test_line_numbers_across_chunk_boundaries(
     migrated_db_url: str, write_file: Write, monkeypatch: pytest.MonkeyPatch, chunk_rows: int
 ) -> None:
-    """Blank lines and quoted line breaks keep error lines exact whatever the chunking."""
+    """Blank lines and quoted fields keep error lines exact whatever the chunking.
+
+    (A quoted line break is an error since issue 23: one physical line, one row.)
+    """
     monkeypatch.setattr("orlbuild.ingest.rows.CHUNK_ROWS", chunk_rows)
-    content = 'query,winner,loser\n\n\nq1,"a\nb\nc",d2\n  \nq2,d1,d2\n\nq1,"x\r\n",d3\nq1,d3,d3\n\n'
+    content = 'query,winner,loser\n\n\nq1,"a\tb c",d2\n  \nq2,d1,d2\n\nq1,"x",d3\nq1,d3,d3\n\n'
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("p.csv", content)))
     assert result.exit_code == 1
-    assert "line 12:" in result.output
+    assert "line 9:" in result.output
+    spanning = content.replace('"x"', '"x\r\n"')
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("s.csv", spanning)))
+    assert result.exit_code == 1
+    assert "line 8: a quoted field runs over the end of the line" in result.output
     fixed = content.replace("q1,d3,d3", "q1,d3,d4")
     assert (
         run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("ok.csv", fixed))).exit_code
         == 0
     )
     assert sorted(_pairs(migrated_db_url)) == [
-        ("q1", "_", "a\nb\nc", "d2", False),
+        ("q1", "_", "a\tb c", "d2", False),
         ("q1", "_", "d3", "d4", False),
         ("q1", "_", "x", "d3", False),
         ("q2", "_", "d1", "d2", False),

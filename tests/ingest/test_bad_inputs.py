@@ -295,9 +295,9 @@ def test_run_sharing_no_query_with_the_orls(seeded_db_url: str, tmp_path: Path) 
         result = run_cli(seeded_db_url, *command)
         assert result.exit_code == 1, command
         message = result.output.strip().splitlines()[-1]
-        assert "shares no query with the ORLs" in message
-        assert "run queries: 'Q1'" in message  # the run's side
-        assert "ORL queries: 'q1', 'q2', 'q3'" in message  # the ORLs' side
+        assert "the run and the ORLs share no query" in message
+        assert "run queries 'Q1'" in message  # the run's side
+        assert "ORL queries 'q1', 'q2', 'q3'" in message  # the ORLs' side
         assert "Traceback" not in result.output
     assert not (tmp_path / "r.html").exists()
 

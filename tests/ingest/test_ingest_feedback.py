@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
-from orlbuild.ingest import ingest_file
 from orlbuild.progress import IngestProgress
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store
 
 Write = Callable[[str, str | bytes], Path]

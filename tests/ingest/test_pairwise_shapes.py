@@ -13,9 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orlbuild.ingest import read_input
+from orlbuild.ingest import InputFormat, read_input
 from orlbuild.store import load_pairwise, open_store
-from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
+from tests.ingest.conftest import (
+    counted_pairwise_tuples,
+    pairwise_tuples,
+    run_cli,
+    store_counts,
+)
 
 Write = Callable[[str, str | bytes], Path]
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "pairwise_shapes"
@@ -30,7 +35,9 @@ def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, s
         engine.dispose()
 
 
-@pytest.mark.parametrize("name", ["arena.csv", "prefs_release.txt", "trec_prefs.txt"])
+@pytest.mark.parametrize(
+    "name", ["arena.csv", "prefs_release.txt", "trec_prefs.txt", "evalica.csv", "crowd_kit.csv"]
+)
 def test_golden_shape_is_detected_and_stored_as_meant(
     name: str, migrated_db_url: str, tmp_path: Path
 ) -> None:
@@ -41,6 +48,25 @@ def test_golden_shape_is_detected_and_stored_as_meant(
     expected = [tuple(row) for row in EXPECTED[name]]
     assert _pairs(migrated_db_url) == expected
     assert f"stored {len(expected)} pairwise rows" in result.output
+    if name in ("evalica.csv", "crowd_kit.csv"):  # no query column: said, never silent
+        assert "no query column: every row is in query '_'" in result.output
+
+
+def test_golden_counts_in_a_json_array_with_one_query(migrated_db_url: str, tmp_path: Path) -> None:
+    """LMArena's clean_battle_*.json is a JSON array; counts weight rows; --query names
+    the leaderboard (its question_id is a per-battle id)."""
+    path = tmp_path / "arena_counts.json"
+    shutil.copy(GOLDEN / "arena_counts.json", path)
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--query", "arena")
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 row(s) with count 0" in result.output
+    assert "--query 'arena' puts every row into one query" in result.output
+    engine = open_store(migrated_db_url)
+    try:
+        stored = counted_pairwise_tuples(load_pairwise(engine))
+    finally:
+        engine.dispose()
+    assert stored == [tuple(row) for row in EXPECTED["arena_counts.json"]]
 
 
 @pytest.mark.parametrize(
@@ -202,8 +228,12 @@ _comparisons = st.lists(
 
 
 def _decoded(name: str, text: str) -> list[tuple[str, str, str, str, bool]]:
-    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store)."""
-    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()))
+    """``(query, annotator, winner, loser, tie)`` rows read from ``text`` (no store).
+
+    A name ending in ``.prefs-release`` is read with ``--format prefs-release``.
+    """
+    fmt = InputFormat.prefs_release if name.endswith(".prefs-release") else None
+    parsed = read_input("pairwise", name, stream=io.BytesIO(text.encode()), fmt=fmt)
     return pairwise_tuples(parsed.decoded())
 
 
@@ -246,4 +276,66 @@ def test_arena_and_release_shapes_store_what_the_native_shape_stores(
         expected = sorted(
             (q, "_", *((a, b) if o == "first" else (b, a)), False) for q, a, b, o in decided
         )
-        assert _decoded("r.txt", release) == expected
+        # Item "0" winning everything is also all-zero TREC qrels: refused unless named
+        # (test_all_zero_qrels_are_not_read_as_preferences).
+        name = "r.txt" if {w for _q, _l, w, *_ in expected} != {"0"} else "r.prefs-release"
+        assert _decoded(name, release) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=_comparisons, counted=st.booleans())
+def test_evalica_and_crowd_kit_shapes_store_what_the_native_shape_stores(
+    rows: list[tuple[str, str, str, str, str]], counted: bool
+) -> None:
+    """Same comparisons, three shapes, the same stored rows (crowd-kit has no ties)."""
+    count = ",count" if counted else ""
+    times = ",3" if counted else ""
+
+    def native(subset: list[tuple[str, str, str, str, str]]) -> str:
+        lines = "".join(
+            f"{q},{u},{b if o == 'second' else a},{a if o == 'second' else b},"
+            f"{int(o == 'tie')}{times}\n"
+            for q, u, a, b, o in subset
+        )
+        return f"query,annotator,winner,loser,tie{count}\n" + lines
+
+    side = {"first": "left", "second": "Right", "tie": "TIE"}
+    evalica = f"query,judge,left,right,winner{count}\n" + "".join(
+        f"{q},{u},{a},{b},{side[o]}{times}\n" for q, u, a, b, o in rows
+    )
+    assert _decoded_with_counts("e.csv", evalica) == _decoded_with_counts("n.csv", native(rows))
+    decided = [r for r in rows if r[4] != "tie"]
+    if decided:
+        crowd = f"query,worker,left,right,label{count}\n" + "".join(
+            f"{q},{u},{a},{b},{a if o == 'first' else b}{times}\n" for q, u, a, b, o in decided
+        )
+        assert _decoded_with_counts("c.csv", crowd) == _decoded_with_counts(
+            "n.csv", native(decided)
+        )
+
+
+def _decoded_with_counts(name: str, text: str) -> list[tuple[object, ...]]:
+    """Decoded rows with their count (1 where the file has no count column)."""
+    frame = read_input("pairwise", name, stream=io.BytesIO(text.encode())).decoded()
+    counts = frame["count"] if "count" in frame else [1] * len(frame)
+    columns = ("query", "annotator", "winner", "loser", "tie")
+    return sorted(zip(*(frame[c] for c in columns), counts, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "reason"),
+    [
+        ("left,right,winner", "d1,d2,a", "winner must be left, right or tie"),
+        ("left,right,winner", "d1,d1,left", "winner and loser are the same item"),
+        ("worker,left,right,label", "w,d1,d2,d3", "label is not one of the two items"),
+        ("worker,left,right,label", "w,d1,d2,tie", "label is not one of the two items"),
+        ("left,right,winner,label", "d1,d2,left,d1", "match none of the accepted shapes"),
+    ],
+)
+def test_evalica_and_crowd_kit_refusals(
+    header: str, row: str, reason: str, migrated_db_url: str, write_file: Write
+) -> None:
+    path = write_file("p.csv", f"{header}\n{row}\n")
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1
+    assert reason in result.output and f"{path}, line " in result.output

@@ -1,7 +1,7 @@
 """Reading an input file needs no store: ``orlbuild eval`` on TSV files loads no SQLAlchemy.
 
 :mod:`orlbuild.ingest.reading` reads and validates; only
-:mod:`orlbuild.ingest.file_ingest` writes the store (docs/development.md, "Development").
+:mod:`orlbuild.services.ingests` writes the store (docs/development.md, "Development").
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 PROBE = """
 import sys
-from orlbuild.orl_io.reading import read_orl_file, read_run_file
+from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
 orls = read_orl_file({orl!r})
 run = read_run_file({run!r})
 assert len(orls[0]) == 1 and len(run) == 2, (orls, run)

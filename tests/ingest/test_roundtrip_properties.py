@@ -1,4 +1,8 @@
-"""Property: whatever identifiers a CSV writer can quote come back from the store unchanged."""
+"""Property: whatever identifiers a CSV writer can quote come back from the store unchanged.
+
+CSV and quoted TSV (every header field quoted) follow the csv module's quoting;
+a plain TSV has no quoting, so its quotes come back as they were written.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_pairwise, open_store
 from tests.ingest.conftest import pairwise_tuples
 
@@ -43,14 +47,28 @@ _collections = itertools.count()
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(rows=preferences, delimiter=st.sampled_from([",", "\t"]), crlf=st.booleans())
+@given(rows=preferences, style=st.sampled_from(["csv", "quoted-tsv", "tsv"]), crlf=st.booleans())
 def test_pairwise_rows_round_trip(
-    migrated_db_url: str, rows: list[tuple[str, str, str, str, bool]], delimiter: str, crlf: bool
+    migrated_db_url: str, rows: list[tuple[str, str, str, str, bool]], style: str, crlf: bool
 ) -> None:
+    end = "\r\n" if crlf else "\n"
+    header = ["query", "annotator", "winner", "loser", "tie"]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\r\n" if crlf else "\n")
-    writer.writerow(["query", "annotator", "winner", "loser", "tie"])
-    writer.writerows([(q, a, w, lo, int(t)) for q, a, w, lo, t in rows])
+    body = [(q, a, w, lo, int(t)) for q, a, w, lo, t in rows]
+    if style == "tsv":  # no quoting: quotes are data, tabs cannot occur
+        rows = [tuple(f.replace("\t", " ").strip() or "x" for f in r[:4]) + r[4:] for r in rows]
+        rows = [r for r in rows if r[2] != r[3]] or [("q", "a", "w", "l", False)]
+        body = [(q, a, w, lo, int(t)) for q, a, w, lo, t in rows]
+        buffer.write(end.join("\t".join(map(str, r)) for r in [header, *body]) + end)
+    else:
+        delimiter = "," if style == "csv" else "\t"
+        quoting = csv.QUOTE_MINIMAL if style == "csv" else csv.QUOTE_ALL
+        csv.writer(buffer, delimiter=delimiter, lineterminator=end, quoting=quoting).writerow(
+            header
+        )
+        writer = csv.writer(buffer, delimiter=delimiter, lineterminator=end)
+        writer.writerows(body)
+    delimiter = "," if style == "csv" else "\t"
     collection = f"c{next(_collections)}"  # one database, a fresh namespace per example
     engine = open_store(migrated_db_url)
     try:

@@ -136,7 +136,7 @@ def test_collection_default_and_override(workdir: Path) -> None:
         ),
         (
             ('path = "pairs.tsv"', 'path = "pairs.tsv"\nformat = "trec"'),
-            "inputs[0].format: must be one of tsv, csv, jsonl, arena, prefs-release, "
+            "inputs[0].format: must be one of tsv, csv, jsonl, json, arena, prefs-release, "
             "trec-prefs (got 'trec')",
         ),
         (
@@ -201,6 +201,10 @@ def test_each_problem_names_the_key_and_what_is_allowed(
             "compare.test: must be one of randomization, t, tukey-hsd, max-t (got 'wilcoxon')",
         ),
         ("[compare]\npermutations = 0", "compare.permutations: must be >= 1 (got 0)"),
+        (
+            "[compare]\nreference_resamples = -1",
+            "compare.reference_resamples: must be >= 0 (got -1)",
+        ),
         ("[compare]\npermutations = 1.5", "compare.permutations: must be an integer (got 1.5)"),
         ("[compare]\npermutations = true", "compare.permutations: must be an integer (got True)"),
         (

@@ -5,14 +5,32 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.pipeline.config import CompareSpec, PowerSpec
 from orlbuild.services.build_evaluation import (
     BuildEvaluation,
-    compare_panels,
-    compare_scores,
-    power_panels,
+    PowerSpec,
+    comparable_panels,
+    comparison_power,
 )
+from orlbuild.services.comparisons import compare_panels
+from scoring.settings import TestSettings
 from scoring.statistics import SignificanceTest
+
+
+def compare_scores(
+    per_query: dict[str, pd.DataFrame],
+    measures: list[str],
+    *,
+    compare: TestSettings,
+    power: PowerSpec | None = None,
+) -> tuple[pd.DataFrame, dict | None]:
+    """The comparison and power steps of ``evaluate_stored_build`` on scores in memory."""
+    panels = comparable_panels(per_query, measures)
+    if not panels:
+        return pd.DataFrame(), None
+    comparison = compare_panels(panels, compare)
+    results = None if power is None else comparison_power(panels, comparison, power)
+    return comparison.pairs, results
+
 
 MEASURES = ["KendallTau@10", "RDQm2-a1@10"]
 
@@ -36,7 +54,7 @@ def test_pairs_of_every_defined_measure_and_power() -> None:
     pairs, results = compare_scores(
         scores(),
         MEASURES,
-        compare=CompareSpec(test=SignificanceTest.randomization, permutations=200, seed=1),
+        compare=TestSettings(test=SignificanceTest.randomization, permutations=200, seed=1),
         power=power,
     )
     assert set(pairs["measure"]) == {"RDQm2-a1@10"}  # Kendall tau is never defined here
@@ -47,9 +65,9 @@ def test_pairs_of_every_defined_measure_and_power() -> None:
 
 def test_one_system_or_nothing_defined_gives_no_comparison() -> None:
     one = {"good": scores()["good"]}
-    assert compare_scores(one, MEASURES, compare=CompareSpec())[0].empty
+    assert compare_scores(one, MEASURES, compare=TestSettings())[0].empty
     frames = {s: f[["KendallTau@10"]] for s, f in scores().items()}
-    pairs, results = compare_scores(frames, ["KendallTau@10"], compare=CompareSpec())
+    pairs, results = compare_scores(frames, ["KendallTau@10"], compare=TestSettings())
     assert pairs.empty and results is None
 
 
@@ -59,16 +77,17 @@ def test_the_evaluation_carries_the_test_plan_to_the_report_and_the_summary() ->
     power = PowerSpec(
         budgets=(10,), subsamples=10, permutations=100, seed=1, measures=("RDQm2-a1@10",)
     )
-    hsd = compare_panels(per_query, MEASURES, compare=CompareSpec(permutations=100, seed=1))
-    assert hsd is not None and hsd.plans["RDQm2-a1@10"].test is SignificanceTest.max_t
-    results = power_panels(per_query, hsd, power=power)
+    panels = comparable_panels(per_query, MEASURES)
+    hsd = compare_panels(panels, TestSettings(permutations=100, seed=1))
+    assert hsd.plans["RDQm2-a1@10"].test is SignificanceTest.max_t
+    results = comparison_power(panels, hsd, power)
     assert results is not None and results["RDQm2-a1@10"].test == "max-t"  # same test
     evaluation = BuildEvaluation(
         build={},
         orls={},
         per_query=per_query,
         comparisons=hsd.pairs,
-        compare=CompareSpec(permutations=100),
+        compare=TestSettings(permutations=100),
         plans=hsd.plans,
     )
     note = "Note: max-t: 100 permutations raised to 200"

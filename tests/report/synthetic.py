@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.report import ReportData
-from scoring.statistics import compare_systems, power_analysis
+from scoring.settings import TestSettings
+from scoring.statistics import power_analysis, system_comparison
 
 SYSTEMS = ("alpha", "beta", "gamma", "delta")
 QUALITY = (0.8, 0.75, 0.5, 0.2)
@@ -82,7 +83,9 @@ def synthetic_report(
 ) -> ReportData:
     per_query = per_query_scores()
     panels = {m: pd.DataFrame({s: per_query[s][m] for s in SYSTEMS}).fillna(0.0) for m in MEASURES}
-    comparisons = compare_systems(panels, permutations=500, seed=1)
+    comparisons = system_comparison(
+        panels, TestSettings(test="randomization", permutations=500, seed=1)
+    ).pairs
     power = None
     if with_power:
         power = {

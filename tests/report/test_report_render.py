@@ -36,7 +36,8 @@ def test_page_is_self_contained(html: str, page: Page) -> None:
             assert value is None or value.startswith(("data:", "#")), (key, value)
     assert "http://" not in html.replace("http://www.w3.org/", "")  # SVG namespaces only
     assert "https://" not in html
-    assert len(page.find("svg")) == 3  # the interval plot, the system tiers, the power curves
+    # the interval plot, the rank-interval leaderboard, the system tiers, the power curves
+    assert len(page.find("svg")) == 4
 
 
 def test_data_is_escaped(html: str, page: Page) -> None:
@@ -136,7 +137,8 @@ def test_power_section_only_when_computed(page: Page, report_data: ReportData) -
     assert [r[0] for r in rows[1:]] == ["RDQm2-a1@10", "nDCG@10"]
     assert rows[1][2] == str(report_data.power["RDQm2-a1@10"].n80)  # type: ignore[index]
     without = Page(render_report(replace(report_data, power=None)))
-    assert not without.find("section", id="power") and len(without.find("svg")) == 2
+    # the figures left: interval chart, rank-interval leaderboard, tiers
+    assert not without.find("section", id="power") and len(without.find("svg")) == 3
 
 
 def test_rendering_is_deterministic(report_data: ReportData, html: str, tmp_path: Path) -> None:
@@ -223,3 +225,30 @@ def test_large_reports_draw_the_first_queries_only(report_data: ReportData) -> N
     assert float(rows[1][5].split()[0]) == pytest.approx(expected, abs=5e-4)
     with pytest.raises(OrlbuildError, match="max_queries"):
         replace(report_data, max_queries=0)
+
+
+def test_leaderboard_draws_rank_intervals(page: Page, report_data: ReportData) -> None:
+    """One row per system, each cell ``lo–hi`` holding the system's rank by mean."""
+    assert page.find("section", id="leaderboard")
+    rows = page.table(**{"class": "ranks"})
+    assert rows[0] == ["system", *report_data.measures]
+    assert sorted(r[0] for r in rows[1:]) == sorted(report_data.per_query)
+    n = len(report_data.per_query)
+    for column, measure in enumerate(report_data.measures, start=1):
+        means = {s: f[measure].mean() for s, f in report_data.per_query.items()}
+        for row in rows[1:]:
+            lo, hi = (int(v) for v in row[column].split("–"))
+            rank = 1 + sum(m > means[row[0]] for m in means.values())
+            assert 1 <= lo <= rank <= hi <= n
+
+
+def test_reference_section_marks_fragile_verdicts(report_data: ReportData) -> None:
+    pairs = report_data.comparisons.copy()
+    holds = np.linspace(0.5, 1.0, len(pairs))
+    reference = pairs.assign(holds=holds, fragile=holds < 0.95)
+    page = Page(render_report(replace(report_data, reference=reference, reference_resamples=40)))
+    rows = page.table(**{"class": "reference"})
+    assert len(rows) == 1 + len(pairs)
+    marked = [r for r in rows[1:] if "⚠" in r[1]]
+    assert len(marked) == int((holds < 0.95).sum())
+    assert not Page(render_report(report_data)).find("section", id="reference")

@@ -113,7 +113,9 @@ def test_qrels_read_by_the_graded_route() -> None:
         }
     )
     orls = qrels_as_orls(qrels)
-    assert orls == {"q": ORL.from_grades({"a": 3, "b": 1})}
+    # c (grade 0) is judged not relevant; d (-1, pooled but not judged) is no judgment.
+    assert orls == {"q": ORL.from_grades({"a": 3, "b": 1, "c": 0})}
+    assert orls["q"].nonrelevant == {"c"}
     with pytest.raises(ScoringError, match="twice"):
         qrels_as_orls(pd.concat([qrels, qrels.iloc[:1]]))
 

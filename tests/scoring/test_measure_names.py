@@ -45,8 +45,20 @@ def test_parsed_measure_is_callable() -> None:
 
 
 def test_every_registered_measure_parses() -> None:
-    for name in MEASURES:
-        assert str(parse_measure(f"{name}@5")).split("(")[0].split("@")[0] in (name, "RDQm2-a1")
+    for name, cls in MEASURES.items():
+        text = cls.pattern().replace("[@k]", "@5").replace("@k", "@5").replace("@r", "@0.5")
+        parsed = parse_measure(text)
+        assert str(parsed).split("(")[0].split("@")[0] in (name, "RDQm2-a1")
+        assert parse_measure(str(parsed)) == parsed
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("IPrec@0.5", "IPrec@0.5"), ("IPrec@1", "IPrec@1"), ("R@10", "R@10"),
+     ("ERR(grade=tiers)@20", "ERR(grade=tiers)@20"), ("Bpref", "Bpref")],
+)  # fmt: skip
+def test_trec_eval_names_round_trip(name: str, canonical: str) -> None:
+    assert str(parse_measure(name)) == canonical
 
 
 @pytest.mark.parametrize(
@@ -60,6 +72,12 @@ def test_every_registered_measure_parses() -> None:
         ("P@x", "cutoff must be an integer >= 1"),
         ("nDCG(grade=xx)@5", "must be one of bi, ic, lc, native"),
         ("nDCG(depth=3)@5", "has no parameter 'depth'"),
+        ("Rprec@5", "Rprec takes no cutoff"),
+        ("NumRet@10", "NumRet takes no cutoff"),
+        ("IPrec@1.5", "must lie in [0, 1]"),
+        ("IPrec@x", "recall after @"),
+        ("IPrec", "IPrec needs @recall"),
+        ("ERR(grade=lc)@5", "must be one of auto, native, tiers"),
         ("RBP(p=1.5)@5", "must lie in (0, 1)"),
         ("RDQ(alpha=0)@5", "must be a positive number"),
         ("RDQ(penalty=nope)@5", "unknown penalty 'nope'"),

@@ -8,7 +8,7 @@ import random
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from orl_strategies import ITEMS, OUTSIDE, graded_orls, orls, rankings
+from orl_strategies import ITEMS, OUTSIDE, graded_orls, judged_orls, orls, rankings
 
 from scoring import ORL, evaluate, parse_measure, rdq
 from scoring.measures import MEASURES
@@ -21,6 +21,9 @@ REGISTRY = [
     "nDCG@5", "nDCG(grade=ic)@10", "nDCG(grade=lc,gain=linear)@5", "nDCG",
     "AP@5", "AP", "RBP(p=0.5)@5", "RBP", "CMP@5", "CMP(p=0.7)@12",
     "RR@5", "RR", "P@5", "P@1", "KendallTau@10", "KendallTau", "SpearmanRho@12",
+    "R@5", "R", "Rprec", "Success@1", "Success@5", "Bpref", "infAP", "IPrec@0",
+    "IPrec@0.3", "IPrec@1", "NumRet", "NumRel", "NumRelRet", "ERR@5", "ERR(grade=tiers)",
+    "Judged@5", "Judged",
 ]  # fmt: skip
 CORRELATIONS = {"KendallTau", "SpearmanRho"}
 RDQ_NAMES = [n for n in REGISTRY if n.startswith("RDQ")]
@@ -134,13 +137,19 @@ def test_missing_orl_item_at_its_ideal_position_never_lowers_rdq(
 @given(
     pairs=st.lists(st.tuples(orls(), rankings()), min_size=1, max_size=8),
     graded=st.lists(st.tuples(graded_orls(), rankings()), min_size=1, max_size=5),
+    judged=st.lists(st.tuples(judged_orls(), rankings()), min_size=1, max_size=5),
 )
 def test_batch_path_agrees_with_the_per_query_reference(
-    pairs: list[tuple[ORL, list[str]]], graded: list[tuple[ORL, list[str]]]
+    pairs: list[tuple[ORL, list[str]]],
+    graded: list[tuple[ORL, list[str]]],
+    judged: list[tuple[ORL, list[str]]],
 ) -> None:
+    native = ["nDCG(grade=native)@5", "nDCG(grade=native,gain=linear)", "ERR(grade=native)@5"]
     for group, names in (
         (pairs, REGISTRY),
-        (graded, [*REGISTRY, "nDCG(grade=native)@5", "nDCG(grade=native,gain=linear)"]),
+        (graded, [*REGISTRY, *native]),
+        (judged, [*REGISTRY, *native]),
+        (pairs + graded, REGISTRY),  # ERR(grade=auto) on a mix of graded and ungraded ORLs
     ):
         orl_map = {f"q{i}": orl for i, (orl, _) in enumerate(group)}
         run = {f"q{i}": ranking for i, (_, ranking) in enumerate(group)}

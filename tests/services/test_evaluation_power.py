@@ -17,16 +17,16 @@ from evaluation_store import evaluation_store
 from store_cli import cli, cli_json
 
 from orlbuild.executor import Executor, ExecutorKind, resolve_executor
-from orlbuild.pipeline.config import CompareSpec, PowerSpec
-from orlbuild.services.build_evaluation import evaluate_stored_build
-from orlbuild.services.evaluations import (
+from orlbuild.services.build_evaluation import PowerSpec, evaluate_stored_build
+from orlbuild.services.comparisons import (
     compare_panels,
-    panels_for_systems,
     power_budgets,
     power_for_panels,
     power_steps,
 )
+from orlbuild.services.evaluations import panels_for_systems
 from orlbuild.store import open_store
+from scoring.settings import TestSettings
 
 POWER_ARGS = [
     "power", "-b", "graded", "-s", "ideal", "-s", "reversed", "-s", "partial",
@@ -148,7 +148,7 @@ def test_report_progress_total_is_the_work_done(store: str) -> None:
             ["RDQm2-a1@5", "KendallTau"],
             systems=["ideal", "reversed", "partial"],
             missing="skip",
-            compare=CompareSpec(permutations=100),
+            compare=TestSettings(permutations=100),
             power=PowerSpec((10, 20, 25), 10, 100, 0.05, 0, ("RDQm2-a1@5", "KendallTau")),
             progress=Bar,
         )
@@ -172,14 +172,14 @@ def test_report_and_compare_test_the_same_panels(store: str) -> None:
     engine = open_store(store)
     try:
         scored = panels_for_systems(engine, "graded", systems, measures=["AP@5"], missing="skip")
-        direct = compare_panels(scored.panels, permutations=200, seed=4)
+        direct = compare_panels(scored.panels, TestSettings(permutations=200, seed=4))
         evaluation = evaluate_stored_build(
             engine,
             "graded",
             ["AP@5"],
             systems=systems,
             missing="skip",
-            compare=CompareSpec(permutations=200, seed=4),
+            compare=TestSettings(permutations=200, seed=4),
         )
     finally:
         engine.dispose()

@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics import (
     COMPARISON_COLUMNS,
-    compare_systems,
     holm_adjust,
     score_panels,
+    system_comparison,
     wins_ties_losses,
 )
 
@@ -31,7 +32,9 @@ def panel() -> pd.DataFrame:
 
 
 def test_rows_columns_and_values(panel: pd.DataFrame) -> None:
-    result = compare_systems(panel, measure="RDQ@5", permutations=500, seed=3)
+    result = system_comparison(
+        panel, TestSettings(test="randomization", permutations=500, seed=3), measure="RDQ@5"
+    ).pairs
     assert tuple(result.columns) == COMPARISON_COLUMNS
     assert list(zip(result["a"], result["b"], strict=True)) == [
         ("good", "same"),
@@ -60,36 +63,54 @@ def test_wins_ties_losses_hand_counted() -> None:
 
 def test_several_measures_are_independent_of_each_other(panel: pd.DataFrame) -> None:
     other = panel.sub(0.01 * np.arange(3), axis=1).rename(columns=str)
-    both = compare_systems({"m1": panel, "m2": other}, permutations=200, seed=4)
-    alone = compare_systems({"m2": other}, permutations=200, seed=4)
+    both = system_comparison(
+        {"m1": panel, "m2": other}, TestSettings(test="randomization", permutations=200, seed=4)
+    ).pairs
+    alone = system_comparison(
+        {"m2": other}, TestSettings(test="randomization", permutations=200, seed=4)
+    ).pairs
     assert len(both) == 6 and list(both["measure"].unique()) == ["m1", "m2"]
     pd.testing.assert_frame_equal(both[both["measure"] == "m2"].reset_index(drop=True), alone)
 
 
 def test_correction_and_test_options(panel: pd.DataFrame) -> None:
-    raw = compare_systems(panel, correction="none", permutations=200, seed=1)
+    raw = system_comparison(
+        panel, TestSettings(test="randomization", correction="none", permutations=200, seed=1)
+    ).pairs
     np.testing.assert_array_equal(raw["p_adjusted"], raw["p_value"])
-    bonf = compare_systems(panel, correction="bonferroni", permutations=200, seed=1)
+    bonf = system_comparison(
+        panel, TestSettings(test="randomization", correction="bonferroni", permutations=200, seed=1)
+    ).pairs
     np.testing.assert_allclose(bonf["p_adjusted"], np.minimum(1, 3 * bonf["p_value"]))
-    t_test = compare_systems(panel, test="t")
+    t_test = system_comparison(panel, TestSettings(test="t")).pairs
     assert t_test.loc[0, "p_value"] < 1e-10 and t_test.loc[2, "p_value"] == 1.0
 
 
 def test_reproducible_with_seed(panel: pd.DataFrame) -> None:
     noisy = panel.assign(same=panel["same"] + np.random.default_rng(2).normal(0, 0.05, 120))
-    first = compare_systems(noisy, permutations=300, seed=9)
-    pd.testing.assert_frame_equal(first, compare_systems(noisy, permutations=300, seed=9))
+    first = system_comparison(
+        noisy, TestSettings(test="randomization", permutations=300, seed=9)
+    ).pairs
+    pd.testing.assert_frame_equal(
+        first,
+        system_comparison(
+            noisy, TestSettings(test="randomization", permutations=300, seed=9)
+        ).pairs,
+    )
 
 
 def test_bad_input(panel: pd.DataFrame) -> None:
     with pytest.raises(ScoringError, match="at least 2 systems"):
-        compare_systems(panel[["good"]])
+        system_comparison(panel[["good"]], TestSettings(test="randomization"))
     with pytest.raises(ScoringError, match="'same' on query 'q3'"):
-        compare_systems(panel.assign(same=panel["same"].where(panel.index != "q3")))
+        system_comparison(
+            panel.assign(same=panel["same"].where(panel.index != "q3")),
+            TestSettings(test="randomization"),
+        )
     with pytest.raises(ScoringError, match="valid corrections"):
-        compare_systems(panel, correction="fdr")
+        system_comparison(panel, TestSettings(test="randomization", correction="fdr"))
     with pytest.raises(ScoringError, match="alpha"):
-        compare_systems(panel, alpha=1.5)
+        system_comparison(panel, TestSettings(test="randomization", alpha=1.5))
 
 
 def test_score_panels_pair_queries_that_every_system_defines() -> None:

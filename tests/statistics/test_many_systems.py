@@ -17,8 +17,8 @@ import pytest
 from store_cli import cli, cli_json
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.ingest.file_ingest import ingest_file
 from orlbuild.services.builds import build_and_store
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import open_store
 from tests.report.html_page import Page
 

@@ -15,6 +15,7 @@ import pytest
 
 import scoring.statistics.max_t as max_t_module
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics import (
     get_paired_test,
     max_t_pvalues,
@@ -156,7 +157,9 @@ def test_calibration_twenty_equal_systems() -> None:
     any_significant = 0
     for experiment in range(200):
         panel = pd.DataFrame(equal_systems_panel(rng, 50, 20))
-        pairs = system_comparison(panel, test="max-t", permutations=1000, seed=experiment).pairs
+        pairs = system_comparison(
+            panel, TestSettings(test="max-t", permutations=1000, seed=experiment)
+        ).pairs
         any_significant += bool(pairs["significant"].any())
     rate = any_significant / 200
     print(f"max-T family-wise error, 20 equal systems: {rate:.3f}")
@@ -179,7 +182,9 @@ def test_equal_means_with_unequal_spreads_are_not_rejected() -> None:
         sds = np.linspace(0.05, 0.25, n_systems)
         panel = pd.DataFrame(difficulty + rng.normal(0, 1, (50, n_systems)) * sds)
         hits += bool(
-            system_comparison(panel, test="max-t", seed=experiment).pairs.significant.any()
+            system_comparison(
+                panel, TestSettings(test="max-t", seed=experiment)
+            ).pairs.significant.any()
         )
     print(f"unequal spreads, {n_systems} systems: max-T {hits / 200:.3f}")
     assert hits / 200 <= 0.07
@@ -211,7 +216,9 @@ def test_tiers_and_letters_when_the_verdicts_are_not_ordered_by_mean() -> None:
     noise = rng.normal(0, 1, (60, 4)) * np.array([0.01, 0.01, 0.6, 0.01])
     scores = base + np.array([0.30, 0.25, 0.20, 0.0]) + noise
     panel = pd.DataFrame(scores, columns=["steady", "close", "erratic", "low"])
-    result = system_comparison(panel, test=None, seed=1)  # the default for 4 systems: max-t
+    result = system_comparison(
+        panel, TestSettings(test=None, seed=1)
+    )  # the default for 4 systems: max-t
     assert result.plans["score"].test.value == "max-t"
     verdict = {(a, b): s for a, b, s in result.pairs[["a", "b", "significant"]].itertuples(False)}
     means = panel.mean()

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics import (
     SignificanceTest,
     compact_letters,
@@ -68,7 +69,7 @@ def test_exact_enumeration_in_compare_matches_the_plan() -> None:
     rng = np.random.default_rng(4)
     shift = np.array([0.6, 0.2, 0.1, 0.0])
     panel = pd.DataFrame(rng.random((8, 4)) + shift, columns=list("abcd"))
-    result = system_comparison(panel, test="randomization", correction="holm", seed=1)
+    result = system_comparison(panel, TestSettings(test="randomization", correction="holm", seed=1))
     assert result.plans["score"].exact
     assert result.warnings and "only the clearest differences" in result.warnings[0]
     # exact p-values are multiples of 2**-8
@@ -138,7 +139,7 @@ def test_system_tiers_from_a_comparison() -> None:
     base = rng.normal(0.5, 0.2, size=(60, 1))
     scores = base + np.array([0.3, 0.28, 0.0, -0.02, -0.3]) + rng.normal(0, 0.05, (60, 5))
     panel = pd.DataFrame(scores, columns=["v", "w", "x", "y", "z"])
-    result = system_comparison(panel, test="tukey-hsd", seed=3)
+    result = system_comparison(panel, TestSettings(test="tukey-hsd", seed=3))
     tiers = result.tiers()
     assert tiers["system"].tolist() == ["v", "w", "x", "y", "z"]
     assert tiers["tier"].tolist() == [1, 1, 2, 2, 3]
@@ -174,7 +175,7 @@ def test_max_t_power_at_least_sign_flips_with_holm_at_raised_flips(spread: float
         first, second = np.triu_indices(20, k=1)
         different = effects[first] != effects[second]
         for test, values in found.items():
-            result = system_comparison(panel, test=test, seed=experiment)
+            result = system_comparison(panel, TestSettings(test=test, seed=experiment))
             if test == "randomization":  # 190 pairs, raised from 1,000 for Holm
                 assert result.plans["score"].permutations == 38_000
             values.append(result.pairs["significant"].to_numpy()[different].mean())
@@ -206,7 +207,7 @@ def test_calibration_sign_flips_with_holm_at_raised_flips() -> None:
     for experiment in range(200):
         difficulty = rng.normal(0.5, 0.2, size=(50, 1))
         panel = pd.DataFrame(np.clip(difficulty + rng.normal(0, 0.15, (50, 8)), 0, 1))
-        result = system_comparison(panel, test="randomization", seed=experiment)
+        result = system_comparison(panel, TestSettings(test="randomization", seed=experiment))
         assert result.plans["score"].permutations == 5_600
         hits += bool(result.pairs["significant"].any())
     print(f"sign flips + Holm family-wise error, 8 equal systems: {hits / 200:.3f}")

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from scoring.errors import ScoringError
+from scoring.settings import TestSettings
 from scoring.statistics import (
     get_paired_test,
     permutation_ranges,
@@ -108,7 +109,9 @@ def test_calibration_twenty_equal_systems() -> None:
     any_significant = 0
     for experiment in range(200):
         panel = pd.DataFrame(equal_systems_panel(rng, 50, 20))
-        pairs = system_comparison(panel, test="tukey-hsd", permutations=1000, seed=experiment).pairs
+        pairs = system_comparison(
+            panel, TestSettings(test="tukey-hsd", permutations=1000, seed=experiment)
+        ).pairs
         any_significant += bool(pairs["significant"].any())
     rate = any_significant / 200
     print(f"Tukey HSD family-wise error, 20 equal systems: {rate:.3f}")
@@ -129,8 +132,8 @@ def test_equal_means_with_unequal_spreads_is_a_documented_limitation() -> None:
     for experiment in range(200):
         difficulty = rng.normal(0.5, 0.2, size=(50, 1))
         panel = pd.DataFrame(difficulty + rng.normal(0, 1, (50, 8)) * np.linspace(0.05, 0.25, 8))
-        hsd = system_comparison(panel, test="tukey-hsd", seed=experiment).pairs
-        flips = system_comparison(panel, test="randomization", seed=experiment).pairs
+        hsd = system_comparison(panel, TestSettings(test="tukey-hsd", seed=experiment)).pairs
+        flips = system_comparison(panel, TestSettings(test="randomization", seed=experiment)).pairs
         tukey += bool(hsd["significant"].any())
         holm += bool(flips["significant"].any())
     print(f"unequal spreads: Tukey HSD {tukey / 200:.3f}, sign flips + Holm {holm / 200:.3f}")

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Column, ForeignKey, Integer, MetaData, Table, insert, select
 
 from orlbuild.errors import StoreError
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import (
     batch_fingerprints,
     create_store_engine,
@@ -65,6 +65,7 @@ def test_read_api_frames(filled_db_url: str) -> None:
             "winner": "d1",
             "loser": "d2",
             "tie": False,
+            "count": 1,
             "batch_id": 1,
         },
         {
@@ -73,6 +74,7 @@ def test_read_api_frames(filled_db_url: str) -> None:
             "winner": "d2",
             "loser": "d3",
             "tie": True,
+            "count": 1,
             "batch_id": 1,
         },
     ]

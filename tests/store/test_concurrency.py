@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from orlbuild.ingest import ingest_file
+from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_pairwise, open_store
 from orlbuild.store.status import store_status
 
@@ -22,7 +22,7 @@ ROWS = 3000
 WORKER = (
     "import sys, time\n"
     "from pathlib import Path\n"
-    "from orlbuild.ingest import ingest_file\n"
+    "from orlbuild.services.ingests import ingest_file\n"
     "from orlbuild.store import open_store\n"
     "engine = open_store(sys.argv[1])\n"
     "Path(sys.argv[2] + '.ready').touch()\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import orlbuild.ingest.file_ingest as file_ingest
+import orlbuild.services.ingests as file_ingest
 import orlbuild.store.engine as engine_module
 from tests.store_cli import cli, cli_json
 

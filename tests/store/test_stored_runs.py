@@ -182,7 +182,7 @@ def test_overlap_check_is_a_library_error(built: str) -> None:
     engine = open_store(built)
     try:
         run = pd.DataFrame({"query": ["x"], "item": ["d1"], "score": [1.0]})
-        with pytest.raises(InputError, match="shares no query"):
+        with pytest.raises(InputError, match="share no query"):
             score_run(engine, "g", run, system="x", measures=["nDCG@10"])
     finally:
         engine.dispose()

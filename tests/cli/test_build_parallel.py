@@ -18,9 +18,9 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.pipeline.config import ExecutionSpec, load_config
 from orlbuild.pipeline.runner import run_pipeline
-from orlbuild.services.builds import build_and_store, load_query_orls
+from orlbuild.services.builds import build_and_store
 from orlbuild.store import open_store
-from orlbuild.store.builds import get_build
+from orlbuild.store.builds import get_build, load_query_orls
 from orlbuild.store.models import Build, OrlEntry, TieDecisionRow
 from tests.builders.store_data import store_judgments
 

@@ -17,11 +17,12 @@ import pytest
 from evaluation_store import N_QUERIES, evaluation_store
 from store_cli import cli, cli_json
 
-from orlbuild.orl_io.reading import read_run_file
+from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.store import load_run, open_store
 from orlbuild.store.builds import load_build_orls
 from scoring import evaluate
-from scoring.statistics import compare_systems, score_panels
+from scoring.settings import TestSettings
+from scoring.statistics import score_panels, system_comparison
 
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP@5", "KendallTau"]
 
@@ -152,10 +153,17 @@ def test_compare_matches_the_library_and_finds_real_differences(store: str) -> N
 
     frames = {s: expected_scores(store, s, names, "zero") for s in systems}
     # three systems: the default test is max-t (step-down Tukey HSD: family-wise, no correction)
-    expected = compare_systems(score_panels(frames, names), test=None, permutations=500, seed=3)
+    expected = system_comparison(
+        score_panels(frames, names), TestSettings(test=None, permutations=500, seed=3)
+    ).pairs
     pd.testing.assert_frame_equal(pairs, expected, check_dtype=False)
     assert doc["settings"]["test"] == "max-t" and doc["settings"]["correction"] is None
     assert doc["settings"]["queries"]["AP@5"] == 30
+    # rank intervals: ideal and twin are tied and above reversed, which is last for sure
+    ranks = {(r["measure"], r["system"]): (r["rank_lo"], r["rank_hi"]) for r in doc["systems"]}
+    for measure in names:
+        assert ranks[(measure, "ideal")] == ranks[(measure, "twin")] == (1, 2)
+        assert ranks[(measure, "reversed")] == (3, 3)
 
     t_doc = cli_json(store, *args, "-m", "AP@5", "--test", "t", "--correction", "none")
     assert t_doc["pairs"][1]["p_value"] < 1e-6 and t_doc["settings"]["permutations"] is None

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.kinds import DuplicatePolicy, ScorePrecisionName
 from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_grade_table
+from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["ParsedFile", "first_line", "parse_file", "read_orl_file", "read_run_file"]
 
@@ -171,7 +171,8 @@ def read_orl_file(
     if is_qrels and str(path) != STDIN:
         fast = fast_trec_frame(path, InputFormat.qrels)
         if fast is not None:
-            return _orls_from_grades(fast)
+            orls, warnings = _orls_from_grades(fast)
+            return orls, [*_comment_notes(fast, path), *warnings]
     kind = "graded" if is_qrels else None
     if kind is None:
         kind = "graded" if _header_names(first) & {"grade"} else "listwise"
@@ -208,15 +209,30 @@ def _orls_from_grades(frame: pd.DataFrame) -> tuple[dict[str, ORL], list[str]]:
     return orls, [f"query {query!r} has no positive grade and gets no ORL" for query in without]
 
 
+def _comment_notes(frame: pd.DataFrame, path: Path) -> list[str]:
+    """The note about the comment lines the C-speed reader skipped (as the exact reader says)."""
+    from orlbuild.ingest.rows import comment_note
+
+    comments = int(frame.attrs.get("comment_lines", 0))
+    return [comment_note(str(path), comments)] if comments else []
+
+
 def first_line(path: Path) -> str | None:
-    """The first non-blank line of a (possibly compressed) file; ``None`` when unreadable."""
+    """The first non-blank, non-comment line of a (possibly compressed) file.
+
+    ``None`` when unreadable. Comment lines (``#``, docs/input-formats.md, "Input formats")
+    are skipped; only the first 64 KiB of a line are looked at.
+    """
     if str(path) == STDIN or not path.is_file():
         return None
     try:
         with path.open("rb") as raw, open_input(raw) as stream:
-            for _, line in zip(range(1000), stream, strict=False):
-                text = line.decode("utf-8-sig")
-                if text.strip():
+            for _ in range(1000):
+                line = stream.readline(1 << 16)
+                if not line:
+                    break
+                text = line.decode("utf-8-sig", errors="replace")
+                if text.strip() and not text.lstrip().startswith("#"):
                     return text
     except (OSError, EOFError, UnicodeDecodeError, ValueError):
         return None
@@ -264,6 +280,8 @@ def read_run_file(
     ):
         fast = fast_trec_frame(path, InputFormat.trec)
         if fast is not None:
+            if notes is not None:
+                notes.extend(_comment_notes(fast, path))
             return fast[["query", "item", "score"]]
     parsed = parse_file(
         "run",

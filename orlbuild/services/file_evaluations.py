@@ -1,0 +1,228 @@
+"""Evaluate files: an ORL file and run files in, per-run scores (and their comparison) out.
+
+The use case behind ``orlbuild eval`` (docs/evaluating-files.md, "Evaluating files"): no store
+is opened. Several TREC runs are read in one pass and scored together; when
+that fails, each run is read and scored on its own so that an error names its
+file. With :class:`~scoring.settings.TestSettings` the runs are compared as
+``orlbuild compare`` compares stored systems
+(:func:`orlbuild.services.comparisons.compare_scores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orlbuild.errors import InputError
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, InputFormat, sniff_trec
+from scoring.settings import TestSettings
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from scoring import EvaluationResult
+    from scoring.run import CodedRuns
+    from scoring.statistics import SystemComparison
+
+__all__ = ["FileEvaluation", "evaluate_files", "system_names"]
+
+
+@dataclass(frozen=True)
+class FileEvaluation:
+    """What ``orlbuild eval`` shows.
+
+    Attributes
+    ----------
+    evaluations
+        Run name -> its scores (:func:`system_names`), in the order given.
+    notes
+        Warnings about the files (ignored columns, kept duplicates...).
+    comparison
+        Every pair of runs tested per measure, when asked for.
+    comparison_notes
+        One per measure whose paired panel lost queries.
+    """
+
+    evaluations: dict[str, EvaluationResult]
+    notes: list[str]
+    comparison: SystemComparison | None = None
+    comparison_notes: list[str] = field(default_factory=list)
+
+
+def evaluate_files(
+    orl_file: Path,
+    run_files: Sequence[Path],
+    measures: Sequence[str],
+    *,
+    missing: MissingPolicy = MissingPolicy.zero,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    grade_agg: str = "median",
+    orl_format: InputFormat | None = None,
+    run_format: InputFormat | None = None,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    compare: TestSettings | None = None,
+) -> FileEvaluation:
+    """Score every run file against the ORL file and, with ``compare``, test every pair.
+
+    Parameters
+    ----------
+    orl_file
+        ORLs: TREC qrels, ``query item rank`` TSV or JSON (docs/input-formats.md, "Input formats").
+    run_files
+        One or more runs.
+    measures
+        Measure names (:func:`scoring.parse_measures`).
+    missing, duplicates, score_precision
+        As in :func:`scoring.evaluate_run` and
+        :func:`orlbuild.orl_io.eval_files.read_run_file`.
+    grade_agg
+        How annotators' grades of the ORL file are combined.
+    orl_format, run_format
+        Force the formats instead of detecting them.
+    compare
+        Test every pair of runs with these settings (at least two runs).
+
+    Returns
+    -------
+    FileEvaluation
+
+    Raises
+    ------
+    InputError
+        Bad input; the message names the file.
+    """
+    from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
+    from scoring import parse_measures
+
+    parse_measures(measures)  # report every bad name at once, before reading any file
+    orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
+    names = system_names(run_files)
+    together = _read_together(run_files, run_format)
+    evaluations = None
+    if together is not None:
+        evaluations = _evaluate_together(orls, together, names, measures, missing, score_precision)
+    if evaluations is None:  # one run at a time: any error names its file
+        evaluations = {}
+        for name, run_file in zip(names, run_files, strict=True):
+            run = read_run_file(
+                run_file,
+                fmt=run_format,
+                duplicates=duplicates,
+                notes=notes,
+                score_precision=score_precision,
+            )
+            evaluations[name] = _evaluate_file(
+                orls, run, measures, missing, score_precision, str(run_file)
+            )
+    if compare is None or len(evaluations) < 2:
+        return FileEvaluation(evaluations, notes)
+    from orlbuild.services.comparisons import compare_scores
+
+    frames = {name: evaluation.per_query for name, evaluation in evaluations.items()}
+    measured = list(next(iter(frames.values())).columns)
+    comparison, dropped = compare_scores(frames, measured, compare)
+    return FileEvaluation(evaluations, notes, comparison, dropped)
+
+
+def _read_together(run_files: Sequence[Path], fmt: InputFormat | None) -> CodedRuns | None:
+    """Several TREC runs read in one C pass, as ``read_run_file`` would read each; else ``None``.
+
+    ``None`` (each file is then read on its own, errors named exactly) unless
+    there are several runs, all regular files in TREC run format (forced by
+    ``--run-format trec`` or recognised by content), and
+    :func:`orlbuild.ingest.trec_reader.fast_trec_runs` accepts them all.
+    """
+    from orlbuild.ingest.trec_reader import fast_trec_runs
+    from orlbuild.orl_io.eval_files import first_line
+
+    if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
+        return None
+    for path in run_files:
+        if str(path) == STDIN or not path.is_file():
+            return None
+        if fmt is None and sniff_trec(first_line(path)) is not InputFormat.trec:
+            return None
+    return fast_trec_runs(list(run_files))
+
+
+def _evaluate_together(
+    orls: Any,
+    runs: CodedRuns,
+    names: list[str],
+    measures: Sequence[str],
+    missing: MissingPolicy,
+    precision: ScorePrecisionName,
+) -> dict[str, EvaluationResult] | None:
+    """:func:`scoring.evaluation.evaluate_runs` by system name; ``None`` when a run fails.
+
+    On ``None`` the caller scores each run on its own, so that the error names
+    the run file.
+    """
+    from scoring import ScoringError
+    from scoring.evaluation import evaluate_runs
+
+    try:
+        results = evaluate_runs(orls, runs, measures, missing=missing, score_precision=precision)
+    except ScoringError:
+        return None
+    return dict(zip(names, results, strict=True))
+
+
+def _evaluate_file(
+    orls: Any,
+    run: pd.DataFrame,
+    measures: Sequence[str],
+    missing: MissingPolicy,
+    precision: ScorePrecisionName,
+    label: str,
+) -> EvaluationResult:
+    """:func:`scoring.evaluate_run`, with its errors (e.g. no shared query) naming the run file."""
+    from scoring import ScoringError, evaluate_run
+
+    try:
+        return evaluate_run(orls, run, measures, missing=missing, score_precision=precision)
+    except ScoringError as exc:
+        raise InputError(str(exc), file=label) from None
+
+
+def system_names(run_files: Sequence[Path]) -> list[str]:
+    """Each run's name: its TREC run tag, else its file stem; repeats made distinct.
+
+    Parameters
+    ----------
+    run_files
+        The run files, in the order given.
+
+    Returns
+    -------
+    list of str
+        One name per file: the tag (sixth field) of a TREC run's first line,
+        else the file stem (without ``.gz``/``.bz2``); a name two runs share is
+        replaced by their file stems, and any name still repeated gets ``#2``,
+        ``#3``, ...
+    """
+    from orlbuild.orl_io.eval_files import first_line
+
+    stems = [_stem(p) for p in run_files]
+    names = []
+    for path, stem in zip(run_files, stems, strict=True):
+        line = first_line(path)
+        tagged = line is not None and sniff_trec(line) is InputFormat.trec
+        names.append(line.split()[5] if line is not None and tagged else stem)
+    names = [stem if names.count(n) > 1 else n for n, stem in zip(names, stems, strict=True)]
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return unique
+
+
+def _stem(path: Path) -> str:
+    """The file name without ``.gz``/``.bz2`` and its last extension."""
+    if path.suffix.lower() in COMPRESSED_SUFFIXES:
+        path = path.with_suffix("")
+    return path.stem

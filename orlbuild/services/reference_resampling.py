@@ -1,0 +1,252 @@
+"""Verdicts under the reference's own uncertainty.
+
+See docs/comparing-systems.md, "Comparing many systems".
+
+An ORL built from judgments is an estimate. :func:`reference_verdicts`
+rebuilds the ORLs on ``B`` annotator-bootstrap resamples of the judgments
+(annotators drawn with replacement, each copy kept as its own annotator),
+rescores every system against each rebuilt reference, reruns the comparison,
+and reports for every verdict of the original comparison the share of
+resamples under which it holds:
+
+* a pair's verdict: significant in the same direction, or not significant;
+* a system's tier (the same tier number);
+* a system's rank interval (the same ``[rank_lo, rank_hi]``).
+
+The rebuilds run on the executor, one task per resample, so ``--jobs`` and
+Dask apply (and the result does not depend on them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from orlbuild.builders.build import build_orls
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.errors import ConfigError
+from orlbuild.executor import Executor, map_ordered
+from scoring import ORL
+from scoring.evaluation import evaluate_runs
+from scoring.statistics import score_panels, system_comparison
+
+__all__ = [
+    "HOLD_THRESHOLD",
+    "ReferenceVerdicts",
+    "annotator_resample",
+    "reference_verdicts",
+]
+
+#: Verdicts holding under fewer than this share of resamples are flagged.
+HOLD_THRESHOLD = 0.95
+KEY_PAIRS = ["measure", "a", "b"]
+KEY_SYSTEMS = ["measure", "system"]
+
+
+@dataclass(frozen=True)
+class ReferenceVerdicts:
+    """The original verdicts and the share of reference resamples that keep each.
+
+    Attributes
+    ----------
+    pairs
+        One row per (measure, pair): the comparison's columns plus ``holds``
+        (share of resamples with the same verdict) and ``fragile`` (``holds``
+        below :data:`HOLD_THRESHOLD`).
+    systems
+        One row per (measure, system): tier, letters, ``rank_lo``, ``rank_hi``,
+        ``tier_holds``, ``interval_holds`` and ``fragile``.
+    resamples
+        Rebuilds that produced an ORL for every query scored.
+    """
+
+    pairs: pd.DataFrame
+    systems: pd.DataFrame
+    resamples: int
+
+
+def annotator_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Judgments of annotators drawn with replacement; the ``i``-th draw is renamed ``NAME#i``.
+
+    Raises
+    ------
+    ConfigError
+        When the judgments have no ``annotator`` column.
+    """
+    if "annotator" not in frame.columns:
+        raise ConfigError("reference resampling needs judgments with an annotator column")
+    annotators = np.asarray(sorted(frame["annotator"].astype(str).unique()), dtype=object)
+    drawn = rng.choice(annotators, size=annotators.size, replace=True)
+    groups = dict(tuple(frame.groupby(frame["annotator"].astype(str), sort=False)))
+    parts = [groups[name].assign(annotator=f"{name}#{i}") for i, name in enumerate(drawn)]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _orls(outcome_orls: Mapping[str, Any]) -> dict[str, ORL]:
+    return {q: ORL(o.ranks, grades=o.native_grades) for q, o in outcome_orls.items()}
+
+
+def _verdicts(
+    orls: Mapping[str, ORL],
+    runs: Mapping[str, pd.DataFrame],
+    measures: Sequence[str],
+    comparison_options: Mapping[str, Any],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    results = evaluate_runs(orls, list(runs.values()), measures)
+    per_system = {name: r.per_query for name, r in zip(runs, results, strict=True)}
+    comparison = system_comparison(score_panels(per_system, measures), **comparison_options)
+    return comparison.pairs, comparison.tiers()
+
+
+def _direction(pairs: pd.DataFrame) -> pd.Series:
+    """+1 / -1 for a significant pair (by the sign of the difference), 0 otherwise."""
+    sign = np.sign(pairs["diff"].to_numpy(dtype=float))
+    return pd.Series(np.where(pairs["significant"].to_numpy(dtype=bool), sign, 0.0))
+
+
+def _resample_verdicts(
+    setup: _Setup, index: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """One rebuilt reference: which pair verdicts, tiers and rank intervals it keeps."""
+    rng = np.random.default_rng([setup.seed, index])
+    frame = annotator_resample(setup.judgments, rng)
+    _, rebuilt = build_orls(frame, setup.params, on_error="skip")
+    orls = _orls(rebuilt.orls)
+    if set(orls) != set(setup.queries):
+        return None  # a query lost its ORL: this resample cannot judge the same verdicts
+    pairs, systems = _verdicts(orls, setup.runs, setup.measures, setup.options)
+    pairs = setup.pairs[KEY_PAIRS].merge(pairs, on=KEY_PAIRS, how="left")
+    systems = setup.systems[KEY_SYSTEMS].merge(systems, on=KEY_SYSTEMS, how="left")
+    same_pair = _direction(pairs).to_numpy() == _direction(setup.pairs).to_numpy()
+    same_tier = systems["tier"].to_numpy() == setup.systems["tier"].to_numpy()
+    same_interval = (systems["rank_lo"].to_numpy() == setup.systems["rank_lo"].to_numpy()) & (
+        systems["rank_hi"].to_numpy() == setup.systems["rank_hi"].to_numpy()
+    )
+    return same_pair.astype(float), same_tier.astype(float), same_interval.astype(float)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every resample task needs (pickled once per chunk of tasks)."""
+
+    judgments: pd.DataFrame
+    params: BuildParameters
+    runs: Mapping[str, pd.DataFrame]
+    measures: Sequence[str]
+    options: Mapping[str, Any]
+    seed: int
+    queries: frozenset[str]
+    pairs: pd.DataFrame
+    systems: pd.DataFrame
+
+
+def reference_verdicts(
+    judgments: pd.DataFrame,
+    params: BuildParameters,
+    runs: Mapping[str, pd.DataFrame],
+    measures: Sequence[str],
+    *,
+    resamples: int = 200,
+    seed: int = 0,
+    alpha: float = 0.05,
+    test: str | None = None,
+    permutations: int = 1000,
+    executor: Executor | None = None,
+    advance: Callable[[int], None] | None = None,
+) -> ReferenceVerdicts:
+    """Share of annotator-bootstrap references under which each verdict holds.
+
+    Parameters
+    ----------
+    judgments
+        The build's judgments (with ``annotator``), as :func:`build_orls` takes them.
+    params
+        The build's parameters; every rebuild uses them (and the same seed).
+    runs
+        System -> run table (``query, item, score``).
+    measures
+        Measure names.
+    resamples
+        ``B``, the number of rebuilt references.
+    seed
+        Seed of the annotator draws (resample ``b`` draws from ``(seed, b)``)
+        and of the comparisons.
+    alpha, test, permutations
+        The comparison (:func:`scoring.statistics.system_comparison`).
+    executor
+        Where the rebuilds run (``--jobs``, Dask): one task per resample, so
+        the result does not depend on it.
+    advance
+        Called with 1 per finished resample (progress).
+
+    Returns
+    -------
+    ReferenceVerdicts
+
+    Raises
+    ------
+    ConfigError
+        Without annotators, with ``resamples < 1``, or when no rebuild succeeds.
+    """
+    if resamples < 1:
+        raise ConfigError(f"--reference-resamples must be at least 1, got {resamples}")
+    options = {"test": test, "permutations": permutations, "alpha": alpha, "seed": seed}
+    resolved, outcome = build_orls(judgments, params)
+    pairs, systems = _verdicts(_orls(outcome.orls), runs, measures, options)
+    setup = _Setup(
+        judgments, resolved, dict(runs), list(measures), options, seed,
+        frozenset(outcome.orls), pairs, systems,
+    )  # fmt: skip
+    pair_hits = np.zeros(len(pairs))
+    tier_hits = np.zeros(len(systems))
+    interval_hits = np.zeros(len(systems))
+    done = 0
+    results = map_ordered(
+        partial(_resample_verdicts, setup),
+        list(range(resamples)),
+        executor=executor,
+        advance=advance,
+        chunk_size=1,
+    )
+    for result in results:
+        if result is None:
+            continue
+        pair_hits += result[0]
+        tier_hits += result[1]
+        interval_hits += result[2]
+        done += 1
+    if done == 0:
+        raise ConfigError("no reference resample rebuilt an ORL for every query")
+    pairs = pairs.assign(holds=pair_hits / done)
+    pairs = pairs.assign(fragile=pairs["holds"] < HOLD_THRESHOLD)
+    systems = systems.assign(tier_holds=tier_hits / done, interval_holds=interval_hits / done)
+    fragile = (systems["tier_holds"] < HOLD_THRESHOLD) | (
+        systems["interval_holds"] < HOLD_THRESHOLD
+    )
+    return ReferenceVerdicts(pairs=pairs, systems=systems.assign(fragile=fragile), resamples=done)
+
+
+def reference_verdicts_for_build(
+    engine: Any,
+    build: str | int,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    **options: Any,
+) -> ReferenceVerdicts:
+    """:func:`reference_verdicts` of a stored build: its judgments, parameters and the
+    systems' stored runs (``options`` as there)."""
+    from orlbuild.store.builds import get_build, load_build_judgments
+    from orlbuild.store.read import load_run
+
+    record = get_build(engine, build)
+    judgments = load_build_judgments(engine, record)
+    params = BuildParameters(**record.parameters)
+    runs = {system: load_run(engine, record.collection, system) for system in systems}
+    runs = {s: r[["query", "item", "score"]] for s, r in runs.items()}
+    return reference_verdicts(judgments, params, runs, measures, **options)
