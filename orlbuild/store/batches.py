@@ -39,8 +39,8 @@ from orlbuild.store.bulk import (
     ensure_system,
     insert_rows,
 )
-from orlbuild.store.driver_errors import retry_on_disconnect
-from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
+from orlbuild.store.driver_errors import database_errors, retry_on_disconnect
+from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import (
     Annotator,
     Base,

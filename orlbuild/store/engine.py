@@ -34,7 +34,6 @@ __all__ = [
     "as_utc",
     "connect",
     "create_store_engine",
-    "database_errors",
     "hide_password",
     "is_sqlite",
     "normalize_url",

@@ -20,8 +20,8 @@ from sqlalchemy import Connection, Engine, MetaData, Table, func, inspect, selec
 from sqlalchemy.exc import DBAPIError
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
-from orlbuild.store.driver_errors import is_driver_fault
-from orlbuild.store.engine import create_store_engine, database_errors, normalize_url
+from orlbuild.store.driver_errors import database_errors, is_driver_fault
+from orlbuild.store.engine import create_store_engine, normalize_url
 
 __all__ = [
     "alembic_config",

@@ -8,7 +8,8 @@ from urllib.parse import unquote
 from sqlalchemy import Engine, inspect
 
 from orlbuild.errors import SchemaOutOfDateError
-from orlbuild.store.engine import create_store_engine, database_errors
+from orlbuild.store.driver_errors import database_errors
+from orlbuild.store.engine import create_store_engine
 from orlbuild.store.schema import UPGRADE_HINT, require_head, upgrade
 
 __all__ = ["open_store"]
