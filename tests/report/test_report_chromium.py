@@ -33,6 +33,7 @@ def test_page_loads_without_errors_and_shows_the_tables(report_file: Path) -> No
     dom = Page(loaded.dom)
     assert [a.get("id") for a in dom.find("section")] == [
         "systems",
+        "leaderboard",
         "significance",
         "heatmap",
         "orls",
@@ -43,7 +44,7 @@ def test_page_loads_without_errors_and_shows_the_tables(report_file: Path) -> No
     assert len(dom.with_class("table", "matrix")) == 2
     assert len(dom.table(**{"class": "heatmap"})) == 2 + 30
     assert len(dom.with_class("details", "orl")) == 3
-    assert len(dom.find("svg")) == 3  # intervals, system tiers, power curves
+    assert len(dom.find("svg")) == 4  # rank-interval leaderboard, intervals, system tiers, power
     assert dom.find("title")
 
 
