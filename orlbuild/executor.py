@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
 
 from orlbuild.errors import ConfigError, OrlbuildError
 
@@ -90,6 +91,35 @@ class ExecutorKind(str, Enum):
     SERIAL = "serial"
     PROCESSES = "processes"
     DASK = "dask"
+
+
+#: The Dask transports a scheduler address may name (docs/reliability.md, "Limits").
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` when it is ``SCHEME://HOST:PORT`` with a Dask transport and a valid port.
+
+    Raises
+    ------
+    ConfigError
+        Another scheme (``file://``, ``http://``), no host, or a port that is not
+        a number from 1 to 65535; checked before any work starts.
+    """
+    hint = f"--scheduler must be an address like tcp://HOST:PORT, got {address!r}"
+    if "://" not in address:
+        raise ConfigError(hint)
+    parts = urlsplit(address)
+    if parts.scheme not in SCHEDULER_SCHEMES:
+        schemes = ", ".join(f"{s}://" for s in SCHEDULER_SCHEMES)
+        raise ConfigError(f"{hint}: the scheme must be one of {schemes}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"{hint}: the port must be a number from 1 to 65535") from None
+    if not parts.hostname or port == 0:
+        raise ConfigError(f"{hint}: give a host and a port from 1 to 65535")
+    return address
 
 
 @dataclass(frozen=True)
@@ -147,11 +177,7 @@ def resolve_executor(
     env = os.environ if environ is None else environ
     address = scheduler or env.get(SCHEDULER_ENVIRONMENT_VARIABLE) or None
     if address is not None:
-        address = address.strip()
-        if "://" not in address:
-            raise ConfigError(
-                f"--scheduler must be an address like tcp://HOST:PORT, got {address!r}"
-            )
+        address = check_scheduler_address(address.strip())
         return Executor(ExecutorKind.DASK, jobs=jobs, scheduler=address)
     if jobs == -1:
         jobs = os.cpu_count() or 1

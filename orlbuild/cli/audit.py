@@ -111,7 +111,7 @@ def override_command(
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Create a new build derived from BUILD with one override; BUILD stays untouched."""
-    with opened_store(ctx) as engine:
+    with opened_store(ctx, writes=True) as engine:
         _, payload = derive_override(
             engine, build, query=query, reason=reason, merge_tier=merge_tiers,
             split_at=split_at, by=by,

@@ -39,7 +39,7 @@ def delete_command(
 
     Deleting a system's last run batch removes the system.
     """
-    with opened_store(ctx) as engine:
+    with opened_store(ctx, writes=True) as engine:
         deleted = delete_ingest_batch(engine, batch_id, force=force)
     typer.echo(f"deleted batch {batch_id} ({deleted.rows} rows)")
     if deleted.removed_system is not None:

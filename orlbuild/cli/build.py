@@ -9,10 +9,17 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
+from orlbuild.cli.options import (
+    CollectionOption,
+    FormatOption,
+    JobsOption,
+    SchedulerOption,
+    seed_option,
+)
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.executor import resolve_executor
+from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store, version_note
 from orlbuild.vocabulary import (
@@ -116,7 +123,10 @@ def build_command(
     bootstrap: Annotated[
         int, typer.Option(help="Bootstrap resamples.")
     ] = BuildParameters.bootstrap,
-    seed: Annotated[int | None, typer.Option(help="Random seed (default 0).")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(callback=seed_option, help=f"Random seed, 0 to {SEED_MAX} (default 0)."),
+    ] = None,
     solver: Annotated[
         Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)
     ] = None,
@@ -143,7 +153,7 @@ def build_command(
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
-    with opened_store(ctx) as engine:
+    with opened_store(ctx, writes=True) as engine:
         build_id, resolved, outcome = build_and_store(
             engine,
             params,

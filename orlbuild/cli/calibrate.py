@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.cli.options import FormatOption
+from orlbuild.cli.options import FormatOption, seed_option
 from orlbuild.cli.render import emit
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OutputFormat, SimulatedMethod
@@ -43,7 +43,7 @@ def calibrate_command(
     tiers: Annotated[str, typer.Option(help="True tiers of a mixed query, LOW-HIGH.")] = "1-5",
     gap: Annotated[float, typer.Option(help="Log-strength gap between true tiers.")] = 1.5,
     sig: Annotated[float, typer.Option(help="The builds' --sig.")] = BuildParameters.sig,
-    seed: Annotated[int, typer.Option(help="Seed of the simulation.")] = 0,
+    seed: Annotated[int, typer.Option(callback=seed_option, help="Seed of the simulation.")] = 0,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples (rank-centrality).")] = 200,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:

@@ -53,31 +53,48 @@ def _ingest(
 ) -> None:
     """Open the store, ingest one file with a progress display, print the outcome.
 
-    Ctrl-C rolls the file's transaction back and says so (exit 130).
+    Ctrl-C rolls the file's transaction back, or lands after its commit: the
+    store says which, and the message tells it (exit 130).
     """
+    from orlbuild.services.ingests import interrupted_ingest_outcome, newest_batch
+
     state = get_state(ctx)
-    try:
-        with (
-            opened_store(ctx) as engine,
-            ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars,
-        ):
-            result = ingest_file(
+    with opened_store(ctx, writes=True) as engine:
+        before = newest_batch(engine)
+        try:
+            with ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars:
+                result = ingest_file(
+                    engine,
+                    kind,
+                    file,
+                    collection=collection,
+                    fmt=fmt,
+                    system=system,
+                    duplicates=duplicates,
+                    score_precision=score_precision,
+                    query=query,
+                    on_progress=bars.read,
+                    on_write=bars.write,
+                )
+        except KeyboardInterrupt:
+            # Said from the store after the fact: Ctrl-C may land just after the commit.
+            stored = interrupted_ingest_outcome(
                 engine,
-                kind,
-                file,
-                collection=collection,
-                fmt=fmt,
-                system=system,
-                duplicates=duplicates,
-                score_precision=score_precision,
-                query=query,
-                on_progress=bars.read,
-                on_write=bars.write,
+                before,
+                kind=str(kind),
+                collection=collection.strip(),
+                system=None if system is None else system.strip(),
             )
-    except KeyboardInterrupt:
-        name = "standard input" if file == "-" else file
-        typer.echo(f"interrupted: nothing from {name} was stored", err=True)
-        raise typer.Exit(INTERRUPTED_EXIT) from None
+            name = "standard input" if file == "-" else file
+            if stored is None:
+                typer.echo(f"interrupted: nothing from {name} was stored", err=True)
+            else:
+                typer.echo(
+                    f"interrupted after the commit: {name} was stored as batch {stored[0]} "
+                    f"({stored[1]} rows)",
+                    err=True,
+                )
+            raise typer.Exit(INTERRUPTED_EXIT) from None
     for warning in result.warnings:
         typer.echo(f"Warning: {warning}", err=True)
     typer.echo(result.message)

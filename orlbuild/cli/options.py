@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from orlbuild.errors import ConfigError
+from orlbuild.limits import PERMUTATIONS_MAX, SEED_MAX, check_permutations, check_seed
 from orlbuild.vocabulary import OutputFormat
 from scoring.vocabulary import (
     CorrectionName,
@@ -96,15 +97,35 @@ TestOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def seed_option(value: int | None) -> int | None:
+    """``--seed`` callback: a seed within the documented limit, checked before any work."""
+    return None if value is None else check_seed(value)
+
+
+def permutations_option(value: int) -> int:
+    """``--permutations`` callback: 1 to the documented cap, checked before any work."""
+    return check_permutations(value)
+
+
 PermutationsOption = Annotated[
     int,
     typer.Option(
         "--permutations",
-        min=1,
-        help="Draws of the randomization tests (a minimum: raised when too few to reject).",
+        callback=permutations_option,
+        help="Draws of the randomization tests (a minimum: raised when too few to reject; "
+        f"at most {PERMUTATIONS_MAX:,}).",
     ),
 ]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of sign flips (and subsets).")]
+SeedOption = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        callback=seed_option,
+        help=f"Seed of sign flips (and subsets), 0 to {SEED_MAX}.",
+    ),
+]
 CorrectionOption = Annotated[
     CorrectionName | None,
     typer.Option(

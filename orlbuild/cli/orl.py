@@ -10,7 +10,7 @@ import typer
 
 from orlbuild.cli.options import CollectionFilterOption, FormatOption
 from orlbuild.cli.render import emit
-from orlbuild.cli.state import opened_store
+from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
 from orlbuild.vocabulary import ExportFormat, OutputFormat
 
@@ -66,12 +66,15 @@ def export_command(
     ] = False,
 ) -> None:
     """Export a build's ORLs as JSON, TSV, TREC qrels (grade = T - rank + 1) or trec-prefs."""
+    from orlbuild.output_files import write_output
+
+    protected = checked_output(ctx, output)
     with opened_store(ctx) as engine:
         exported = export_build(engine, build, fmt, all_orders=all_orders)
     if output is None:
         sys.stdout.write(exported.text)
     else:
-        output.write_text(exported.text, encoding="utf-8")
+        write_output(output, exported.text, protected=protected)
         what = f"{exported.entries} entries of build {exported.record.id}"
         typer.echo(f"wrote {what} to {output}", err=True)
 

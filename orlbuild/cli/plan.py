@@ -11,7 +11,7 @@ import typer
 
 from orlbuild.cli.options import FormatOption
 from orlbuild.cli.render import emit
-from orlbuild.cli.state import opened_store
+from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.vocabulary import (
     OutputFormat,
     PlanDesign,
@@ -73,8 +73,9 @@ def plan_command(
     ingest pairwise`. A summary goes to standard error; with --budget 0 only
     the status of every query is printed (json: the `queries` key).
     """
-    from orlbuild.services.plans import plan_build, write_plan, write_status
+    from orlbuild.services.plans import plan_build, write_plan, write_plan_file, write_status
 
+    protected = checked_output(ctx, output)
     with opened_store(ctx) as engine:
         result = plan_build(
             engine,
@@ -92,12 +93,10 @@ def plan_command(
         f"{statuses.count('open')} open queries; {len(result.plan.pairs)} comparisons proposed"
         + (f"; {len(result.skipped)} queries not planned" if result.skipped else "")
     )
-    write = write_status if budget == 0 else write_plan
     if output is None:
-        write(result, fmt, sys.stdout)
+        (write_status if budget == 0 else write_plan)(result, fmt, sys.stdout)
     else:
-        with output.open("w", encoding="utf-8", newline="") as handle:
-            write(result, fmt, handle)
+        write_plan_file(result, fmt, output, status_only=budget == 0, protected=protected)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(summary, err=True)
 

@@ -27,7 +27,7 @@ from orlbuild.cli.options import (
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.score import warn
-from orlbuild.cli.state import get_state
+from orlbuild.cli.state import checked_output, get_state
 from orlbuild.progress import progress_bar
 from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps
 from orlbuild.services.evaluations import build_summary
@@ -70,6 +70,7 @@ def power_command(
     """
     from orlbuild.executor import resolve_executor
 
+    protected = checked_output(ctx, plot)
     chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)
     scored = load_panels(ctx, build, system, measure, missing, score_precision)
@@ -90,7 +91,7 @@ def power_command(
     if plot is not None:
         from orlbuild.report.figures import save_power_stability
 
-        save_power_stability(results, plot)
+        save_power_stability(results, plot, protected=protected)
         typer.echo(f"wrote {plot}", err=True)
     warn(scored.notes, fmt)
     first = next(iter(results.values()))

@@ -21,7 +21,7 @@ from orlbuild.cli.options import (
     TestOption,
     parse_budgets,
 )
-from orlbuild.cli.state import get_state, opened_store
+from orlbuild.cli.state import checked_output, get_state, opened_store
 from orlbuild.progress import progress_bar
 from scoring.settings import TestSettings
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
@@ -65,6 +65,7 @@ def report_command(
     from orlbuild.services.build_evaluation import PowerSpec, evaluate_stored_build
     from scoring import parse_measures
 
+    protected = checked_output(ctx, output)
     measures = list(measure or DEFAULT_MEASURES)
     parse_measures(measures)  # every bad name at once, before opening the store
     compare = TestSettings(
@@ -99,7 +100,7 @@ def report_command(
     data = evaluation.report_data(title or f"orlbuild report: build {name}")
     for note in evaluation.run_notes():  # also in the report's notes
         typer.echo(f"Warning: {note}", err=True)
-    typer.echo(f"wrote {write_report(data, output)}", err=True)
+    typer.echo(f"wrote {write_report(data, output, protected=protected)}", err=True)
 
 
 def register(app: typer.Typer) -> None:

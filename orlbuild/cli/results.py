@@ -12,7 +12,7 @@ import typer
 from orlbuild.cli.options import FormatOption, PerQueryOption
 from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
-from orlbuild.cli.state import opened_store
+from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.evaluations import (
     SavedEvaluation,
     build_summary,
@@ -79,6 +79,9 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
+    from orlbuild.output_files import write_output
+
+    protected = checked_output(ctx, output)
     saved = _load(ctx, evaluation)
     if fmt is ScoresFileFormat.json:
         _, payload = score_report(_evaluation(saved), per_query=True, extra=_extra(saved))
@@ -88,7 +91,7 @@ def export_command(
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_output(output, text, protected=protected)
         typer.echo(f"wrote {output}", err=True)
 
 

@@ -69,7 +69,7 @@ def score_command(
     """Score a system (stored run, or a run file) against the ORLs of a build."""
     if (system is None) == (run is None):
         raise ConfigError("give exactly one of --system NAME (a stored run) or --run FILE")
-    with opened_store(ctx) as engine:
+    with opened_store(ctx, writes=save) as engine:
         scores = _score(
             engine,
             build,

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -49,12 +50,30 @@ def get_state(ctx: typer.Context) -> AppState:
     return root.obj
 
 
+def checked_output(ctx: typer.Context, path: Path | None) -> list[tuple[str, Path]]:
+    """Refuse ``path`` before any work when it is the store or cannot be written.
+
+    Returns the protected files to pass on to the writer (docs/reliability.md, "Output files").
+    """
+    from orlbuild.output_files import check_output, sqlite_store_files
+
+    protected = [("the store", p) for p in sqlite_store_files(get_state(ctx).db_url)]
+    if path is not None:
+        check_output(path, protected=protected)
+    return protected
+
+
 @contextmanager
-def opened_store(ctx: typer.Context) -> Iterator[Engine]:
-    """The store of the ``--db`` URL, checked to be at the newest schema, disposed after."""
+def opened_store(ctx: typer.Context, *, writes: bool = False) -> Iterator[Engine]:
+    """The store of the ``--db`` URL, checked to be at the newest schema, disposed after.
+
+    Commands that only read (``writes=False``) open an SQLite file read-only,
+    so they work on a store that cannot be written.
+    """
     from orlbuild.services.databases import open_database
 
-    engine = open_database(get_state(ctx).db_url, upgrade_if_empty=False)
+    url = get_state(ctx).db_url
+    engine = open_database(url, upgrade_if_empty=False, read_only=not writes)
     try:
         yield engine
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import ExportFormat
 
 __all__ = ["backed_entries", "diff_orl_entries", "export_orls"]
@@ -29,6 +30,38 @@ def _orl_json(entries: pd.DataFrame, build: dict[str, Any]) -> str:
 def _orl_tsv(entries: pd.DataFrame) -> str:
     frame = entries[["query", "item", "rank"]]
     return str(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
+
+
+#: What each text export cannot hold inside an id: the formats split lines on it.
+_SEPARATORS = {
+    "qrels": ("whitespace", r"\s"),
+    "trec-prefs": ("whitespace", r"\s"),
+    "tsv": ("a tab or line break", r"[\t\r\n]"),
+}
+
+
+def _check_ids(entries: pd.DataFrame, fmt: ExportFormat | str) -> None:
+    """Refuse ids the format cannot hold (docs/input-formats.md, "Input formats": ORL exports).
+
+    A query or item id with a space would be split into more columns by every
+    reader of a whitespace-separated file, so the export would not read back.
+
+    Raises
+    ------
+    ConfigError
+        Naming the first such id and the formats that hold it (json).
+    """
+    if str(fmt) not in _SEPARATORS:
+        return
+    what, pattern = _SEPARATORS[str(fmt)]
+    for column in ("query", "item"):
+        values = entries[column].astype(str)
+        bad = values[values.str.contains(pattern, regex=True) | (values == "")]
+        if len(bad):
+            raise ConfigError(
+                f"cannot export as {fmt}: {column} id {bad.iloc[0]!r} contains {what}, which "
+                f"{fmt} uses to separate columns ({len(bad)} such row(s)); use --format json"
+            )
 
 
 def _orl_qrels(entries: pd.DataFrame) -> str:
@@ -115,7 +148,14 @@ def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, An
     -------
     str
         The document.
+
+    Raises
+    ------
+    ConfigError
+        An id the format cannot hold (whitespace in qrels or trec-prefs, a tab
+        or line break in tsv): the export would not read back.
     """
+    _check_ids(entries, fmt)
     if fmt is ExportFormat.json:
         return _orl_json(entries, build)
     return _WRITERS[fmt](entries)

@@ -50,6 +50,8 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
+from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
+from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import BUILD_OPTION_VALUES, InputKind, OnError, Source, values
 from scoring import UnknownMeasureError, parse_measures
@@ -395,6 +397,22 @@ def _non_empty(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
 
 
+def _seed(value: int) -> str | None:
+    return None if 0 <= value <= SEED_MAX else f"must be a whole number from 0 to {SEED_MAX}"
+
+
+def _permutations(value: int) -> str | None:
+    return _positive(value) or (
+        None if value <= PERMUTATIONS_MAX else f"must be at most {PERMUTATIONS_MAX:,}"
+    )
+
+
+def _name(value: str) -> str | None:
+    return _non_empty(value) or (
+        None if len(value.strip()) <= NAME_MAX else f"must have at most {NAME_MAX} characters"
+    )
+
+
 def _positive(value: int) -> str | None:
     return None if value >= 1 else "must be >= 1"
 
@@ -486,6 +504,11 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     plan = None if plan_table is None else _plan(plan_table, base, builds, scoring.build)
     root.finish()
     _cross_checks(problems, inputs, builds)
+    protected = pipeline_inputs(source, database_url, inputs)
+    if report is not None:
+        _check_output_path(problems, "report.path", report.path, protected)
+    if plan is not None:
+        _check_output_path(problems, "plan.output", plan.output, protected)
     problems.raise_if_any()
     return PipelineConfig(
         source=source,
@@ -571,7 +594,7 @@ def _word(vocabulary: type[W], word: str | None) -> W:
 
 
 def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=_build_name)
+    name = table.get("name", str, check=lambda v: _name(v) or _build_name(v))
     source = table.get("source", str, choices=tuple(BUILD_METHODS))
     methods = BUILD_METHODS.get(source or "", ())
     method = table.get("method", str, None, choices=methods or None)
@@ -604,7 +627,7 @@ def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
             kind = float if name in _NUMBER_PARAMETERS else int
             values[name] = table.get(name, kind, None, check=_builder_rule(name))
         else:
-            values[name] = table.get(name, int, None)
+            values[name] = table.get(name, int, None, check=_seed if name == "seed" else None)
     table.finish(allowed)
     return {k: v for k, v in values.items() if v is not None}
 
@@ -688,10 +711,10 @@ def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
         )
     spec = TestSettings(
         test=test,
-        permutations=table.get("permutations", int, TestSettings.permutations, check=_positive),
+        permutations=table.get("permutations", int, TestSettings.permutations, check=_permutations),
         correction=None if family_wise or correction is None else CorrectionName(correction),
         alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
-        seed=table.get("seed", int, TestSettings.seed),
+        seed=table.get("seed", int, TestSettings.seed, check=_seed),
     )
     resamples = table.get("reference_resamples", int, 0, check=_non_negative)
     table.finish()
@@ -723,9 +746,9 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
     spec = PowerSpec(
         budgets=clean,
         subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_positive),
-        permutations=table.get("permutations", int, PowerSpec.permutations, check=_positive),
+        permutations=table.get("permutations", int, PowerSpec.permutations, check=_permutations),
         alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
-        seed=table.get("seed", int, PowerSpec.seed),
+        seed=table.get("seed", int, PowerSpec.seed, check=_seed),
         measures=chosen or tuple(measures),
     )
     table.finish()
@@ -801,6 +824,35 @@ def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -
         objective=objective or "tiers",
         margin=None if margin is None else float(margin),
     )
+
+
+def pipeline_inputs(
+    source: Path, database_url: str, inputs: Sequence[InputSpec]
+) -> list[tuple[str, Path]]:
+    """What the pipeline reads or stores, which its report must never overwrite.
+
+    Parameters
+    ----------
+    source
+        The config file.
+    database_url
+        The database the pipeline uses (its SQLite files are protected).
+    inputs
+        The ``[[inputs]]``.
+    """
+    protected = [("the pipeline config", source)]
+    protected += [("the store", path) for path in sqlite_store_files(database_url)]
+    protected += [(f"an input ({spec.kind})", spec.path) for spec in inputs]
+    return protected
+
+
+def _check_output_path(
+    problems: _Problems, key: str, path: Path, protected: list[tuple[str, Path]]
+) -> None:
+    try:
+        check_output(path, protected=protected)
+    except ConfigError as error:
+        problems.add(key, str(error))
 
 
 def _cross_checks(

@@ -23,7 +23,8 @@ import pandas as pd
 
 from orlbuild.builders import QueryORL
 from orlbuild.executor import Executor, ExecutorKind, resolve_executor
-from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig
+from orlbuild.output_files import check_output
+from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig, pipeline_inputs
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
@@ -219,7 +220,11 @@ def build_orls_for(
 
 
 def plan_next_round(
-    engine: Engine, config: PipelineConfig, builds: list[BuiltOrls], say: Log
+    engine: Engine,
+    config: PipelineConfig,
+    builds: list[BuiltOrls],
+    say: Log,
+    protected: list[tuple[str, Path]] | None = None,
 ) -> pd.DataFrame:
     """``[plan]``: propose the next comparisons of its build, write them, return the status
     per query (the report's "What the next round would buy")."""
@@ -238,8 +243,7 @@ def plan_next_round(
         objective=spec.objective,
         margin=spec.margin,
     )
-    spec.output.parent.mkdir(parents=True, exist_ok=True)
-    write_plan_file(result, spec.format, spec.output)
+    write_plan_file(result, spec.format, spec.output, protected=protected or ())
     settled = sum(q.status == "settled" for q in result.plan.queries.values())
     say(
         f"planned {len(result.plan.pairs)} comparisons for {spec.build} "
@@ -288,6 +292,12 @@ def run_pipeline(
     started = time.perf_counter()
     say = log or (lambda _line: None)
     url = db_url or config.database_url
+    protected = pipeline_inputs(config.source, url, config.inputs)
+    outputs = [] if config.report is None else [config.report.path]
+    if config.plan is not None:
+        outputs.append(config.plan.output)
+    for path in outputs:  # refused before any work starts
+        check_output(path, protected=protected)
     if executor is None:
         executor = resolve_executor(config.execution.jobs, config.execution.scheduler)
     engine = open_pipeline_store(config, db_url)
@@ -327,7 +337,7 @@ def run_pipeline(
             say(message)
         next_round = None
         if config.plan is not None:
-            next_round = plan_next_round(engine, config, builds, say)
+            next_round = plan_next_round(engine, config, builds, say, protected)
         report = None
         reference = None
         if config.reference_resamples:
@@ -345,7 +355,7 @@ def run_pipeline(
                 data = replace(
                     data, reference=reference.pairs, reference_resamples=reference.resamples
                 )
-            report = write_report(data, config.report.path)
+            report = write_report(data, config.report.path, protected=protected)
             say(f"wrote the report to {report}")
     finally:
         engine.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orlbuild import __version__
+from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.report.data import ReportData
 from orlbuild.report.intervals import mean_intervals
 from orlbuild.report.markup import esc, tag
@@ -163,9 +164,10 @@ def render_report(data: ReportData) -> str:
     )
 
 
-def write_report(data: ReportData, path: str | Path) -> Path:
-    """Render ``data`` and write it to ``path`` (UTF-8); returns the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_report(data), encoding="utf-8")
-    return target
+def write_report(data: ReportData, path: str | Path, *, protected: ProtectedPaths = ()) -> Path:
+    """Render ``data`` and write it to ``path`` (UTF-8); returns the path.
+
+    The file is written by :func:`orlbuild.output_files.write_output`: never
+    over a ``protected`` file, and replaced only once complete.
+    """
+    return write_output(path, render_report(data), protected=protected)

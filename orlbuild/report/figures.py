@@ -8,11 +8,12 @@ figure registry.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeVar, cast
 
 import matplotlib as mpl
 import numpy as np
@@ -21,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Colormap, to_hex
 from matplotlib.figure import Figure
 
+from orlbuild.output_files import ProtectedPaths, write_output
 from scoring.statistics import PowerResult
 from scoring.statistics.power import POWER_THRESHOLD, TAU_THRESHOLD
 
@@ -36,6 +38,25 @@ __all__ = [
 ]
 
 HEATMAP_COLORMAP = "YlGnBu"
+
+#: Names (systems, measures, queries) are text: no mathtext (``$...$``) and no TeX, so a
+#: name like ``$x$`` is drawn as typed and never parsed (docs/reliability.md, "Output files").
+PLAIN_TEXT: dict[Any, Any] = {"text.parse_math": False, "text.usetex": False}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _plain_text(draw: F) -> F:
+    """Run ``draw`` with :data:`PLAIN_TEXT`, so every text it creates keeps it."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Any, **kwargs: Any) -> Any:
+        with mpl.rc_context(PLAIN_TEXT):
+            return draw(*args, **kwargs)
+
+    return cast(F, drawn)
+
+
 _SVG_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.DOTALL)
 _SVG_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 
@@ -47,13 +68,19 @@ def figure_to_svg(figure: Figure) -> str:
     always gives the same bytes.
     """
     buffer = io.StringIO()
-    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "orlbuild-report"}):
+    settings: dict[Any, Any] = {
+        "svg.fonttype": "none",
+        "svg.hashsalt": "orlbuild-report",
+        **PLAIN_TEXT,
+    }
+    with mpl.rc_context(settings):
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     svg = _SVG_PROLOGUE.sub("", buffer.getvalue(), count=1)
     svg = _SVG_METADATA.sub("", svg, count=1)  # RDF boilerplate, useless inline
     return svg.replace("<svg ", '<svg role="img" ', 1)
 
 
+@_plain_text
 def interval_figure(
     intervals: pd.DataFrame, systems: Sequence[str], measures: Sequence[str]
 ) -> Figure:
@@ -145,6 +172,7 @@ def _system_panels(
     return figure, list(zip(axes, shown, strict=True)), n_systems, font
 
 
+@_plain_text
 def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     """Systems on a line by mean, their tiers bracketed, one panel per measure.
 
@@ -191,6 +219,7 @@ def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
     return figure
 
 
+@_plain_text
 def plot_power_stability(results: Mapping[str, PowerResult]) -> Figure:
     """Power and stability curves of every measure, side by side.
 
@@ -243,10 +272,21 @@ def plot_power_stability(results: Mapping[str, PowerResult]) -> Figure:
     return figure
 
 
-def save_power_stability(results: Mapping[str, PowerResult], path: str | Path) -> Figure:
-    """Draw :func:`plot_power_stability` and write it as a PNG to ``path`` (100 dpi)."""
+def save_power_stability(
+    results: Mapping[str, PowerResult], path: str | Path, *, protected: ProtectedPaths = ()
+) -> Figure:
+    """Draw :func:`plot_power_stability` and write it as a PNG to ``path`` (100 dpi).
+
+    Written by :func:`orlbuild.output_files.write_output`: never over a
+    ``protected`` file, and replaced only once complete.
+    """
     figure = plot_power_stability(results)
-    figure.savefig(Path(path), format="png", dpi=100)
+
+    def save(stream: IO[bytes]) -> None:
+        with mpl.rc_context(PLAIN_TEXT):
+            figure.savefig(stream, format="png", dpi=100)
+
+    write_output(path, save, protected=protected)
     return figure
 
 
@@ -256,6 +296,7 @@ def _lowest_tau(results: Mapping[str, PowerResult]) -> float:
     return min(values, default=0.0)
 
 
+@_plain_text
 def rank_interval_figure(ranks: pd.DataFrame, measures: Sequence[str]) -> Figure:
     """A leaderboard with rank intervals, one panel per measure.
 

@@ -10,10 +10,14 @@ CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -21,14 +25,17 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.errors import BuildError, ConfigError, StoreError
+from orlbuild.errors import BuildError, ConfigError, OrlbuildError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
+from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
 from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import (
     JUDGMENT_LOADERS,
     VERSIONED_NAME,
+    BuildChangedError,
     BuildRecord,
     build_versions,
+    derived_builds,
     float_or_none,
     get_build,
     int_or_none,
@@ -175,6 +182,9 @@ def build_and_store(
         raise ConfigError(
             f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
         )
+    # Limits first: nothing is read or computed for a build that could not be stored.
+    if params.seed is not None:
+        check_seed(params.seed)
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
     frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
@@ -182,21 +192,85 @@ def build_and_store(
         raise BuildError(
             f"collection {collection!r} has no {params.source} judgments; ingest some first"
         )
+    check_pairwise_size(frame, params)
     bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
     with bar as advance:
         mapper: QueryMapper = partial(map_ordered, executor=executor, advance=advance)
         resolved, outcome = build_orls(frame, params, on_error=on_error, mapper=mapper)
-    fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
-    build_id = store_build(
-        engine,
-        collection=collection,
-        parameters=resolved.to_json(),
-        outcome=outcome,
-        batches=[fingerprints[k] for k in sorted(fingerprints)],
-        name=name,
-        created_by=created_by or current_user(),
-    )
+    try:
+        fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
+        build_id = store_build(
+            engine,
+            collection=collection,
+            parameters=resolved.to_json(),
+            outcome=outcome,
+            batches=[fingerprints[k] for k in sorted(fingerprints)],
+            name=name,
+            created_by=created_by or current_user(),
+        )
+    except StoreError as error:  # retried once already on a lost connection
+        raise _kept_computation(error, resolved, outcome) from error
     return build_id, resolved, outcome
+
+
+def _kept_computation(
+    error: StoreError, params: BuildParameters, outcome: BuildOutcome
+) -> StoreError:
+    """Save a computed build that could not be stored as an ORL JSON file; the error names it.
+
+    The file is the ``orl export --format json`` document (``"stored": false``),
+    which ``orlbuild eval`` reads as the ORL file (docs/reliability.md, "When the database fails").
+    """
+    from orlbuild.orl_io.writing import export_orls
+    from orlbuild.output_files import write_output
+    from orlbuild.vocabulary import ExportFormat
+
+    rows = [
+        (query, item, rank)
+        for query, orl in outcome.orls.items()
+        for rank, tier in enumerate(orl.tiers, start=1)
+        for item in tier
+    ]
+    entries = pd.DataFrame(rows, columns=["query", "item", "rank"])
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(tempfile.gettempdir()) / f"orlbuild-unstored-build-{stamp}-{os.getpid()}.json"
+    try:
+        text = export_orls(
+            entries, ExportFormat.json, build={"stored": False, "parameters": params.to_json()}
+        )
+        write_output(path, text)
+    except OrlbuildError:
+        return error
+    return StoreError(
+        f"{error}; the build was computed but not stored: its ORLs are saved in {path} "
+        "(an ORL file for `orlbuild eval`)"
+    )
+
+
+def check_pairwise_size(frame: pd.DataFrame, params: BuildParameters) -> None:
+    """Refuse a pairwise-route build whose largest query would need too much memory.
+
+    Checked on the judgments read, before the builders allocate anything
+    (:func:`orlbuild.limits.check_items_per_query`, docs/reliability.md, "Limits").
+    """
+    from orlbuild.builders.build import resolve_for_frame
+
+    resolved = resolve_for_frame(frame, params)
+    if str(resolved.method) not in PAIRWISE_ROUTES:
+        return
+    columns = ["winner", "loser"] if "winner" in frame.columns else ["item"]
+    items = pd.concat(
+        [frame[["query", c]].rename(columns={c: "item"}) for c in columns], ignore_index=True
+    )
+    counts = items.groupby("query", sort=False)["item"].nunique()
+    check_items_per_query(
+        {str(q): int(n) for q, n in counts.items()},
+        method=str(resolved.method),
+        tiering=str(resolved.tiering),
+        uncertainty=str(resolved.uncertainty),
+        mc_draws=int(resolved.mc_draws),
+        bootstrap=int(resolved.bootstrap),
+    )
 
 
 def reusable_build(
@@ -321,13 +395,54 @@ def override_build(
         Neither or both of ``merge_tier``/``split_at``, an empty reason, or an
         override that does not fit the ORL.
     StoreError
-        Unknown build or query.
+        Unknown build or query; or, for a build given by id, a build derived from
+        it meanwhile (:class:`~orlbuild.store.builds.BuildChangedError`, "build
+        changed since you read it; rerun").
     """
     if (merge_tier is None) == (split_at is None):
         raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
     if not reason.strip():
         raise ConfigError("--reason must not be empty: say why the ORL is overridden")
+    by = check_name(by, "--by")
+    # A name follows the newest build of that name: when another override of the build
+    # lands first (on another query), this one is derived from it, so both are kept.
+    # An id names one version: a concurrent derivation is refused
+    # (docs/tiers-and-audit.md, "Audit").
+    text = str(build).strip()
+    by_name = not text.isdigit() and VERSIONED_NAME.fullmatch(text) is None  # not NAME@N
+    for _ in range(_OVERRIDE_ATTEMPTS):
+        try:
+            return _override_once(engine, build, query, reason, merge_tier, split_at, by)
+        except BuildChangedError as changed:
+            if not by_name or _touches(engine, changed.children, query):
+                raise
+    raise StoreError(
+        f"build {build!r} kept changing while the override was written "
+        f"({_OVERRIDE_ATTEMPTS} attempts); rerun"
+    )
+
+
+#: How often an override by build name is re-derived from a build that changed meanwhile.
+_OVERRIDE_ATTEMPTS = 5
+
+
+def _touches(engine: Engine, builds: tuple[int, ...], query: str) -> bool:
+    """Whether the newest override of any of ``builds`` concerns ``query``."""
+    return any(get_build(engine, b).overrides[-1]["query"] == query for b in builds)
+
+
+def _override_once(
+    engine: Engine,
+    build: str | int,
+    query: str,
+    reason: str,
+    merge_tier: int | None,
+    split_at: str | None,
+    by: str | None,
+) -> int:
+    """One attempt of :func:`override_build`, refused if the build changes meanwhile."""
     record = get_build(engine, build)
+    known = derived_builds(engine, record.id)
     orls = load_query_orls(engine, record.id)
     if query not in orls:
         raise StoreError(f"build {record.id} has no ORL for query {query!r}")
@@ -359,6 +474,7 @@ def override_build(
                 "created_by": who,
             },
         ],
+        known_children=known,
     )
 
 

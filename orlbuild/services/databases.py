@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from orlbuild.store import open_store, upgrade
-from orlbuild.store.engine import create_store_engine
+from orlbuild.store.engine import create_store_engine, hide_password
 from orlbuild.store.schema import current_revision, downgrade, head_revision
 from orlbuild.store.status import status_frame, store_status
 
@@ -42,12 +42,16 @@ def displayed_url(url: str) -> str:
     """``url`` with its password hidden (a URL that cannot be parsed is shown as given)."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
+    except (ArgumentError, ValueError):
+        return hide_password(url)
 
 
 def open_database(
-    url: str, *, create_sqlite_file: bool = False, upgrade_if_empty: bool = True
+    url: str,
+    *,
+    create_sqlite_file: bool = False,
+    upgrade_if_empty: bool = True,
+    read_only: bool = False,
 ) -> Engine:
     """Open the store at ``url``.
 
@@ -63,6 +67,9 @@ def open_database(
     upgrade_if_empty
         Migrate an empty database (the pipeline); ``False`` for the commands,
         which ask for ``orlbuild db upgrade`` instead.
+    read_only
+        The caller only reads: an SQLite file is opened read-only, so that a
+        store that cannot be written still serves it.
 
     Returns
     -------
@@ -73,12 +80,15 @@ def open_database(
         Path(url[len(_SQLITE_PREFIX) :]).parent.mkdir(parents=True, exist_ok=True)
         upgrade(url)
         return open_store(url)
-    return open_store(url, upgrade_if_empty=upgrade_if_empty)
+    return open_store(url, upgrade_if_empty=upgrade_if_empty, read_only=read_only)
 
 
 def database_revision(url: str) -> str | None:
-    """The schema revision of the database at ``url`` (``None``: no schema yet)."""
-    engine = create_store_engine(url)
+    """The schema revision of the database at ``url`` (``None``: no schema yet).
+
+    Only reads: an SQLite file is opened read-only (docs/reliability.md, "When the database fails").
+    """
+    engine = create_store_engine(url, read_only=True)
     try:
         return current_revision(engine)
     finally:

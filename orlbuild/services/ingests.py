@@ -23,8 +23,9 @@ from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
 from orlbuild.ingest.reading import read_input
 from orlbuild.ingest.source import InputFormat, file_sha256
-from orlbuild.store.batches import NewBatch, find_batch, store_batch
+from orlbuild.store.batches import NewBatch, find_batch, find_run_batch, store_batch
 from orlbuild.store.models import NAME_LENGTH
+from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
 from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.messages import first_and_more
@@ -41,6 +42,8 @@ __all__ = [
     "IngestedInput",
     "ingest_file",
     "ingest_unless_stored",
+    "interrupted_ingest_outcome",
+    "newest_batch",
 ]
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file.
@@ -329,20 +332,18 @@ def ingest_unless_stored(
 
     Raises
     ------
-    ConfigError
-        The run is stored already under another system name.
     InputError
         Bad input (nothing of the file is stored).
     """
-    existing = find_batch(engine, collection, kind, file_sha256(path))
+    sha256 = file_sha256(path)
+    if kind == "run" and system is not None:
+        # The same content under another system is stored for that system too.
+        existing = find_run_batch(engine, collection, sha256, system)
+    else:
+        existing = find_batch(engine, collection, kind, sha256)
     if existing is not None and not _same_query(existing.reading, query):
         existing = None  # read into another query: ingest_file refuses it, naming both readings
     if existing is not None:
-        if kind == "run" and existing.system != system:
-            raise ConfigError(
-                f"{path}: this run is already stored as system {existing.system!r} "
-                f"(batch {existing.id}), not {system!r}; fix the config or delete the batch"
-            )
         return IngestedInput(kind, path, collection, system, existing.id, False, existing.row_count)
     bars = progress(path.stat().st_size) if progress is not None else nullcontext(None)
     with bars as shown:
@@ -367,3 +368,50 @@ def ingest_unless_stored(
         result.rows,
         tuple(result.warnings),
     )
+
+
+def newest_batch(engine: Engine) -> int:
+    """The id of the newest ingest batch (0 for none): noted before an ingest starts."""
+    batches = list_batches(engine)
+    return int(batches["id"].max()) if len(batches) else 0
+
+
+def interrupted_ingest_outcome(
+    engine: Engine,
+    before: int,
+    *,
+    kind: str,
+    collection: str,
+    system: str | None = None,
+) -> tuple[int, int] | None:
+    """What an interrupted ingest left in the store, read from the store after the fact.
+
+    Parameters
+    ----------
+    engine
+        The store.
+    before
+        :func:`newest_batch` before the ingest started.
+    kind, collection, system
+        The ingest's.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(batch id, rows)`` when the batch was committed before the
+        interruption, else ``None`` (the transaction was rolled back). Batches
+        of other users, kinds, collections or systems stored meanwhile are not
+        counted.
+    """
+    batches = list_batches(engine, collection)
+    mine = batches[
+        (batches["id"] > before)
+        & (batches["kind"] == kind)
+        & (batches["created_by"] == current_user())
+    ]
+    if system is not None:
+        mine = mine[mine["system"] == system]
+    if mine.empty:
+        return None
+    row = mine.iloc[-1]
+    return int(row["id"]), int(row["row_count"])

@@ -23,6 +23,7 @@ from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.plan_evidence import pairwise_evidence
 from orlbuild.builders.planning import Plan, plan_comparisons
 from orlbuild.errors import ConfigError
+from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
 from orlbuild.store.builds import BuildRecord, get_build, load_build_judgments
 from orlbuild.vocabulary import PlanFormat, PlanObjective, Source
@@ -208,10 +209,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def write_plan_file(result: BuildPlan, fmt: PlanFormat | str, path: Path) -> None:
-    """:func:`write_plan` into ``path``."""
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        write_plan(result, fmt, handle)
+def write_plan_file(
+    result: BuildPlan,
+    fmt: PlanFormat | str,
+    path: Path,
+    *,
+    status_only: bool = False,
+    protected: ProtectedPaths = (),
+) -> None:
+    """:func:`write_plan` (or :func:`write_status`) into ``path``, through a temporary file
+    renamed into place, never over a ``protected`` file (docs/reliability.md, "Output files")."""
+    buffer = io.StringIO()
+    (write_status if status_only else write_plan)(result, fmt, buffer)
+    write_output(path, buffer.getvalue(), protected=protected)
 
 
 def simulate_designs(

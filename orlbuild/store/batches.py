@@ -10,8 +10,9 @@ it), unless forced. Deleting a system's last run batch deletes the system too
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -38,7 +39,8 @@ from orlbuild.store.bulk import (
     ensure_system,
     insert_rows,
 )
-from orlbuild.store.engine import Bind, connect, database_errors, write_transaction
+from orlbuild.store.driver_errors import database_errors, retry_on_disconnect
+from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import (
     Annotator,
     Base,
@@ -187,6 +189,38 @@ def find_batch(bind: Bind, collection: str, kind: str, sha256: str) -> StoredBat
     )
 
 
+def run_content_key(sha256: str, system: str) -> str:
+    """The content key of a run stored for a second (third, ...) system.
+
+    The first system to store a run content keys its batch by the file's
+    SHA-256; the same content stored for another system is keyed by this
+    digest of the file's SHA-256 and the system's name (docs/input-formats.md, "Input formats"),
+    so that identical content under another ``--system`` creates that system
+    while the store's one-batch-per-content rule still makes a repeated ingest
+    for the same system a no-op.
+    """
+    return hashlib.sha256(f"run of system {system}\0{sha256}".encode()).hexdigest()
+
+
+def find_run_batch(bind: Bind, collection: str, sha256: str, system: str) -> StoredBatch | None:
+    """The stored batch of this run content for ``system`` (``None`` when it has none)."""
+    plain = find_batch(bind, collection, "run", sha256)
+    if plain is None or plain.system == system:
+        return plain
+    return find_batch(bind, collection, "run", run_content_key(sha256, system))
+
+
+def _stored_content(engine: Engine, batch: NewBatch) -> tuple[StoredBatch | None, NewBatch]:
+    """The batch already holding ``batch``'s content, or the batch to store (keyed as stored)."""
+    if batch.kind != "run" or batch.system is None:
+        return find_batch(engine, batch.collection, batch.kind, batch.sha256), batch
+    plain = find_batch(engine, batch.collection, "run", batch.sha256)
+    if plain is None or plain.system == batch.system:
+        return plain, batch
+    keyed = replace(batch, sha256=run_content_key(batch.sha256, batch.system))
+    return find_batch(engine, batch.collection, "run", keyed.sha256), keyed
+
+
 _NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
 
 
@@ -206,14 +240,14 @@ def store_batch(
         rows (another ``--duplicates`` or ``--score-precision``).
     """
     with database_errors(engine):
-        return _store_batch(engine, batch, on_rows)
+        return retry_on_disconnect(engine, lambda: _store_batch(engine, batch, on_rows))
 
 
 def _store_batch(
     engine: Engine, batch: NewBatch, on_rows: Callable[[int], None] | None
 ) -> StoredBatch:
     """:func:`store_batch` without the translation of driver errors."""
-    existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
+    existing, batch = _stored_content(engine, batch)
     if existing is not None:
         return _same_reading(existing, batch)
     try:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from sqlalchemy import (
+    Connection,
     Engine,
     insert,
     select,
@@ -36,6 +37,7 @@ from sqlalchemy import (
 from orlbuild import __version__
 from orlbuild.errors import StoreError
 from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import (
     AnnotatorReliabilityRow,
@@ -62,9 +64,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VERSIONED_NAME",
+    "BuildChangedError",
     "BuildRecord",
     "build_versions",
     "builds_using_batch",
+    "derived_builds",
     "float_or_none",
     "get_build",
     "int_or_none",
@@ -227,6 +231,7 @@ def store_build(
     created_by: str | None = None,
     parent_id: int | None = None,
     overrides: Sequence[dict[str, Any]] = (),
+    known_children: Sequence[int] | None = None,
 ) -> int:
     """Write a build and everything it produced in one transaction.
 
@@ -254,14 +259,31 @@ def store_build(
         For a derived build, its overrides oldest first (the parent's, then the
         new one): ``query, action, argument, reason, created_by`` and
         optionally ``created_at`` (default: now).
+    known_children
+        For a derived build: the builds derived from ``parent_id`` when the
+        caller read it. The parent is locked and, if a build was derived from
+        it since, nothing is written and :class:`BuildChangedError` is raised:
+        two overrides of one build never silently drop each other.
 
     Returns
     -------
     int
         The new build's id.
+
+    Raises
+    ------
+    BuildChangedError
+        A build was derived from ``parent_id`` since ``known_children`` was read.
     """
     now = _now()
-    with write_transaction(engine) as connection:
+
+    def write() -> int:
+        with write_transaction(engine) as connection:
+            if parent_id is not None and known_children is not None:
+                _check_unchanged(connection, parent_id, known_children)
+            return _insert_build(connection)
+
+    def _insert_build(connection: Connection) -> int:
         cid = collection_id(connection, collection)
         build_id = connection.execute(
             insert(Build)
@@ -312,7 +334,56 @@ def store_build(
                     for o in overrides
                 ],
             )
-    return int(build_id)
+        return int(build_id)
+
+    # A lost connection is retried once: the computation behind the build is kept.
+    return retry_on_disconnect(engine, write)
+
+
+class BuildChangedError(StoreError):
+    """A build was derived from the parent since the caller read it (a concurrent override).
+
+    Attributes
+    ----------
+    parent
+        The build read.
+    children
+        The builds derived from it meanwhile, oldest first.
+    """
+
+    def __init__(self, parent: int, children: Sequence[int]) -> None:
+        self.parent = parent
+        self.children = tuple(children)
+        newest = self.children[-1]
+        super().__init__(
+            f"build {parent} changed since you read it: build {newest} was derived from it "
+            f"meanwhile; rerun (on build {newest} to keep its override too)"
+        )
+
+
+def _check_unchanged(connection: Connection, parent_id: int, known: Sequence[int]) -> None:
+    """Lock build ``parent_id`` and refuse when a build not in ``known`` derives from it.
+
+    On PostgreSQL the parent's row is locked (``SELECT ... FOR UPDATE``), so a
+    concurrent override waits for this transaction and then sees its build; on
+    SQLite ``BEGIN IMMEDIATE`` already serialises the writers.
+    """
+    connection.execute(select(Build.id).where(Build.id == parent_id).with_for_update())
+    children = connection.scalars(
+        select(Build.id).where(Build.parent_id == parent_id).order_by(Build.id)
+    ).all()
+    new = [int(c) for c in children if int(c) not in set(known)]
+    if new:
+        raise BuildChangedError(parent_id, new)
+
+
+def derived_builds(bind: Bind, build_id: int) -> tuple[int, ...]:
+    """The ids of the builds derived from ``build_id`` (by overrides), oldest first."""
+    with connect(bind) as connection:
+        found = connection.scalars(
+            select(Build.id).where(Build.parent_id == build_id).order_by(Build.id)
+        ).all()
+    return tuple(int(i) for i in found)
 
 
 JUDGMENT_LOADERS: dict[Source, Callable[..., pd.DataFrame]] = {

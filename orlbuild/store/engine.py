@@ -11,17 +11,22 @@ PostgreSQL is reached through psycopg 3 (``postgresql+psycopg://``).
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session
 
 from orlbuild.errors import StoreError
+from orlbuild.store.driver_errors import database_errors
 
 __all__ = [
     "SQLITE_BUSY_TIMEOUT_MS",
@@ -29,9 +34,10 @@ __all__ = [
     "as_utc",
     "connect",
     "create_store_engine",
-    "database_errors",
+    "hide_password",
     "is_sqlite",
     "normalize_url",
+    "read_only_url",
     "write_transaction",
 ]
 
@@ -47,6 +53,8 @@ SQLITE_CACHE_KIB = 65_536
 Bind = Engine | Connection | Session
 
 _BEGIN_OPTION = "orlbuild_sqlite_begin"
+
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
 def normalize_url(url: str) -> str:
@@ -71,15 +79,58 @@ def normalize_url(url: str) -> str:
         if url.startswith(prefix):
             url = "postgresql+psycopg://" + url[len(prefix) :]
     try:
-        backend = make_url(url).get_backend_name()
-    except ArgumentError as exc:
+        parsed = make_url(url)
+        backend = parsed.get_backend_name()
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number
         raise StoreError(
-            f"invalid database URL {url!r}; use e.g. sqlite:///orlbuild.db "
+            f"invalid database URL {hide_password(url)!r} ({_first_line(exc)}); "
+            "use e.g. sqlite:///orlbuild.db "
             "or postgresql+psycopg://user@host/db"
         ) from exc
     if backend not in ("sqlite", "postgresql"):
-        raise StoreError(f"unsupported database {backend!r} in {url!r}; use SQLite or PostgreSQL")
+        shown = parsed.render_as_string(hide_password=True)
+        raise StoreError(f"unsupported database {backend!r} in {shown!r}; use SQLite or PostgreSQL")
     return url
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def hide_password(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` part replaced by ``***``."""
+    return _PASSWORD.sub(r"\1***@", url)
+
+
+def read_only_url(url: str) -> str:
+    """The URL that opens the SQLite file of ``url`` read-only (other URLs unchanged).
+
+    A plain ``sqlite:///path`` becomes ``sqlite:///file:path?mode=ro&uri=true``;
+    in a folder that cannot be written and without a ``-wal`` file (a clean
+    store whose ``-shm`` index cannot be created), ``immutable=1`` is added so
+    that SQLite does not try to create it.
+    """
+    url = normalize_url(url)
+    parsed = make_url(url)
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return url
+    if parsed.query.get("uri") or database.startswith("file:"):
+        return url  # the user's own URI says how to open it
+    path = Path(database)
+    if not path.exists():
+        return url  # nothing to protect; the caller says what a missing store means
+    query = "mode=ro&uri=true"
+    folder = path.parent if str(path.parent) else Path(".")
+    if not os.access(folder, os.W_OK) and not Path(f"{database}-wal").exists():
+        query += "&immutable=1"
+    return f"sqlite:///file:{quote(str(path), safe='/')}?{query}"
+
+
+def _is_read_only(url: str) -> bool:
+    """Whether an SQLite URL opens its file read-only (``mode=ro`` or ``immutable=1``)."""
+    query = make_url(url).query
+    return query.get("mode") == "ro" or query.get("immutable") == "1"
 
 
 def is_sqlite(bind: Engine | Connection) -> bool:
@@ -100,7 +151,7 @@ def finite_or_none(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
     """Install the pragmas and explicit ``BEGIN`` handling on an SQLite engine."""
 
     @event.listens_for(engine, "connect")
@@ -111,7 +162,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        if not read_only:  # switching to WAL writes the file
+            cursor.execute("PRAGMA journal_mode = WAL")
         # A 64 MiB page cache keeps the judgment indexes in memory during bulk inserts.
         cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
         cursor.close()
@@ -122,13 +174,16 @@ def _configure_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
 
-def create_store_engine(url: str, **kwargs: Any) -> Engine:
+def create_store_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> Engine:
     """Create an engine configured for the orlbuild store.
 
     Parameters
     ----------
     url
         SQLite or PostgreSQL URL (see :func:`normalize_url`).
+    read_only
+        Open an SQLite file read-only (:func:`read_only_url`), for the commands
+        that only read: they then work on a store that cannot be written.
     **kwargs
         Passed on to :func:`sqlalchemy.create_engine`.
 
@@ -136,15 +191,18 @@ def create_store_engine(url: str, **kwargs: Any) -> Engine:
     -------
     Engine
         SQLite engines use WAL, ``foreign_keys=ON`` and a busy timeout of
-        :data:`SQLITE_BUSY_TIMEOUT_MS`.
+        :data:`SQLITE_BUSY_TIMEOUT_MS`; PostgreSQL engines check a pooled
+        connection before using it (``pool_pre_ping``), so a connection the
+        server closed meanwhile (restart, ``idle_session_timeout``) is replaced.
     """
-    url = normalize_url(url)
+    url = read_only_url(url) if read_only else normalize_url(url)
     if url.startswith("sqlite"):
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, read_only=_is_read_only(url))
         return engine
+    kwargs.setdefault("pool_pre_ping", True)
     try:
         return create_engine(url, **kwargs)
     except ModuleNotFoundError as exc:
@@ -155,28 +213,18 @@ def create_store_engine(url: str, **kwargs: Any) -> Engine:
 
 
 @contextmanager
-def database_errors(engine: Engine) -> Iterator[None]:
-    """Turn driver failures (no server, unopenable file, lock timeout) into StoreError."""
-    try:
-        yield
-    except (OperationalError, InterfaceError) as exc:
-        reason = str(exc.orig or exc).strip().splitlines()[0]
-        where = engine.url.render_as_string(hide_password=True)
-        raise StoreError(
-            f"cannot use the database {where}: {reason}; check --db or $ORLBUILD_DB"
-        ) from exc
-
-
-@contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """Open a connection with one transaction that takes the write lock at once.
 
     Commits when the block ends normally, rolls back on any exception. On
     SQLite the transaction starts with ``BEGIN IMMEDIATE`` (writers queue on
     the busy timeout); on PostgreSQL it is an ordinary READ COMMITTED
-    transaction.
+    transaction. Every store write runs here: driver failures (lock timeout,
+    read-only store, full disk, lost connection) leave as one-line
+    :class:`~orlbuild.errors.StoreError` after the rollback
+    (:mod:`orlbuild.store.driver_errors`).
     """
-    with engine.connect() as connection:
+    with database_errors(engine), engine.connect() as connection:
         if is_sqlite(engine):
             connection.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         with connection.begin():

@@ -26,6 +26,7 @@ from sqlalchemy import (
 from orlbuild import __version__
 from orlbuild.errors import StoreError
 from orlbuild.store.builds import BuildRecord, get_build
+from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
 from orlbuild.store.models import Evaluation, EvaluationValue
 from orlbuild.store.users import current_user
@@ -93,38 +94,42 @@ def save_evaluation(
     frame = per_query
     measures = [str(m) for m in frame.columns]
     means = {str(m): float(v) for m, v in frame.mean(axis=0, skipna=True).items()}
-    with write_transaction(engine) as connection:
-        evaluation_id = connection.execute(
-            insert(Evaluation)
-            .values(
-                build_id=build_id,
-                system=system,
-                run_file=run_file,
-                measures=measures,
-                means={m: finite_or_none(v) for m, v in means.items()},
-                missing=missing,
-                conventions=dict(conventions),
-                n_queries=len(frame),
-                package_version=__version__,
-                created_at=datetime.now(timezone.utc),
-                created_by=created_by or current_user(),
-            )
-            .returning(Evaluation.id)
-        ).scalar_one()
-        values = frame.to_numpy(dtype=np.float64)
-        rows = [
-            {
-                "evaluation_id": evaluation_id,
-                "query": str(query),
-                "measure": measure,
-                "value": finite_or_none(values[i, j]),
-            }
-            for i, query in enumerate(frame.index)
-            for j, measure in enumerate(measures)
-        ]
-        if rows:
-            connection.execute(insert(EvaluationValue), rows)
-    return int(evaluation_id)
+
+    def write() -> int:
+        with write_transaction(engine) as connection:
+            evaluation_id = connection.execute(
+                insert(Evaluation)
+                .values(
+                    build_id=build_id,
+                    system=system,
+                    run_file=run_file,
+                    measures=measures,
+                    means={m: finite_or_none(v) for m, v in means.items()},
+                    missing=missing,
+                    conventions=dict(conventions),
+                    n_queries=len(frame),
+                    package_version=__version__,
+                    created_at=datetime.now(timezone.utc),
+                    created_by=created_by or current_user(),
+                )
+                .returning(Evaluation.id)
+            ).scalar_one()
+            values = frame.to_numpy(dtype=np.float64)
+            rows = [
+                {
+                    "evaluation_id": evaluation_id,
+                    "query": str(query),
+                    "measure": measure,
+                    "value": finite_or_none(values[i, j]),
+                }
+                for i, query in enumerate(frame.index)
+                for j, measure in enumerate(measures)
+            ]
+            if rows:
+                connection.execute(insert(EvaluationValue), rows)
+        return int(evaluation_id)
+
+    return retry_on_disconnect(engine, write)  # a lost connection is retried once
 
 
 LIST_COLUMNS = [

@@ -20,7 +20,8 @@ from sqlalchemy import Connection, Engine, MetaData, Table, func, inspect, selec
 from sqlalchemy.exc import DBAPIError
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
-from orlbuild.store.engine import create_store_engine, database_errors, normalize_url
+from orlbuild.store.driver_errors import database_errors, is_driver_fault
+from orlbuild.store.engine import create_store_engine, normalize_url
 
 __all__ = [
     "alembic_config",
@@ -102,6 +103,8 @@ def _run(url: str, action: str, revision: str, *, allow_data_loss: bool = True) 
             except CommandError as exc:
                 raise StoreError(f"cannot {action} to {revision!r}: {exc}") from exc
             except DBAPIError as exc:  # a statement of a migration failed: all rolled back
+                if is_driver_fault(exc):
+                    raise  # read-only, locked, full, disconnected: said by database_errors
                 reason = str(exc.orig or exc).strip().splitlines()[0]
                 raise StoreError(
                     f"cannot {action} to {revision!r}: the database refused a migration "

@@ -7,9 +7,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
-from orlbuild.errors import ConfigError
 from orlbuild.ingest.source import Source, file_sha256
 from orlbuild.services.ingests import ingest_unless_stored
 from orlbuild.store import open_store
@@ -53,11 +50,15 @@ def test_a_stored_file_is_skipped_without_being_read(migrated_db_url: str, tmp_p
         again = ingest_unless_stored(
             engine, "run", run, collection="c", system="bm25", progress=progress
         )
-        with pytest.raises(ConfigError, match="already stored as system 'bm25'"):
-            ingest_unless_stored(engine, "run", run, collection="c", system="other")
+        # The same content under another system creates that system (issue 23).
+        other = ingest_unless_stored(engine, "run", run, collection="c", system="other")
+        other_again = ingest_unless_stored(engine, "run", run, collection="c", system="other")
     finally:
         engine.dispose()
     assert first.created and first.rows > 0
     assert (again.created, again.batch_id, again.rows) == (False, first.batch_id, first.rows)
     assert "skipped run bm25.trec.gz (bm25): already stored as batch" in again.message
-    assert opened == [run.stat().st_size]  # the second call never opened the file for reading
+    assert other.created and other.rows == first.rows and other.batch_id != first.batch_id
+    assert (other_again.created, other_again.batch_id) == (False, other.batch_id)
+    # the second call (with a progress display) never opened the file for reading
+    assert opened == [run.stat().st_size]

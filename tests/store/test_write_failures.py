@@ -1,0 +1,336 @@
+"""Every store write fails cleanly: one line naming the cause and the fix, nothing half-done.
+
+Fault injection: every engine the commands open is made read-only at the
+driver (``PRAGMA query_only`` on SQLite, ``default_transaction_read_only`` on
+PostgreSQL), so the store raises on the first write of each command that
+writes. Then real faults with small data and short timeouts: an SQLite lock
+held by another connection, a full SQLite file (``max_page_count``), a
+PostgreSQL connection killed in the middle of a build's write (retried once)
+or closed by ``idle_session_timeout`` while the build computes (pre-ping), and
+read-only stores that still serve every reading command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+import orlbuild.store.engine as engine_module
+from orlbuild.store.schema import upgrade
+from tests.store_cli import cli, cli_json
+
+LISTWISE = "query\titem\trank\n" + "".join(
+    f"q{q}\t{item}\t{rank}\n" for q in range(1, 4) for rank, item in enumerate("abcd", 1)
+)
+RUN = "".join(f"q{q} Q0 {item} {rank} {10 - rank} r\n" for q in range(1, 4) for rank, item in
+              enumerate("dcba", 1))  # fmt: skip
+
+
+def _one_line_error(code: int, out: str, err: str, *words: str) -> None:
+    assert code == 1, (out, err)
+    assert "Traceback" not in err and out == ""
+    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, err
+
+
+@pytest.fixture
+def filled(migrated_db_url: str, tmp_path: Path) -> str:
+    """A store with listwise judgments, a run, a build named ``b`` and a saved evaluation."""
+    (tmp_path / "l.tsv").write_text(LISTWISE)
+    (tmp_path / "r.trec").write_text(RUN)
+    for args in (
+        ("ingest", "listwise", str(tmp_path / "l.tsv")),
+        ("ingest", "run", str(tmp_path / "r.trec"), "--system", "s1"),
+        ("build", "--source", "listwise", "--name", "b"),
+        ("score", "--build", "b", "--system", "s1", "-m", "nDCG@10", "--save"),
+    ):
+        code, _, err = cli(migrated_db_url, *args)
+        assert code == 0, err
+    (tmp_path / "l2.tsv").write_text(LISTWISE.replace("q1", "q9"))
+    (tmp_path / "r2.trec").write_text(RUN.replace(" r\n", " other\n"))
+    return migrated_db_url
+
+
+def _snapshot(url: str) -> dict[str, Any]:
+    return {
+        "status": cli_json(url, "status"),
+        "builds": [b["id"] for b in cli_json(url, "orl", "list")],
+        "evaluations": [e["id"] for e in cli_json(url, "results", "list")["evaluations"]],
+        "batches": [b["id"] for b in cli_json(url, "batches", "list")],
+    }
+
+
+@pytest.fixture
+def read_only_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every engine created from now on refuses writes at the driver."""
+    real_create = engine_module.create_engine
+    real_configure = engine_module._configure_sqlite
+
+    def create(url: Any, **kwargs: Any) -> Engine:
+        if make_url(str(url)).get_backend_name() == "postgresql":
+            kwargs.setdefault("connect_args", {})["options"] = "-c default_transaction_read_only=on"
+        return real_create(url, **kwargs)
+
+    def configure(engine: Engine, **kwargs: Any) -> None:
+        real_configure(engine, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _query_only(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.execute("PRAGMA query_only = ON")
+
+    monkeypatch.setattr(engine_module, "create_engine", create)
+    monkeypatch.setattr(engine_module, "_configure_sqlite", configure)
+    yield
+
+
+WRITING_COMMANDS = {
+    "ingest listwise": ("ingest", "listwise", "{tmp}/l2.tsv"),
+    "ingest run": ("ingest", "run", "{tmp}/r2.trec", "--system", "s2"),
+    "build": ("build", "--source", "listwise", "--name", "b2"),
+    "score --save": ("score", "--build", "b", "--system", "s1", "-m", "nDCG@5", "--save"),
+    "audit override": ("audit", "override", "b", "--query", "q1", "--merge-tiers", "1",
+                       "--reason", "x"),
+    "batches delete": ("batches", "delete", "2"),
+}  # fmt: skip
+
+
+def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
+    filled: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Each writing command in turn (one store: none of them may change it)."""
+    before = _snapshot(filled)
+    request.getfixturevalue("read_only_driver")
+    for command, template in WRITING_COMMANDS.items():
+        args = [a.replace("{tmp}", str(tmp_path)) for a in template]
+        code, out, err = cli(filled, *args)
+        _one_line_error(code, out, err, "read-only", "writable")
+        assert _snapshot(filled) == before, command
+        if command == "build":
+            _kept_orls_are_an_orl_file(err, filled)
+
+
+def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
+    code, out, err = cli(db_url, "db", "upgrade")
+    _one_line_error(code, out, err, "read-only")
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as connection:
+            assert "alembic_version" not in connection.dialect.get_table_names(connection)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def sqlite_filled(migrated_db_url: str, request: pytest.FixtureRequest) -> str:
+    if not migrated_db_url.startswith("sqlite"):
+        pytest.skip("an SQLite fault")
+    return str(request.getfixturevalue("filled"))
+
+
+def test_sqlite_lock_timeout_is_one_line(
+    sqlite_filled: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _snapshot(sqlite_filled)
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    holder = create_engine(sqlite_filled)
+    for command in ("build", "audit override", "score --save", "ingest run"):
+        try:
+            with holder.connect() as connection:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")  # another process writing
+                args = [a.replace("{tmp}", str(tmp_path)) for a in WRITING_COMMANDS[command]]
+                started = time.perf_counter()
+                code, out, err = cli(sqlite_filled, *args)
+                assert time.perf_counter() - started < 30
+                connection.exec_driver_sql("ROLLBACK")
+        finally:
+            holder.dispose()
+        _one_line_error(code, out, err, "write lock", "retry")
+        assert _snapshot(sqlite_filled) == before, command
+
+
+def test_sqlite_disk_full_is_one_line(
+    sqlite_filled: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _snapshot(sqlite_filled)
+    big = tmp_path / "big.tsv"
+    big.write_text(
+        "query\titem\trank\n" + "".join(f"big{q}\titem{q}x{i}\t{i}\n" for q in range(200)
+                                        for i in range(1, 40))
+    )  # fmt: skip
+    real_configure = engine_module._configure_sqlite
+
+    def configure(engine: Engine, **kwargs: Any) -> None:
+        real_configure(engine, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _full(dbapi_connection: Any, _record: Any) -> None:
+            pages = dbapi_connection.execute("PRAGMA page_count").fetchone()[0]
+            dbapi_connection.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    monkeypatch.setattr(engine_module, "_configure_sqlite", configure)
+    code, out, err = cli(sqlite_filled, "ingest", "listwise", str(big))
+    monkeypatch.setattr(engine_module, "_configure_sqlite", real_configure)
+    _one_line_error(code, out, err, "disk is full", "free some space")
+    assert _snapshot(sqlite_filled) == before
+
+
+@pytest.fixture
+def pg_filled(migrated_db_url: str, request: pytest.FixtureRequest) -> str:
+    if not migrated_db_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL fault")
+    return str(request.getfixturevalue("filled"))
+
+
+def _kill_on_build_insert(engine: Engine, times: int, killed: list[int]) -> None:
+    """Terminate the connection's backend at its INSERT into builds, ``times`` times in all."""
+    admin = create_engine(engine.url, isolation_level="AUTOCOMMIT")
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _kill(connection: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("INSERT INTO builds") and len(killed) < times:
+            pid = cursor.connection.info.backend_pid
+            with admin.connect() as other:
+                other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            killed.append(int(pid))
+
+
+@pytest.mark.parametrize("drops", [1, 2])
+def test_a_dropped_postgres_connection_during_a_build_write(
+    pg_filled: str, monkeypatch: pytest.MonkeyPatch, drops: int
+) -> None:
+    """One drop: the write is retried and the build kept; two: one line, nothing stored."""
+    import orlbuild.store.session as session_module
+
+    before = _snapshot(pg_filled)
+    real_create = session_module.create_store_engine
+    killed: list[int] = []
+
+    def create(url: str, **kwargs: Any) -> Engine:
+        engine = real_create(url, **kwargs)
+        _kill_on_build_insert(engine, drops, killed)
+        return engine
+
+    monkeypatch.setattr(session_module, "create_store_engine", create)
+    code, out, err = cli(pg_filled, "build", "--source", "listwise", "--name", "again")
+    monkeypatch.setattr(session_module, "create_store_engine", real_create)
+    assert len(killed) == drops
+    after = _snapshot(pg_filled)
+    if drops == 1:
+        assert code == 0, err
+        assert len(after["builds"]) == len(before["builds"]) + 1
+    else:
+        _one_line_error(code, out, err, "connection", "computed but not stored")
+        assert after == before
+        _kept_orls_are_an_orl_file(err, pg_filled)
+
+
+def _kept_orls_are_an_orl_file(err: str, url: str) -> None:
+    """The error names a JSON ORL file holding the computed build; `eval` reads it."""
+    saved = Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
+    document = json.loads(saved.read_text())
+    assert document["build"]["stored"] is False and set(document["queries"]) == {"q1", "q2", "q3"}
+    run = saved.with_suffix(".trec")
+    run.write_text(RUN)
+    try:
+        code, out, err = cli(url, "eval", str(saved), str(run), "-m", "nDCG@3", "--format", "json")
+        assert code == 0 and json.loads(out), err
+    finally:
+        saved.unlink()
+        run.unlink()
+
+
+def test_a_connection_closed_by_idle_session_timeout_is_replaced(
+    pg_filled: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build computes longer than the server keeps an idle connection open."""
+    admin = create_engine(pg_filled, isolation_level="AUTOCOMMIT")
+    name = make_url(pg_filled).database
+    try:
+        with admin.connect() as connection:
+            timeout = "SET idle_session_timeout = '300ms'"
+            connection.execute(text(f'ALTER DATABASE "{name}" {timeout}'))
+    finally:
+        admin.dispose()
+    import orlbuild.builders.build as build_module
+
+    real = build_module.build_orls
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(1.0)  # the pooled connection is closed by the server meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "build_orls", slow)
+    before = _snapshot(pg_filled)
+    code, _, err = cli(pg_filled, "build", "--source", "listwise", "--name", "slow")
+    assert code == 0, err
+    assert len(_snapshot(pg_filled)["builds"]) == len(before["builds"]) + 1
+
+
+READING_COMMANDS = (
+    ("status",),
+    ("orl", "list"),
+    ("orl", "show", "b"),
+    ("orl", "export", "b"),
+    ("audit", "b"),
+    ("results", "list"),
+    ("results", "show", "1"),
+    ("batches", "list"),
+    ("score", "--build", "b", "--system", "s1", "-m", "nDCG@10"),
+    ("quality", "b"),
+)
+
+
+def test_read_commands_work_on_a_read_only_store(filled: str, read_only_driver: None) -> None:
+    for args in READING_COMMANDS:
+        code, _, err = cli(filled, *args)
+        assert code == 0, (args, err)
+
+
+def test_mode_ro_uri_serves_reads_and_refuses_writes_in_one_line(
+    sqlite_filled: str, tmp_path: Path
+) -> None:
+    path = make_url(sqlite_filled).database
+    uri = f"sqlite:///file:{path}?mode=ro&uri=true"
+    assert cli_json(uri, "status")["collections"]
+    code, out, err = cli(uri, "build", "--source", "listwise")
+    _one_line_error(code, out, err, "read-only")
+
+
+def test_status_on_a_read_only_store_in_a_read_only_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``-wal``/``-shm`` can be created there: the store opens immutable, creating nothing.
+
+    These tests run as root, whom file permissions do not stop, so the folder's
+    permission is what :func:`os.access` reports (patched to "not writable"),
+    and the check is that the command succeeds without creating any file.
+    """
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    url = f"sqlite:///{folder / 's.db'}"
+    upgrade(url)
+    (tmp_path / "l.tsv").write_text(LISTWISE)
+    assert cli(url, "ingest", "listwise", str(tmp_path / "l.tsv"))[0] == 0
+    assert not list(folder.glob("s.db-*"))  # a clean close leaves the database file only
+    (folder / "s.db").chmod(0o444)
+    folder.chmod(0o555)
+    real_access = os.access
+    monkeypatch.setattr(
+        engine_module.os, "access", lambda p, m: False if Path(p) == folder else real_access(p, m)
+    )
+    try:
+        payload = cli_json(url, "status")
+        assert payload["collections"]["default"]["listwise"] == 12
+        assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
+    finally:
+        folder.chmod(0o755)
