@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         spearman_rho,
     )
     from scoring.errors import ScoringError, UnknownMeasureError
-    from scoring.evaluation import EvaluationResult, evaluate, evaluate_run
+    from scoring.evaluation import EvaluationResult, evaluate_run
     from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
     from scoring.orl import ORL
     from scoring.penalties import register_penalty
@@ -50,7 +50,6 @@ _HOME = {
     "Weights": "weights",
     "average_precision": "baselines",
     "compatibility": "baselines",
-    "evaluate": "evaluation",
     "kendall_tau": "baselines",
     "ndcg": "baselines",
     "parse_measure": "measures",
@@ -77,7 +76,6 @@ __all__ = [
     "Weights",
     "average_precision",
     "compatibility",
-    "evaluate",
     "evaluate_run",
     "kendall_tau",
     "ndcg",

@@ -1,6 +1,6 @@
 """Evaluating a run over many queries (docs/conventions.md, "Conventions and caveats").
 
-:func:`evaluate` is the batch entry point: it parses all measure names at
+:func:`evaluate_run` is the batch entry point: it parses all measure names at
 once, aligns the run with the ORLs, lays both out as matrices once
 (:func:`scoring.batch.prepare_batch`) and lets every measure reduce them.
 """
@@ -34,7 +34,6 @@ __all__ = [
     "EvaluationResult",
     "check_query_overlap",
     "conventions",
-    "evaluate",
     "evaluate_run",
     "evaluate_runs",
 ]
@@ -74,8 +73,8 @@ def conventions(
 class EvaluationResult:
     """A run scored against ORLs: the per-query values and what the scoring reported.
 
-    Returned by :func:`evaluate_run`; :func:`evaluate` returns its
-    :meth:`to_frame` (docs/python-api.md, "Python API"). The metadata lives in typed
+    Returned by :func:`evaluate_run` (docs/python-api.md, "Python API"); :meth:`to_frame`
+    gives the per-query frame with the metadata in ``attrs``. The metadata lives in typed
     fields rather than in ``DataFrame.attrs``, which pandas drops on many
     operations.
 
@@ -109,8 +108,7 @@ class EvaluationResult:
         """The per-query frame with the metadata copied into ``frame.attrs``.
 
         ``attrs`` holds ``conventions``, ``queries_without_orl``,
-        ``missing_queries`` (a list) and ``warnings`` (a list), as
-        :func:`evaluate` has always returned them.
+        ``missing_queries`` (a list) and ``warnings`` (a list).
         """
         frame = self.per_query.copy()
         frame.attrs["conventions"] = dict(self.conventions)
@@ -444,44 +442,3 @@ class _Part:
             missing_queries=self.missing_queries,
             queries_without_orl=self.queries_without_orl,
         )
-
-
-def evaluate(
-    orls: Mapping[str, ORL | Mapping[str, int]],
-    run: Mapping[str, Sequence[str]] | Mapping[str, Mapping[str, float]] | pd.DataFrame,
-    measures: Iterable[str | Measure],
-    *,
-    missing: MissingPolicy = MissingPolicy.zero,
-    order_by: OrderBy | None = None,
-    duplicates: DuplicatePolicy = DuplicatePolicy.error,
-    score_precision: ScorePrecisionName = DEFAULT_SCORE_PRECISION,
-) -> pd.DataFrame:
-    """Score a run against ORLs: :func:`evaluate_run` as a DataFrame.
-
-    Parameters and errors as in :func:`evaluate_run`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :meth:`EvaluationResult.to_frame`: index ``query`` (ORL order), one
-        float column per measure, named by the strings passed in.
-        ``frame.attrs`` holds ``conventions``, ``queries_without_orl`` (run
-        queries ignored), ``missing_queries`` and ``warnings`` (a partial
-        query overlap).
-
-    Examples
-    --------
-    >>> from scoring import ORL, evaluate
-    >>> orls = {"q1": ORL({"d1": 1, "d2": 2})}
-    >>> float(evaluate(orls, {"q1": ["d1", "d2"]}, ["RDQm2-a1@5"]).loc["q1", "RDQm2-a1@5"])
-    1.0
-    """
-    return evaluate_run(
-        orls,
-        run,
-        measures,
-        missing=missing,
-        order_by=order_by,
-        duplicates=duplicates,
-        score_precision=score_precision,
-    ).to_frame()

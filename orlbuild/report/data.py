@@ -32,7 +32,7 @@ class ReportData:
         Page title.
     per_query
         System -> per-query scores (rows: queries, columns: measures), as
-        returned by :func:`scoring.evaluate`. Every system has the same measures.
+        in ``per_query`` of :func:`scoring.evaluate_run`. Every system has the same measures.
     comparisons
         Pairwise tests, one row per (measure, pair), with the columns of
         ``scoring.statistics.COMPARISON_COLUMNS``; may be empty.

@@ -18,7 +18,7 @@ name               scoring measure                              cutoff
 so that ``ir_measures.calc_aggregate([RDQ_m2_a1 @ 10], qrels, run)`` works,
 and anything built on ir_measures (``pyterrier.Experiment``) accepts them.
 
-Conventions, so that a value equals :func:`scoring.evaluate` on the same data:
+Conventions, so that a value equals :func:`scoring.evaluate_run` on the same data:
 
 * the qrels are read as ORLs by the graded route (each distinct positive grade
   a tier, highest first; grade 0 and negative grades mean judged not
@@ -29,12 +29,12 @@ Conventions, so that a value equals :func:`scoring.evaluate` on the same data:
   is the measure's ``k``, not a truncation of the run by ir_measures - and
   queries of the qrels missing from the run score 0;
 * an undefined Kendall tau / Spearman rho is NaN for that query and left out
-  of the mean, as in :func:`scoring.evaluate`.
+  of the mean, as in :func:`scoring.evaluate_run`.
 
 ``define`` hands its function only the qrels and the run, not the measure's
 cutoff; each measure's evaluation therefore replaces the ``runtime_impl``
 that ``define`` generates with one that reads the cutoff from the measure's
-parameters and calls :func:`scoring.evaluate` once for all queries.
+parameters and calls :func:`scoring.evaluate_run` once for all queries.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.errors import ScoringError
-from scoring.evaluation import evaluate
+from scoring.evaluation import evaluate_run
 from scoring.orl import ORL, orls_from_grade_table
 
 __all__ = [
@@ -90,7 +90,7 @@ def qrels_as_orls(qrels: pd.DataFrame) -> dict[str, ORL]:
 
 
 def _run_frame(run: pd.DataFrame) -> pd.DataFrame:
-    """ir_measures' run columns as :func:`scoring.evaluate` names them."""
+    """ir_measures' run columns as :func:`scoring.evaluate_run` names them."""
     return pd.DataFrame(
         {
             "query": run["query_id"].astype(str).to_numpy(dtype=object),
@@ -123,7 +123,7 @@ class _NanMean:
 def _define(
     name: str, scoring_name: str, needs_cutoff: bool, description: str, *, may_be_nan: bool = False
 ) -> Any:
-    """An ir_measures measure ``name`` computed by :func:`scoring.evaluate` as ``scoring_name``."""
+    """ir_measures measure ``name``: ``scoring_name`` by :func:`scoring.evaluate_run`."""
     measure = ir_measures.define(
         _never, name=name, support_cutoff=True, pretty_name=name, short_desc=description
     )
@@ -139,7 +139,7 @@ def _define(
         orls = qrels_as_orls(qrels)
         if not orls or run.empty:
             return
-        values = evaluate(orls, _run_frame(run), [label])[label]
+        values = evaluate_run(orls, _run_frame(run), [label]).per_query[label]
         for query, value in values.items():
             yield ir_measures.Metric(str(query), self, float(value))
 

@@ -152,7 +152,7 @@ def score_panels(
     Parameters
     ----------
     per_system
-        System -> per-query scores as :func:`scoring.evaluate` returns them
+        System -> per-query scores (``per_query`` of :func:`scoring.evaluate_run`)
         (index: query, one column per measure).
     measures
         Measures to take (default: the columns of the first system's frame).

@@ -1,11 +1,11 @@
-"""Benchmark: scoring.evaluate against pytrec_eval and ranx, measured in one process.
+"""Benchmark: scoring.evaluate_run against pytrec_eval and ranx, measured in one process.
 
 Run: ``python tests/benchmarks/bench_evaluate.py [--queries 5000 --docs 100 --judged 20]``
 and ``python tests/benchmarks/bench_evaluate.py --memory`` for the 10,000 x 1,000 peak
 memory check (run in a fresh process so ru_maxrss is this workload's).
 
 Targets (issue: scoring core): on 5,000 queries x 100 documents (20 judged),
-``evaluate`` with ``RDQm2-a1@10`` and ``nDCG@10`` takes no longer than
+``evaluate_run`` with ``RDQm2-a1@10`` and ``nDCG@10`` takes no longer than
 pytrec_eval computing ``ndcg_cut_10`` alone, and beats ranx's first call; at
 10,000 x 1,000 its peak memory stays under 2 GB.
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 
 MEASURES = ["RDQm2-a1@10", "nDCG@10"]
 
@@ -71,9 +71,9 @@ def speed(n_queries: int, n_docs: int, n_judged: int) -> None:
     print(f"data: {n_queries} queries x {n_docs} docs, {n_judged} judged per query")
 
     t_trec, _ = timed(lambda: pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate(run))
-    t_lists, _ = timed(lambda: evaluate(orls, ranked, MEASURES))
-    t_table, _ = timed(lambda: evaluate(orls, table, MEASURES))
-    t_dict, _ = timed(lambda: evaluate(orls, run, MEASURES))
+    t_lists, _ = timed(lambda: evaluate_run(orls, ranked, MEASURES).to_frame())
+    t_table, _ = timed(lambda: evaluate_run(orls, table, MEASURES).to_frame())
+    t_dict, _ = timed(lambda: evaluate_run(orls, run, MEASURES).to_frame())
     t_orls, _ = timed(lambda: {q: ORL.from_grades(g) for q, g in qrels.items()})
     print(f"pytrec_eval ndcg_cut_10 (evaluator + evaluate): {t_trec:8.3f} s")
     print(
@@ -123,7 +123,7 @@ def memory(n_queries: int = 10_000, n_docs: int = 1_000, n_judged: int = 20) -> 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for measures in (MEASURES, [*MEASURES, "AP", "nDCG"]):  # the latter lays out all 1,000
         start = time.perf_counter()
-        frame = evaluate(orls, ranked, measures)
+        frame = evaluate_run(orls, ranked, measures).to_frame()
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(

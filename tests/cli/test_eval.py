@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from orlbuild import __version__
 from orlbuild.cli.main import app
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 
 runner = CliRunner()
 
@@ -47,7 +47,7 @@ def test_json_matches_scoring_evaluate(files: tuple[Path, Path]) -> None:
     assert set(doc) >= {"mean", "per_query", "conventions"}
     orls = {"q1": ORL.from_grades({"d1": 2, "d2": 1}), "q2": ORL.from_grades({"e1": 1})}
     run = {"q1": ["d2", "x9", "d1"], "q2": ["e9", "e1"]}  # score ties: item id descending
-    expected = evaluate(orls, run, names)
+    expected = evaluate_run(orls, run, names).to_frame()
     for query in ("q1", "q2"):
         for name in names:
             assert doc["per_query"][query][name] == pytest.approx(expected.loc[query, name])

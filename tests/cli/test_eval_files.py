@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from orlbuild.cli.main import app
 from orlbuild.ingest.source import InputFormat, sniff_trec
-from scoring import ORL, ScoringError, evaluate
+from scoring import ORL, ScoringError, evaluate_run
 from scoring.settings import TestSettings
 
 runner = CliRunner()
@@ -44,7 +44,7 @@ def _expected(run_text: str) -> pd.DataFrame:
     run = pd.DataFrame(
         {"query": [r[0] for r in rows], "item": [r[2] for r in rows], "score": [r[4] for r in rows]}
     ).astype({"score": float})
-    return evaluate(orls, run, MEASURES)
+    return evaluate_run(orls, run, MEASURES).to_frame()
 
 
 def _write(path: Path, text: str) -> Path:
@@ -248,10 +248,13 @@ def test_partial_overlap_warns_naming_missing_queries(tmp_path: Path) -> None:
 def test_scoring_layer_checks_overlap() -> None:
     orls = {"q01": {"d1": 1}, "q02": {"d1": 1}}
     with pytest.raises(ScoringError, match=r"share no query.*'Q01'.*'q01'"):
-        evaluate(orls, {"Q01": ["d1"]}, ["AP"])
-    frame = evaluate(orls, {"q01": ["d1"]}, ["AP"])
+        evaluate_run(orls, {"Q01": ["d1"]}, ["AP"]).to_frame()
+    frame = evaluate_run(orls, {"q01": ["d1"]}, ["AP"]).to_frame()
     assert frame.attrs["warnings"] == ["1 of 2 ORL queries are missing from the run: 'q02'"]
-    assert evaluate(orls, {"q01": ["d1"], "q02": ["d1"]}, ["AP"]).attrs["warnings"] == []
+    assert (
+        evaluate_run(orls, {"q01": ["d1"], "q02": ["d1"]}, ["AP"]).to_frame().attrs["warnings"]
+        == []
+    )
 
 
 def test_score_precision_option(tmp_path: Path) -> None:
@@ -291,11 +294,11 @@ def test_compressed_orl_json_and_rank_table(tmp_path: Path) -> None:
         "orl.json.gz": _write(tmp_path / "orl.json.gz", export),
         "orl.tsv.bz2": _write(tmp_path / "orl.tsv.bz2", table),
     }
-    expected = evaluate(
+    expected = evaluate_run(
         {"q1": ORL({"d1": 1, "d2": 2}), "q2": ORL({"e1": 1}), "q3": ORL({"f1": 1})},
         {"q1": ["d3", "d1"], "q2": ["e9"], "q3": ["f1"]},
         ["AP", "RDQm2-a1@5"],
-    )
+    ).to_frame()
     for name, orl in orl_runs.items():
         doc = _ok(["eval", str(orl), str(run), "-m", "AP", "-m", "RDQm2-a1@5", "--format", "json"])
         for measure in ("AP", "RDQm2-a1@5"):

@@ -20,7 +20,7 @@ from store_cli import cli, cli_json
 from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.store import load_run, open_store
 from orlbuild.store.builds import load_build_orls
-from scoring import evaluate
+from scoring import evaluate_run
 from scoring.settings import TestSettings
 from scoring.statistics import score_panels, system_comparison
 
@@ -40,7 +40,8 @@ def expected_scores(url: str, system: str, measures: list[str], missing: str) ->
     engine = open_store(url)
     try:
         orls = load_build_orls(engine, "graded")
-        return evaluate(orls, load_run(engine, "default", system), measures, missing=missing)  # type: ignore[arg-type]
+        run = load_run(engine, "default", system)
+        return evaluate_run(orls, run, measures, missing=missing).to_frame()  # type: ignore[arg-type]
     finally:
         engine.dispose()
 
@@ -79,7 +80,7 @@ def test_score_run_file_equals_scoring_evaluate(store: str, tmp_path: Path) -> N
     finally:
         engine.dispose()
     assert doc["system"] == "reversed"
-    assert_document_matches(doc, evaluate(orls, read_run_file(run_file), MEASURES))
+    assert_document_matches(doc, evaluate_run(orls, read_run_file(run_file), MEASURES).to_frame())
 
 
 def test_score_table_csv_and_errors(store: str) -> None:

@@ -99,7 +99,7 @@ def test_options_module_loads_no_numerics() -> None:
 
 def test_scoring_checks_every_word_it_takes() -> None:
     """A word outside the vocabulary is an error, never a silent default."""
-    from scoring import ORL, evaluate
+    from scoring import ORL, evaluate_run
     from scoring.errors import ScoringError
     from scoring.run import check_score_precision, flat_run_from_frame
 
@@ -109,8 +109,10 @@ def test_scoring_checks_every_word_it_takes() -> None:
     kept = flat_run_from_frame(run, duplicates="keep-first")
     assert len(kept.items) == 1
     with pytest.raises(ScoringError, match="missing must be 'zero' or 'skip'"):
-        evaluate({"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing="drop")  # type: ignore[arg-type]
+        evaluate_run({"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing="drop").to_frame()  # type: ignore[arg-type]
     assert check_score_precision(ScorePrecisionName.float64) == "float64"
-    assert evaluate(
-        {"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing=MissingPolicy.skip
-    ).shape
+    assert (
+        evaluate_run({"q1": ORL({"d1": 1})}, {"q1": ["d1"]}, ["AP"], missing=MissingPolicy.skip)
+        .to_frame()
+        .shape
+    )

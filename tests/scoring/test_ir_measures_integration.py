@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring import ORL, ScoringError, evaluate
+from scoring import ORL, ScoringError, evaluate_run
 from scoring.integrations.ir_measures import (
     CMP,
     MEASURES,
@@ -69,7 +69,7 @@ def test_equal_to_scoring_evaluate_on_random_data(seed: int) -> None:
         for q, g in qrels.groupby("query_id")
     }
     frame = run.rename(columns={"query_id": "query", "doc_id": "item"})
-    expected = evaluate(orls, frame, [name for _, name in PAIRS])
+    expected = evaluate_run(orls, frame, [name for _, name in PAIRS]).to_frame()
     measures = [m for m, _ in PAIRS]
     per_query = {
         (m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)

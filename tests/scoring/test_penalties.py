@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from scoring import ORL, ScoringError, evaluate, parse_measure, rdq, register_penalty
+from scoring import ORL, ScoringError, evaluate_run, parse_measure, rdq, register_penalty
 from scoring.penalties import PENALTIES
 
 
@@ -25,7 +25,7 @@ def test_user_penalty_through_rdq_and_names(linear_penalty: str) -> None:
     assert value == pytest.approx((0.9 + 0.9 + 1.0) / 3)
     measure = parse_measure(f"RDQ(penalty={linear_penalty},weights=uniform)@3")
     assert measure(orl, ["b", "a", "c"]) == pytest.approx(value)
-    frame = evaluate({"q": orl}, {"q": ["b", "a", "c"]}, [str(measure)])
+    frame = evaluate_run({"q": orl}, {"q": ["b", "a", "c"]}, [str(measure)]).to_frame()
     assert frame.iloc[0, 0] == pytest.approx(value)
 
 

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from orl_strategies import ITEMS, OUTSIDE, graded_orls, judged_orls, orls, rankings
 
-from scoring import ORL, evaluate, parse_measure, rdq
+from scoring import ORL, evaluate_run, parse_measure, rdq
 from scoring.measures import MEASURES
 from scoring.weights import WEIGHT_PRESETS
 
@@ -153,7 +153,7 @@ def test_batch_path_agrees_with_the_per_query_reference(
     ):
         orl_map = {f"q{i}": orl for i, (orl, _) in enumerate(group)}
         run = {f"q{i}": ranking for i, (_, ranking) in enumerate(group)}
-        frame = evaluate(orl_map, run, names)
+        frame = evaluate_run(orl_map, run, names).to_frame()
         for query, orl in orl_map.items():
             for name in names:
                 expected = parse_measure(name)(orl, run[query])

@@ -13,7 +13,7 @@ import pandas as pd
 import pyterrier as pt
 import pytest
 
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 from scoring.integrations.ir_measures import CMP, RDQ_m2_a1, SpearmanRho
 
 MEASURES = [(RDQ_m2_a1 @ 10, "RDQm2-a1@10"), (CMP @ 5, "CMP@5"), (SpearmanRho, "SpearmanRho")]
@@ -54,7 +54,7 @@ def _expected(qrels: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
         for q, g in qrels.groupby("qid")
     }
     run = frame.rename(columns={"qid": "query", "docno": "item"})[["query", "item", "score"]]
-    return evaluate(orls, run, [label for _, label in MEASURES])
+    return evaluate_run(orls, run, [label for _, label in MEASURES]).to_frame()
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scoring import ORL, evaluate, kendall_tau, parse_measure, rdq, spearman_rho
+from scoring import ORL, evaluate_run, kendall_tau, parse_measure, rdq, spearman_rho
 
 GOLDEN = json.loads((Path(__file__).parents[1] / "data" / "rdq_reference.json").read_text())
 TOLERANCE = GOLDEN["tolerance"]  # the table prints four decimals
@@ -48,7 +48,7 @@ def test_reference_value_per_query(case: dict[str, Any], column: str) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c["exp"] for c in CASES])
 def test_reference_row_through_evaluate(case: dict[str, Any]) -> None:
     names = [_measure_name(c, case) for c in COLUMNS]
-    frame = evaluate({"q": _orl(case["orl"])}, {"q": case["candidate"]}, names)
+    frame = evaluate_run({"q": _orl(case["orl"])}, {"q": case["candidate"]}, names).to_frame()
     got = frame.loc["q", names].to_numpy(dtype=float)
     assert got == pytest.approx(case["values"], abs=TOLERANCE)
 

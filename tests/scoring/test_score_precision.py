@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from scoring import ORL, ScoringError, evaluate
+from scoring import ORL, ScoringError, evaluate_run
 from scoring.run import comparable_scores, flat_run_from_frame
 
 # Equal in float32, not in float64 (TREC DL 2021, run Fast_ForwardP_2, query 1006728).
@@ -32,7 +32,7 @@ def test_float32_default_matches_pytrec_eval() -> None:
     expected = pytrec_eval.RelevanceEvaluator(QRELS, set(MEASURES.values())).evaluate(RUN)["q1"]
     orls = {"q1": ORL.from_grades(QRELS["q1"])}
     for run in (RUN, _frame(RUN)):
-        got = evaluate(orls, run, list(MEASURES))
+        got = evaluate_run(orls, run, list(MEASURES)).to_frame()
         for ours, theirs in MEASURES.items():
             assert got.loc["q1", ours] == pytest.approx(expected[theirs], abs=1e-12)
     assert expected["map"] == pytest.approx(0.5)  # the float32 tie changed the value
@@ -41,11 +41,11 @@ def test_float32_default_matches_pytrec_eval() -> None:
 def test_float64_keeps_the_full_order() -> None:
     orls = {"q1": ORL.from_grades(QRELS["q1"])}
     for run in (RUN, _frame(RUN)):
-        got = evaluate(orls, run, ["AP", "RR"], score_precision="float64")
+        got = evaluate_run(orls, run, ["AP", "RR"], score_precision="float64").to_frame()
         assert got.loc["q1", "AP"] == 1.0
         assert got.loc["q1", "RR"] == 1.0
         assert got.attrs["conventions"]["score_precision"].startswith("float64")
-    default = evaluate(orls, RUN, ["AP"])
+    default = evaluate_run(orls, RUN, ["AP"]).to_frame()
     assert default.attrs["conventions"]["score_precision"].startswith("float32")
 
 
@@ -78,8 +78,8 @@ def test_random_runs_match_pytrec_eval_in_float32() -> None:
         qrels[f"q{q}"] = {docs[j]: int(rng.integers(1, 4)) for j in judged}
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut_10"}).evaluate(run)
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
-    got = evaluate(orls, run, ["AP", "nDCG(grade=native,gain=linear)@10"])
-    f64 = evaluate(orls, run, ["AP"], score_precision="float64")
+    got = evaluate_run(orls, run, ["AP", "nDCG(grade=native,gain=linear)@10"]).to_frame()
+    f64 = evaluate_run(orls, run, ["AP"], score_precision="float64").to_frame()
     for q in qrels:
         assert got.loc[q, "AP"] == pytest.approx(expected[q]["map"], abs=1e-12)
         assert got.loc[q, "nDCG(grade=native,gain=linear)@10"] == pytest.approx(
@@ -90,7 +90,7 @@ def test_random_runs_match_pytrec_eval_in_float32() -> None:
 
 def test_bad_precision_is_an_error() -> None:
     with pytest.raises(ScoringError, match="float32"):
-        evaluate({"q1": {"a1": 1}}, RUN, ["AP"], score_precision="float16")  # type: ignore[arg-type]
+        evaluate_run({"q1": {"a1": 1}}, RUN, ["AP"], score_precision="float16").to_frame()  # type: ignore[arg-type]
 
 
 def _frame(run: dict[str, dict[str, float]]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -54,9 +54,11 @@ def test_per_query_parity_with_trec_eval(seed: int) -> None:
             f"AP@{k}": f"map_cut_{k}",
             f"nDCG(grade=native,gain=linear)@{k}": f"ndcg_cut_{k}",
         }
-    got = evaluate(orls, frame, list(ours), missing="skip")
+    got = evaluate_run(orls, frame, list(ours), missing="skip").to_frame()
     # pytrec_eval's own run shape {query: {doc: score}} gives the same frame.
-    pd.testing.assert_frame_equal(got, evaluate(orls, run, list(ours), missing="skip"))
+    pd.testing.assert_frame_equal(
+        got, evaluate_run(orls, run, list(ours), missing="skip").to_frame()
+    )
     assert set(got.index) == set(expected)
     for query, values in expected.items():
         for name, trec_name in ours.items():

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ir_measures = pytest.importorskip("ir_measures")
@@ -83,7 +83,7 @@ def _generate(seed: int, n_queries: int = 60, float32_ties: bool = True) -> tupl
 def _check_trec_parity(qrels: dict, run: dict) -> None:
     expected = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
-    got = evaluate(orls, run, list(TREC_NAMES), missing="skip")
+    got = evaluate_run(orls, run, list(TREC_NAMES), missing="skip").to_frame()
     assert set(got.index) == set(expected)
     for query, values in expected.items():
         for ours, theirs in TREC_NAMES.items():
@@ -144,7 +144,8 @@ def test_err_matches_gdeval_through_ir_measures(seed: int) -> None:
     names = [f"ERR@{k}" for k in CUTOFFS]
     expected = _ir_measures_values(qrels, run, [ir_measures.parse_measure(n) for n in names])
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
-    got = evaluate(orls, run, names)  # ir_measures scores a missing query 0, as missing="zero"
+    # ir_measures scores a missing query 0, as missing="zero"
+    got = evaluate_run(orls, run, names).to_frame()
     assert {q for q, _ in expected} == set(got.index)
     for (query, name), value in expected.items():
         assert got.loc[query, name] == pytest.approx(value, abs=5e-6 + 1e-12), (query, name)
@@ -163,7 +164,7 @@ def test_judged_matches_ir_measures(seed: int) -> None:
     names = [*(f"Judged@{k}" for k in CUTOFFS), "Judged"]
     expected = _ir_measures_values(qrels, run, [ir_measures.parse_measure(n) for n in names])
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
-    got = evaluate(orls, run, names)
+    got = evaluate_run(orls, run, names).to_frame()
     assert {q for q, _ in expected} == set(got.index)
     for (query, name), value in expected.items():
         assert got.loc[query, name] == pytest.approx(value, abs=1e-12), (query, name)
@@ -179,6 +180,6 @@ def test_float32_ties_matter_for_the_new_measures() -> None:
     qrels, run = _generate(0)
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
     names = ["Bpref", "infAP", "R@5", "IPrec@0.5"]
-    f32 = evaluate(orls, run, names, missing="skip")
-    f64 = evaluate(orls, run, names, missing="skip", score_precision="float64")
+    f32 = evaluate_run(orls, run, names, missing="skip").to_frame()
+    f64 = evaluate_run(orls, run, names, missing="skip", score_precision="float64").to_frame()
     assert not np.allclose(f32.to_numpy(), f64.to_numpy())

@@ -14,7 +14,7 @@ import pytest
 from orlbuild.errors import InputError, StoreError
 from orlbuild.services.build_evaluation import evaluate_stored_build
 from orlbuild.store import list_systems, open_store
-from scoring import ORL, evaluate
+from scoring import ORL, evaluate_run
 from tests.ingest.conftest import run_cli, store_counts
 
 QRELS = "q1 0 d1 2\nq1 0 d2 1\nq2 0 e1 1\nq2 0 e2 1\nq3 0 f1 1\n"
@@ -63,7 +63,7 @@ def test_run_without_scores_is_ordered_by_rank(built: str, tmp_path: Path) -> No
     payload = _score(built, "ranked")
     orls = {"q1": ORL({"d1": 1, "d2": 2}), "q2": ORL({"e1": 1, "e2": 1}), "q3": ORL({"f1": 1})}
     lists = {"q1": ["d2", "d1"], "q2": ["e1", "e2"], "q3": ["x9", "f1"]}
-    expected = evaluate(orls, lists, ["RDQm2-a1@10", "nDCG@10"]).mean()
+    expected = evaluate_run(orls, lists, ["RDQm2-a1@10", "nDCG@10"]).to_frame().mean()
     assert payload["mean"]["RDQm2-a1@10"] == pytest.approx(expected["RDQm2-a1@10"])
     assert payload["mean"]["nDCG@10"] == pytest.approx(expected["nDCG@10"])
     assert payload["conventions"]["run_order"] == "rank column ascending"
