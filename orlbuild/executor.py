@@ -40,16 +40,15 @@ import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from orlbuild.errors import ConfigError, OrlbuildError
+from orlbuild.vocabulary import ExecutorKind
 
 __all__ = [
     "SCHEDULER_ENVIRONMENT_VARIABLE",
     "Executor",
-    "ExecutorKind",
     "map_largest_first",
     "map_ordered",
     "resolve_executor",
@@ -83,14 +82,6 @@ _ONE_THREAD = {
         "NUMEXPR_NUM_THREADS",
     )
 }
-
-
-class ExecutorKind(str, Enum):
-    """Where the work runs."""
-
-    SERIAL = "serial"
-    PROCESSES = "processes"
-    DASK = "dask"
 
 
 #: The Dask transports a scheduler address may name (docs/reliability.md, "Limits").

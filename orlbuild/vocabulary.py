@@ -21,8 +21,10 @@ __all__ = [
     "AnnotatorWeighting",
     "Cluster",
     "Disconnected",
+    "ExecutorKind",
     "ExportFormat",
     "GradeAggregate",
+    "InputFormat",
     "InputKind",
     "Method",
     "OnError",
@@ -247,6 +249,31 @@ class PlanDesign(str, Enum):
     complete = "complete"
     uniform = "uniform"
     planned = "planned"
+
+
+class InputFormat(str, Enum):
+    """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
+
+    tsv = "tsv"
+    csv = "csv"
+    jsonl = "jsonl"
+    # A JSON array of objects (LMArena's clean_battle_*.json); read as a stream.
+    json = "json"
+    qrels = "qrels"
+    trec = "trec"
+    # Pairwise shapes (docs/input-formats.md, "Input formats"): arena is tabular (syntax from the
+    # extension), the other two are headerless and whitespace-separated.
+    arena = "arena"
+    prefs_release = "prefs-release"
+    trec_prefs = "trec-prefs"
+
+
+class ExecutorKind(str, Enum):
+    """Where the work runs: in this process, in worker processes or on a Dask cluster."""
+
+    SERIAL = "serial"
+    PROCESSES = "processes"
+    DASK = "dask"
 
 
 def values(vocabulary: type[Enum]) -> tuple[str, ...]:

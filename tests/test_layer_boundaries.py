@@ -113,7 +113,7 @@ def test_all_lists_only_names_the_module_defines(package: str) -> None:
         ("builders", "from orlbuild.records import QueryORL", False),
         ("ingest", "if TYPE_CHECKING:\n    from sqlalchemy import Engine", True),
         ("ingest", "from ..store.batches import NAME_COLUMNS", True),
-        ("ingest", "from .source import InputFormat", False),
+        ("ingest", "from .source import open_input", False),
         ("report", "import orlbuild.pipeline.runner", True),
         ("report", "from scoring.statistics import PowerResult", False),
         ("orl_io", "from orlbuild import services", True),

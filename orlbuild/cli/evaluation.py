@@ -21,8 +21,7 @@ from orlbuild.cli.options import (
     TestOption,
 )
 from orlbuild.cli.render import emit, report_plan
-from orlbuild.ingest.source import InputFormat
-from orlbuild.vocabulary import GradeAggregate, OutputFormat, values
+from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 

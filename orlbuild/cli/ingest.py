@@ -9,11 +9,11 @@ import typer
 
 from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
-from orlbuild.ingest import DuplicatePolicy, InputFormat
+from orlbuild.ingest import DuplicatePolicy
 from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress
 from orlbuild.services.ingests import ingest_file
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(

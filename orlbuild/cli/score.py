@@ -24,7 +24,6 @@ from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import opened_store
 from orlbuild.errors import ConfigError, InputError
-from orlbuild.ingest.source import InputFormat
 from orlbuild.orl_io.eval_files import read_run_file
 from orlbuild.services.evaluations import (
     SystemScores,
@@ -33,7 +32,7 @@ from orlbuild.services.evaluations import (
     score_run,
     score_systems,
 )
-from orlbuild.vocabulary import OutputFormat
+from orlbuild.vocabulary import InputFormat, OutputFormat
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 

@@ -12,19 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from orlbuild.ingest.reading import ParsedInput, read_input
-    from orlbuild.ingest.source import InputFormat
     from scoring.vocabulary import DuplicatePolicy
 
 _HOME = {
     "DuplicatePolicy": "kinds",
-    "InputFormat": "source",
     "ParsedInput": "reading",
     "read_input": "reading",
 }
 
 __all__ = [
     "DuplicatePolicy",
-    "InputFormat",
     "ParsedInput",
     "read_input",
 ]

@@ -25,8 +25,7 @@ from orlbuild.ingest.fields import (
 )
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
-from orlbuild.ingest.source import InputFormat
-from orlbuild.vocabulary import InputKind
+from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
     DuplicatePolicy,

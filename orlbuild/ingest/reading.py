@@ -24,9 +24,9 @@ from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import DEFAULT_QUERY, KINDS, NAME_COLUMNS, Facts, IngestKind
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import RecordLayout, is_comment, read_chunks
-from orlbuild.ingest.source import STDIN, InputFormat, Source, detect_format, sniff_trec
+from orlbuild.ingest.source import STDIN, Source, detect_format, sniff_trec
 from orlbuild.ingest.trec_reader import NAME_LENGTH
-from orlbuild.vocabulary import InputKind
+from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]

@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import MAX_LINE_CHARS, InputFormat, split_lines
+from orlbuild.ingest.source import MAX_LINE_CHARS, split_lines
+from orlbuild.vocabulary import InputFormat
 
 __all__ = [
     "CHUNK_ROWS",

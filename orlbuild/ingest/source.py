@@ -28,16 +28,15 @@ import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import BinaryIO
 
 from orlbuild.errors import InputError
+from orlbuild.vocabulary import InputFormat
 
 __all__ = [
     "MAX_LINE_CHARS",
     "STDIN",
-    "InputFormat",
     "Source",
     "detect_format",
     "file_sha256",
@@ -64,23 +63,6 @@ BLOCK_BYTES = 1 << 20
 #: "Limits and refused values"). A line completed inside one block is never longer than
 #: the block, so the cap is checked only on lines that span blocks (and on the tail).
 MAX_LINE_CHARS = BLOCK_BYTES
-
-
-class InputFormat(str, Enum):
-    """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
-
-    tsv = "tsv"
-    csv = "csv"
-    jsonl = "jsonl"
-    # A JSON array of objects (LMArena's clean_battle_*.json); read as a stream.
-    json = "json"
-    qrels = "qrels"
-    trec = "trec"
-    # Pairwise shapes (docs/input-formats.md, "Input formats"): arena is tabular (syntax from the
-    # extension), the other two are headerless and whitespace-separated.
-    arena = "arena"
-    prefs_release = "prefs-release"
-    trec_prefs = "trec-prefs"
 
 
 _EXTENSIONS = {

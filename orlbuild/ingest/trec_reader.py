@@ -30,7 +30,8 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, InputFormat, open_input
+from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
+from orlbuild.vocabulary import InputFormat
 from scoring.run import CodedRuns
 
 __all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames", "fast_trec_runs"]

@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import STDIN, InputFormat, base_suffix, open_input, sniff_trec
+from orlbuild.ingest.source import STDIN, base_suffix, open_input, sniff_trec
 from orlbuild.ingest.trec_reader import fast_trec_frame
+from orlbuild.vocabulary import InputFormat
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_grade_table
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.builders import QueryORL
-from orlbuild.executor import Executor, ExecutorKind, resolve_executor
+from orlbuild.executor import Executor, resolve_executor
 from orlbuild.output_files import check_output
 from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig, pipeline_inputs
 from orlbuild.progress import ingest_progress, progress_bar
@@ -38,6 +38,7 @@ from orlbuild.services.reference_resampling import (
     ReferenceVerdicts,
     reference_verdicts_for_build,
 )
+from orlbuild.vocabulary import ExecutorKind
 
 if TYPE_CHECKING:
     from orlbuild.services.databases import Engine

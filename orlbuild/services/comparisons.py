@@ -25,8 +25,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from orlbuild.errors import ConfigError
-from orlbuild.executor import Executor, ExecutorKind, map_largest_first
-from orlbuild.vocabulary import UndefinedPanels
+from orlbuild.executor import Executor, map_largest_first
+from orlbuild.vocabulary import ExecutorKind, UndefinedPanels
 from scoring.settings import TestSettings
 
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs

@@ -39,7 +39,6 @@ from sqlalchemy import Engine
 from orlbuild.errors import ConfigError, InputError, StoreError
 from orlbuild.executor import (
     Executor,
-    ExecutorKind,
     map_ordered,
     start_workers,
 )
@@ -51,7 +50,7 @@ from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
-from orlbuild.vocabulary import UndefinedPanels
+from orlbuild.vocabulary import ExecutorKind, UndefinedPanels
 from scoring.messages import first_and_more
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, InputFormat, sniff_trec
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, sniff_trec
+from orlbuild.vocabulary import InputFormat
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 

@@ -22,12 +22,12 @@ from orlbuild.errors import ConfigError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
 from orlbuild.ingest.reading import read_input
-from orlbuild.ingest.source import InputFormat, file_sha256
+from orlbuild.ingest.source import file_sha256
 from orlbuild.store.batches import NewBatch, find_batch, find_run_batch, store_batch
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
 from scoring.messages import first_and_more
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from orlbuild.cli.main import app
-from orlbuild.ingest.source import InputFormat, sniff_trec
+from orlbuild.ingest.source import sniff_trec
+from orlbuild.vocabulary import InputFormat
 from scoring import ORL, ScoringError, evaluate_run
 from scoring.settings import TestSettings
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import InputFormat
 from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_frames, fast_trec_runs
 from orlbuild.orl_io.eval_files import parse_file
+from orlbuild.vocabulary import InputFormat
 
 RUNS = {
     "plain": "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\n",

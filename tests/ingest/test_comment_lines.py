@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from orlbuild.ingest import InputFormat, read_input
+from orlbuild.ingest import read_input
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
 from orlbuild.store import load_graded, load_run, open_store
+from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import run_cli
 
 Write = Callable[[str, str | bytes], Path]

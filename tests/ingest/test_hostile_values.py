@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from orlbuild.errors import InputError
-from orlbuild.ingest import InputFormat, read_input
+from orlbuild.ingest import read_input
 from orlbuild.ingest.source import MAX_LINE_CHARS
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.store import load_pairwise, open_store
+from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import run_cli, store_counts
 
 Write = Callable[[str, str | bytes], Path]

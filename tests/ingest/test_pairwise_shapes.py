@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orlbuild.ingest import InputFormat, read_input
+from orlbuild.ingest import read_input
 from orlbuild.store import load_pairwise, open_store
+from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import (
     counted_pairwise_tuples,
     pairwise_tuples,

@@ -16,7 +16,7 @@ import pytest
 from evaluation_store import evaluation_store
 from store_cli import cli, cli_json
 
-from orlbuild.executor import Executor, ExecutorKind, resolve_executor
+from orlbuild.executor import Executor, resolve_executor
 from orlbuild.services.build_evaluation import PowerSpec, evaluate_stored_build
 from orlbuild.services.comparisons import (
     compare_panels,
@@ -26,6 +26,7 @@ from orlbuild.services.comparisons import (
 )
 from orlbuild.services.evaluations import panels_for_systems
 from orlbuild.store import open_store
+from orlbuild.vocabulary import ExecutorKind
 from scoring.settings import TestSettings
 
 POWER_ARGS = [

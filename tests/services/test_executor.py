@@ -11,10 +11,10 @@ import pytest
 from orlbuild.errors import ConfigError, InputError, OrlbuildError
 from orlbuild.executor import (
     Executor,
-    ExecutorKind,
     map_ordered,
     resolve_executor,
 )
+from orlbuild.vocabulary import ExecutorKind
 
 
 def seeded_work(seed: int, query: str) -> tuple[str, float]:
