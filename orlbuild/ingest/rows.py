@@ -726,7 +726,9 @@ def _json_array_objects(texts: Iterable[str], label: str) -> Iterator[tuple[int,
     def skip_blank() -> None:
         nonlocal pos, line
         while True:
-            end = _BLANK.match(buffer, pos).end()  # type: ignore[union-attr]
+            blank = _BLANK.match(buffer, pos)
+            assert blank is not None  # the pattern matches the empty string
+            end = blank.end()
             line += buffer.count("\n", pos, end)
             pos = end
             if pos < len(buffer) or not refill():
