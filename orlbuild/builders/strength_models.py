@@ -78,12 +78,11 @@ def _pair_unit_annotators(comparisons: PairwiseComparisons) -> IntArray:
 
 
 @dataclass(frozen=True)
-class BradleyTerryModel:
-    """Bradley-Terry on pairwise comparisons (ties entered once each way)."""
+class _PairwiseModel:
+    """What every model of pairwise comparisons shares: the rows, the penalty, the likelihood."""
 
     comparisons: PairwiseComparisons
     reg: float
-    solver: str = "ilsr"
 
     @property
     def unit_annotators(self) -> IntArray:
@@ -97,8 +96,20 @@ class BradleyTerryModel:
 
     @property
     def alpha(self) -> float:
-        """The ``alpha`` handed to choix."""
+        """Ridge penalty ``alpha * ||s||^2`` handed to choix (``c / n_items``)."""
         return _alpha(self.reg, self.comparisons.n_items)
+
+    def likelihood(self) -> PairwiseLikelihood:
+        """Bradley-Terry likelihood of the comparisons, ties at 1/2 (the ``model`` tiering's
+        partitions; Rank Centrality has no likelihood of its own)."""
+        return PairwiseLikelihood(self.comparisons.count_matrix())
+
+
+@dataclass(frozen=True)
+class BradleyTerryModel(_PairwiseModel):
+    """Bradley-Terry on pairwise comparisons (ties entered once each way)."""
+
+    solver: str = "ilsr"
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Bradley-Terry scores."""
@@ -112,41 +123,19 @@ class BradleyTerryModel:
             scores, alpha=self.alpha, solver=self.solver
         )
 
-    def likelihood(self) -> PairwiseLikelihood:
-        """Bradley-Terry likelihood of the comparisons."""
-        return PairwiseLikelihood(self.comparisons.count_matrix())
-
     def subset(self, members: IntArray) -> BradleyTerryModel:
         """The model on one component."""
         return BradleyTerryModel(self.comparisons.subset(members), self.reg, self.solver)
 
 
 @dataclass(frozen=True)
-class DavidsonModel:
+class DavidsonModel(_PairwiseModel):
     """Bradley-Terry with Davidson's (1970) tie parameter per query (``--ties davidson``).
 
     Ties are modelled instead of counted as half a win each way
     (:mod:`orlbuild.builders.davidson`); a query without ties is plain
     Bradley-Terry with the same ridge penalty.
     """
-
-    comparisons: PairwiseComparisons
-    reg: float
-
-    @property
-    def unit_annotators(self) -> IntArray:
-        """Annotator of each raw row."""
-        return _pair_unit_annotators(self.comparisons)
-
-    @property
-    def unit_sizes(self) -> FloatArray | None:
-        """Outcomes of each raw row (its ``count``)."""
-        return self.comparisons.unit_sizes
-
-    @property
-    def alpha(self) -> float:
-        """Ridge penalty ``alpha * ||s||^2`` (``c / n_items``)."""
-        return _alpha(self.reg, self.comparisons.n_items)
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Davidson scores."""
@@ -159,44 +148,23 @@ class DavidsonModel:
         fitted = davidson_fit(wins, ties, alpha=self.alpha)
         return davidson_information(fitted, wins, ties) + 2.0 * self.alpha * np.eye(len(scores))
 
-    def likelihood(self) -> PairwiseLikelihood:
-        """Bradley-Terry likelihood with ties at 1/2 (the ``model`` tiering's partitions)."""
-        return PairwiseLikelihood(self.comparisons.count_matrix())
-
     def subset(self, members: IntArray) -> DavidsonModel:
         """The model on one component."""
         return DavidsonModel(self.comparisons.subset(members), self.reg)
 
 
 @dataclass(frozen=True)
-class RankCentralityModel:
+class RankCentralityModel(_PairwiseModel):
     """Rank Centrality on pairwise comparisons; no likelihood, so bootstrap only."""
-
-    comparisons: PairwiseComparisons
-    reg: float
-
-    @property
-    def unit_annotators(self) -> IntArray:
-        """Annotator of each raw row."""
-        return _pair_unit_annotators(self.comparisons)
-
-    @property
-    def unit_sizes(self) -> FloatArray | None:
-        """Outcomes of each raw row (its ``count``)."""
-        return self.comparisons.unit_sizes
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Rank Centrality scores."""
         counts = self.comparisons.count_matrix(unit_weights)
-        return rank_centrality_pairwise(counts, alpha=_alpha(self.reg, self.comparisons.n_items))
+        return rank_centrality_pairwise(counts, alpha=self.alpha)
 
     def information(self, scores: FloatArray) -> None:
         """Rank Centrality has no likelihood."""
         return None
-
-    def likelihood(self) -> PairwiseLikelihood:
-        """Bradley-Terry likelihood of the comparisons (Rank Centrality has none)."""
-        return PairwiseLikelihood(self.comparisons.count_matrix())
 
     def subset(self, members: IntArray) -> RankCentralityModel:
         """The model on one component."""
