@@ -40,6 +40,7 @@ __all__ = [
     "SimulatedMethod",
     "Solver",
     "Source",
+    "SystemNameSource",
     "TieModel",
     "TieringProcedure",
     "Uncertainty",
@@ -59,6 +60,15 @@ class InputKind(Word):
     pairwise = "pairwise"
     graded = "graded"
     run = "run"
+
+
+class SystemNameSource(Word):
+    """``orlbuild ingest run --system-from`` (the pipeline's ``system_from``): where a run's
+    system name comes from when ``--system`` does not give it (docs/input-formats.md,
+    "System names of runs")."""
+
+    tag = "tag"
+    stem = "stem"
 
 
 class OutputFormat(Word):

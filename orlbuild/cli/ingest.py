@@ -1,9 +1,10 @@
-"""``orlbuild ingest listwise|pairwise|graded|run FILE``: load judgments and runs."""
+"""``orlbuild ingest listwise|pairwise|graded FILE``, ``ingest run FILE...``: load judgments and
+runs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 import typer
 
@@ -11,9 +12,9 @@ from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy
 from orlbuild.ingest.source import input_size
-from orlbuild.progress import ingest_progress
-from orlbuild.services.ingests import ingest_file
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
+from orlbuild.progress import ingest_progress, progress_bar
+from orlbuild.services.ingests import IngestResult, ingest_file
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind, SystemNameSource
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
@@ -33,6 +34,14 @@ FormatOpt = Annotated[
         "content); pairwise also takes the shapes arena, prefs-release and trec-prefs.",
     ),
 ]
+
+
+class _RunReading(TypedDict):
+    """How run files are read: the options passed on to every file's ingest."""
+
+    fmt: InputFormat | None
+    duplicates: DuplicatePolicy
+    score_precision: ScorePrecisionName
 
 
 #: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
@@ -154,11 +163,32 @@ def pairwise_command(
     _ingest(ctx, InputKind.pairwise, file, collection=collection, fmt=fmt, query=query)
 
 
+RunFilesArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="Run files (TREC runs, or query, item, rank, score); '-' for standard input "
+        "(one file, with --system).",
+        show_default=False,
+    ),
+]
+
+
 @ingest_app.command("run")
 def run_command(
     ctx: typer.Context,
-    file: FileArg,
-    system: Annotated[str, typer.Option("--system", "-s", help="Name of the system.")],
+    files: RunFilesArg,
+    system: Annotated[
+        str | None,
+        typer.Option("--system", "-s", help="Name of the system (one file only)."),
+    ] = None,
+    system_from: Annotated[
+        SystemNameSource | None,
+        typer.Option(
+            "--system-from",
+            help="Name each run's system after its tag (the TREC run's sixth column, or a "
+            "'tag' column) or its file's stem (bm25.trec.gz: bm25).",
+        ),
+    ] = None,
     collection: CollectionOpt = DEFAULT_COLLECTION,
     fmt: FormatOpt = None,
     duplicates: Annotated[
@@ -170,17 +200,73 @@ def run_command(
     ] = DuplicatePolicy.error,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
 ) -> None:
-    """Ingest a system's run: TREC run, or query, item, rank, score (optional)."""
-    _ingest(
-        ctx,
-        InputKind.run,
-        file,
-        collection=collection,
-        fmt=fmt,
-        system=system,
-        duplicates=duplicates,
-        score_precision=score_precision,
+    """Ingest systems' runs (TREC run, or query, item, rank, score), one batch and one
+    transaction per file; with several files, every one is named and checked before any is
+    stored."""
+    if system is not None and (system_from is not None or len(files) > 1):
+        raise typer.BadParameter(
+            "--system names the one run of one file: use --system-from tag|stem for several",
+            param_hint="'--system'",
+        )
+    if system is None and system_from is None:
+        raise typer.BadParameter(
+            "name the system: --system NAME (one file) or --system-from tag|stem",
+            param_hint="'--system' / '--system-from'",
+        )
+    reading = _RunReading(fmt=fmt, duplicates=duplicates, score_precision=score_precision)
+    if system is not None:
+        _ingest(ctx, InputKind.run, files[0], collection=collection, system=system, **reading)
+        return
+    _ingest_runs(ctx, files, collection=collection, system_from=system_from, reading=reading)
+
+
+def _ingest_runs(
+    ctx: typer.Context,
+    files: list[str],
+    *,
+    collection: str,
+    system_from: SystemNameSource | None,
+    reading: _RunReading,
+) -> None:
+    """Check every run, then store each with a progress bar over the files (standard error).
+
+    Ctrl-C exits 130 saying which files the store holds.
+    """
+    from orlbuild.services.ingests import (
+        check_runs,
+        interrupted_runs_message,
+        newest_batch,
+        store_runs,
     )
+
+    quiet = get_state(ctx).quiet
+    stored: list[IngestResult] = []
+    with opened_store(ctx, writes=True) as engine:
+        try:
+            with progress_bar(len(files), "check runs", quiet=quiet) as checked:
+                runs = check_runs(
+                    files, system_from=system_from, on_checked=lambda: checked(1), **reading
+                )
+        except KeyboardInterrupt:
+            typer.echo("interrupted: nothing was stored", err=True)
+            raise typer.Exit(INTERRUPTED_EXIT) from None
+        before = newest_batch(engine)
+
+        def done(result: IngestResult) -> None:
+            stored.append(result)
+            advance(1)
+
+        try:
+            with progress_bar(len(runs), "ingest runs", quiet=quiet) as advance:
+                store_runs(engine, runs, collection=collection, on_stored=done, **reading)
+        except KeyboardInterrupt:
+            message = interrupted_runs_message(engine, before, runs, stored, collection=collection)
+            typer.echo(message, err=True)
+            raise typer.Exit(INTERRUPTED_EXIT) from None
+    for result in stored:
+        for warning in result.warnings:
+            typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(result.message)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,7 +29,14 @@ from orlbuild.ingest.trec_reader import NAME_LENGTH
 from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
-__all__ = ["SHAPE_FORMATS", "TABULAR_FORMATS", "ParsedInput", "kind_formats", "read_input"]
+__all__ = [
+    "SHAPE_FORMATS",
+    "TABULAR_FORMATS",
+    "ParsedInput",
+    "input_format",
+    "kind_formats",
+    "read_input",
+]
 
 
 #: Characters of the start of a file looked at to find its first line.
@@ -380,3 +387,13 @@ def _refuse_qrels_read_as_preferences(
             hint="ingest it with `orlbuild ingest graded`; if these really are "
             "preferences, pass --format prefs-release",
         )
+
+
+def input_format(kind: str, path: str | Path, fmt: InputFormat | None = None) -> InputFormat:
+    """The format :func:`read_input` reads ``path`` in (``--format``, else content or name).
+
+    Only the start of the file is read (its first data line).
+    """
+    source = Source(str(path))
+    first_line, _texts = _with_first_line(source.texts())
+    return _choose_format(KINDS[InputKind(kind)], source.name, fmt, first_line)

@@ -12,22 +12,28 @@ being parsed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from orlbuild.errors import ConfigError
+from orlbuild.errors import ConfigError, InputError, OrlbuildError, StoreError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
 from orlbuild.ingest.reading import read_input
-from orlbuild.ingest.source import file_sha256
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256
 from orlbuild.store.batches import NewBatch, find_batch, find_run_batch, store_batch
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
+from orlbuild.vocabulary import (
+    DEFAULT_COLLECTION,
+    InputFormat,
+    InputKind,
+    SystemNameSource,
+    values,
+)
 from scoring.messages import first_and_more
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
@@ -40,10 +46,20 @@ __all__ = [
     "IngestProgressFactory",
     "IngestResult",
     "IngestedInput",
+    "RunFile",
+    "RunsNotAllStoredError",
+    "check_run_files",
+    "check_runs",
     "ingest_file",
+    "ingest_runs",
     "ingest_unless_stored",
     "interrupted_ingest_outcome",
+    "interrupted_runs_message",
     "newest_batch",
+    "run_stem",
+    "run_system_names",
+    "runs_stored_and_not",
+    "store_runs",
 ]
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file.
@@ -415,3 +431,333 @@ def interrupted_ingest_outcome(
         return None
     row = mine.iloc[-1]
     return int(row["id"]), int(row["row_count"])
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One run file of ``orlbuild ingest run FILE...`` and the system it is stored for."""
+
+    path: Path
+    system: str
+
+
+def run_stem(path: str | Path) -> str:
+    """A run file's name without ``.gz``/``.bz2`` and its last extension (``bm25.trec.gz``:
+    ``bm25``; docs/input-formats.md, "System names of runs")."""
+    name = Path(path)
+    if name.suffix.lower() in COMPRESSED_SUFFIXES:
+        name = name.with_suffix("")
+    return name.stem
+
+
+def run_system_names(
+    paths: Sequence[str | Path],
+    *,
+    system: str | None = None,
+    system_from: SystemNameSource | None = None,
+    fmt: InputFormat | None = None,
+) -> list[RunFile]:
+    """The system of each run file, every name checked before anything is stored.
+
+    Parameters
+    ----------
+    paths
+        Run files (standard input only as the one file named with ``system``).
+    system
+        ``--system``: the name of the one run.
+    system_from
+        ``--system-from``: each run's tag (:func:`orlbuild.ingest.run_tags.run_tag`)
+        or its file's stem (:func:`run_stem`).
+    fmt
+        ``--format`` of the runs.
+
+    Returns
+    -------
+    list of RunFile
+        In the order given.
+
+    Raises
+    ------
+    ConfigError
+        ``system`` with more than one file, both or neither of ``system`` and
+        ``system_from``, standard input without ``system``, an invalid name,
+        or two files naming the same system.
+    InputError
+        A run with two tags (file, line and both tags), or without a tag.
+    """
+    from orlbuild.ingest.run_tags import run_tag
+
+    if not paths:
+        raise ConfigError("no run files given")
+    words = "|".join(values(SystemNameSource))
+    if system is not None and system_from is not None:
+        raise ConfigError(f"give --system NAME or --system-from {words}, not both")
+    if system is None and system_from is None:
+        raise ConfigError(f"name the systems: --system NAME (one file) or --system-from {words}")
+    if system is not None:
+        if len(paths) > 1:
+            raise ConfigError(
+                f"--system names one run, but {len(paths)} files were given: use --system-from "
+                f"{words} to name each file's system"
+            )
+        return [RunFile(Path(paths[0]), _check_name(system, "system"))]
+    if STDIN in map(str, paths):
+        raise ConfigError("standard input ('-') has no file name or second reading: pass --system")
+    runs = []
+    owners: dict[str, Path] = {}
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_file():
+            raise InputError("no such file", file=path, hint="check the path")
+        name = run_tag(path, fmt=fmt) if system_from == SystemNameSource.tag else run_stem(path)
+        name = _check_name(name, f"system (the {SystemNameSource(system_from).value} of {path})")
+        if name in owners:
+            raise ConfigError(
+                f"{owners[name]} and {path} both name system {name!r} "
+                f"(--system-from {SystemNameSource(system_from).value}): one run per system and "
+                "call; nothing was stored"
+            )
+        owners[name] = path
+        runs.append(RunFile(path, name))
+    return runs
+
+
+def check_run_files(
+    paths: Sequence[Path],
+    *,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    on_checked: Callable[[Path], None] | None = None,
+) -> None:
+    """Read and check runs as their ingest will, storing nothing (raises :class:`InputError`).
+
+    TREC runs go through the C-speed reader, all in one pass, which accepts
+    only what the exact reader accepts (:mod:`orlbuild.ingest.trec_reader`);
+    a file it declines - another format, a repeated document, a suspect
+    value - is read by the exact reader, whose error names the file, line and
+    value. ``on_checked`` is called after each file (a progress bar).
+    """
+    from orlbuild.ingest.reading import input_format
+    from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_runs
+
+    trec = [input_format(InputKind.run, path, fmt) is InputFormat.trec for path in paths]
+    if all(trec) and fast_trec_runs(paths) is not None:
+        for path in paths:
+            if on_checked is not None:
+                on_checked(path)
+        return
+    for path, is_trec in zip(paths, trec, strict=True):
+        if not is_trec or fast_trec_frame(path, InputFormat.trec) is None:
+            read_input(
+                InputKind.run,
+                path,
+                fmt=fmt,
+                duplicates=duplicates,
+                score_precision=score_precision,
+            )
+        if on_checked is not None:
+            on_checked(path)
+
+
+class RunsNotAllStoredError(StoreError):
+    """Storing one run of several failed after the runs before it were stored.
+
+    The message gives the cause, then which files were stored (with their
+    batches) and which were not.
+    """
+
+    def __init__(
+        self, cause: BaseException, stored: Sequence[IngestResult], rest: Sequence[RunFile]
+    ) -> None:
+        super().__init__(f"{cause}; {runs_stored_and_not(stored, rest)}")
+        self.stored = tuple(stored)
+        self.rest = tuple(rest)
+
+
+def runs_stored_and_not(stored: Sequence[IngestResult], rest: Sequence[RunFile]) -> str:
+    """Which runs of a stopped ``ingest run FILE...`` are in the store, which are not."""
+    done = (
+        ", ".join(f"{r.file_name} (system {r.system!r}, batch {r.batch_id})" for r in stored)
+        or "none"
+    )
+    missing = ", ".join(str(run.path) for run in rest) or "none"
+    return (
+        f"stored: {done}; not stored: {missing} (the same command stores the rest: "
+        "stored files are skipped as already stored)"
+    )
+
+
+def check_runs(
+    paths: Sequence[str | Path],
+    *,
+    system: str | None = None,
+    system_from: SystemNameSource | None = None,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    on_checked: Callable[[], None] | None = None,
+) -> list[RunFile]:
+    """Name every run's system and check every file, storing nothing (the first half of
+    :func:`ingest_runs`).
+
+    One file is not read here: its own ingest checks it inside its one
+    transaction. ``on_checked`` is called after each file (a progress bar).
+    """
+    runs = run_system_names(paths, system=system, system_from=system_from, fmt=fmt)
+    if len(runs) > 1:
+        check_run_files(
+            [run.path for run in runs],
+            fmt=fmt,
+            duplicates=duplicates,
+            score_precision=score_precision,
+            on_checked=None if on_checked is None else lambda _path: on_checked(),
+        )
+    elif on_checked is not None:
+        on_checked()
+    return runs
+
+
+def store_runs(
+    engine: Engine,
+    runs: Sequence[RunFile],
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    on_stored: Callable[[IngestResult], None] | None = None,
+) -> list[IngestResult]:
+    """Store checked runs (:func:`check_runs`), each by :func:`ingest_file` in its own
+    transaction, in order (the second half of :func:`ingest_runs`).
+
+    ``on_stored`` is called with each file's outcome once it is committed.
+
+    Raises
+    ------
+    RunsNotAllStoredError
+        When one of several files fails (see :func:`ingest_runs`).
+    """
+    collection = _check_name(collection, "collection")
+    stored: list[IngestResult] = []
+    for index, run in enumerate(runs):
+        try:
+            result = ingest_file(
+                engine,
+                InputKind.run,
+                run.path,
+                collection=collection,
+                fmt=fmt,
+                system=run.system,
+                duplicates=duplicates,
+                score_precision=score_precision,
+            )
+        except OrlbuildError as exc:
+            if len(runs) == 1:
+                raise
+            raise RunsNotAllStoredError(exc, stored, runs[index:]) from exc
+        stored.append(result)
+        if on_stored is not None:
+            on_stored(result)
+    return stored
+
+
+def ingest_runs(
+    engine: Engine,
+    paths: Sequence[str | Path],
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    system: str | None = None,
+    system_from: SystemNameSource | None = None,
+    fmt: InputFormat | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+) -> list[IngestResult]:
+    """Ingest many runs: every file checked first, then each stored in its own transaction
+    (docs/input-formats.md, "System names of runs").
+
+    Nothing is stored until every file has its system name (no two alike) and
+    has been read and checked as its ingest will read it: a bad file, a run
+    with two tags or two runs of one system stop the call with nothing stored
+    (:func:`check_runs`). Then each run is stored by :func:`ingest_file`, one
+    batch and one transaction per file, in the order given; a run already
+    stored (same content, same system) is reported and skipped
+    (:func:`store_runs`).
+
+    Parameters
+    ----------
+    engine
+        The store.
+    paths
+        Run files.
+    collection, fmt, duplicates, score_precision
+        As for :func:`ingest_file`.
+    system, system_from
+        How each run's system is named (:func:`run_system_names`).
+
+    Returns
+    -------
+    list of IngestResult
+        One per file, in order.
+
+    Raises
+    ------
+    ConfigError, InputError
+        Before anything is stored (see :func:`run_system_names`, :func:`check_run_files`).
+    RunsNotAllStoredError
+        One of several files failed while being stored (the store refused it,
+        or the database failed): the runs before it stay stored, and the
+        message names them with their batches, and the runs not stored.
+    """
+    _check_name(collection, "collection")
+    runs = check_runs(
+        paths,
+        system=system,
+        system_from=system_from,
+        fmt=fmt,
+        duplicates=duplicates,
+        score_precision=score_precision,
+    )
+    return store_runs(
+        engine,
+        runs,
+        collection=collection,
+        fmt=fmt,
+        duplicates=duplicates,
+        score_precision=score_precision,
+    )
+
+
+def interrupted_runs_message(
+    engine: Engine,
+    before: int,
+    runs: Sequence[RunFile],
+    stored: Sequence[IngestResult],
+    *,
+    collection: str,
+) -> str:
+    """What an ``ingest run FILE...`` stopped by Ctrl-C left in the store, read from the store.
+
+    ``stored`` are the runs reported committed; the run being stored when
+    the interruption came may have committed too (:func:`interrupted_ingest_outcome`).
+    """
+    done = list(stored)
+    rest = list(runs[len(stored) :])
+    if rest:
+        landed = interrupted_ingest_outcome(
+            engine, before, kind="run", collection=collection.strip(), system=rest[0].system
+        )
+        if landed is not None:
+            done.append(
+                IngestResult(
+                    batch_id=landed[0],
+                    created=True,
+                    kind="run",
+                    file_name=str(rest[0].path),
+                    sha256="",
+                    rows=landed[1],
+                    system=rest[0].system,
+                )
+            )
+            rest = rest[1:]
+    return f"interrupted: {runs_stored_and_not(done, rest)}"
