@@ -31,6 +31,7 @@ Example (``sample_data/pipeline.toml`` is a complete one)::
 
 from __future__ import annotations
 
+import glob
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,14 +47,22 @@ from orlbuild.builders.parameters import (
     check_number,
     resolve_parameters,
 )
-from orlbuild.errors import ConfigError
+from orlbuild.errors import ConfigError, OrlbuildError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
 from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import PowerSpec
-from orlbuild.vocabulary import BUILD_OPTION_VALUES, InputKind, OnError, Source, values
+from orlbuild.vocabulary import (
+    BUILD_OPTION_VALUES,
+    InputFormat,
+    InputKind,
+    OnError,
+    Source,
+    SystemNameSource,
+    values,
+)
 from scoring import UnknownMeasureError, parse_measures
 from scoring.settings import TestSettings
 from scoring.statistics.procedures import default_test
@@ -481,7 +490,7 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     except UnknownMeasureError as exc:
         problems.add("measures", str(exc))
     database_url = _database(root.table("database"), base)
-    inputs = tuple(_input(t, base, collection) for t in root.tables("inputs"))
+    inputs = tuple(spec for t in root.tables("inputs") for spec in _input(t, base, collection))
     if not root.data.get("inputs"):
         problems.add("inputs", "at least one [[inputs]] table is required")
     builds = tuple(_build(t, collection) for t in root.tables("builds"))
@@ -540,34 +549,87 @@ def _database(table: _Table | None, base: Path) -> str:
     return f"sqlite:///{(base / (path or 'orlbuild.db')).resolve()}"
 
 
-def _input(table: _Table, base: Path, collection: str) -> InputSpec:
+def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
+    """One ``[[inputs]]`` table: one file, or every run file its glob matches, sorted."""
     kind = table.get("kind", str, choices=tuple(INPUT_FORMATS))
     raw_path = table.get("path", str, check=_non_empty)
+    pattern = bool(raw_path) and glob.has_magic(raw_path)
     path = (base / raw_path).resolve() if raw_path else base
-    if raw_path and not path.is_file():
+    paths = _run_glob(table, kind, base, raw_path) if pattern else [path]
+    if raw_path and not pattern and not path.is_file():
         table.problems.add(table.key("path"), f"file not found: {path}")
     formats = INPUT_FORMATS.get(kind or "", ())
     fmt = table.get("format", str, None, choices=formats or None)
     system = table.get("system", str, None, check=_non_empty)
-    if kind == "run" and system is None and "system" not in table.data:
-        table.problems.add(table.key("system"), "is required for kind = 'run' (the system's name)")
+    system_from = table.get("system_from", str, None, choices=values(SystemNameSource))
+    if kind == "run" and system is None and system_from is None and "system" not in table.data:
+        table.problems.add(
+            table.key("system"),
+            "is required for kind = 'run' (the system's name), or system_from = 'tag'|'stem'",
+        )
     if kind is not None and kind != "run" and system is not None:
         table.problems.add(table.key("system"), f"only allowed for kind = 'run' (this is {kind!r})")
+    if kind is not None and kind != "run" and system_from is not None:
+        table.problems.add(
+            table.key("system_from"), f"only allowed for kind = 'run' (this is {kind!r})"
+        )
+    if system is not None and (system_from is not None or pattern):
+        table.problems.add(
+            table.key("system"),
+            "names one run: give system_from = 'tag'|'stem' instead, for a glob or not at all",
+        )
     query = table.get("query", str, None, check=_non_empty)
     if kind is not None and kind != "pairwise" and query is not None:
         table.problems.add(
             table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
         )
     coll = table.get("collection", str, collection, check=_non_empty).strip()
-    table.finish(("kind", "path", "format", "system", "collection", "query"))
-    return InputSpec(
-        kind=_word(InputKind, kind),
-        path=path,
-        collection=coll,
-        system=None if system is None else system.strip(),
-        format=fmt,
-        query=None if query is None else query.strip(),
+    table.finish(("kind", "path", "format", "system", "system_from", "collection", "query"))
+    systems = [None if system is None else system.strip()] * len(paths)
+    if kind == "run" and system_from is not None and system is None and paths:
+        systems = _run_systems(table, paths, SystemNameSource(system_from), fmt)
+    return tuple(
+        InputSpec(
+            kind=_word(InputKind, kind),
+            path=one_path,
+            collection=coll,
+            system=one_system,
+            format=fmt,
+            query=None if query is None else query.strip(),
+        )
+        for one_path, one_system in zip(paths, systems, strict=True)
     )
+
+
+def _run_glob(table: _Table, kind: str | None, base: Path, pattern: str) -> list[Path]:
+    """The files a run ``path`` glob matches, sorted (docs/pipeline.md, "Many runs: a glob")."""
+    if kind is not None and kind != "run":
+        table.problems.add(table.key("path"), f"a glob is for kind = 'run' (this is {kind!r})")
+        return []
+    matches = sorted(
+        Path(match).resolve()
+        for match in glob.glob(str(base / pattern), recursive=True)
+        if Path(match).is_file()
+    )
+    if not matches:
+        table.problems.add(table.key("path"), f"the glob {pattern!r} matches no file in {base}")
+    return matches
+
+
+def _run_systems(
+    table: _Table, paths: list[Path], system_from: SystemNameSource, fmt: str | None
+) -> list[str | None]:
+    """Each run's system from its tag or file stem, as ``ingest run --system-from``."""
+    from orlbuild.services.ingests import run_system_names
+
+    try:
+        runs = run_system_names(
+            paths, system_from=system_from, fmt=None if fmt is None else InputFormat(fmt)
+        )
+    except OrlbuildError as error:
+        table.problems.add(table.key("system_from"), str(error))
+        return [None] * len(paths)
+    return [run.system for run in runs]
 
 
 def _build_name(value: str) -> str | None:
