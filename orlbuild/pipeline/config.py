@@ -133,11 +133,14 @@ class InputSpec:
     collection
         Collection the rows go to.
     system
-        System name; required for runs, forbidden otherwise.
+        System name: for runs given by ``system``, or by ``system_from`` from
+        the run's tag or file stem; ``None`` otherwise.
     format
         Explicit input format, or ``None`` to detect it from the extension.
     query
         Pairwise only: every row goes into this one query (``--query``).
+    key
+        The table it comes from (``inputs[2]``), for messages; a glob's files share it.
     """
 
     kind: InputKind
@@ -146,6 +149,7 @@ class InputSpec:
     system: str | None = None
     format: str | None = None
     query: str | None = None
+    key: str = field(default="inputs", compare=False)
 
 
 @dataclass(frozen=True)
@@ -596,6 +600,7 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
             system=one_system,
             format=fmt,
             query=None if query is None else query.strip(),
+            key=table.where,
         )
         for one_path, one_system in zip(paths, systems, strict=True)
     )
@@ -931,14 +936,16 @@ def _cross_checks(
                 f"builds[{index}].source",
                 f"no [[inputs]] of kind {build.source!r} in collection {build.collection!r}",
             )
-    systems: dict[tuple[str, str], int] = {}
-    for index, spec in enumerate(inputs):
+    systems: dict[tuple[str, str], InputSpec] = {}
+    for spec in inputs:
         if spec.kind != "run" or spec.system is None:
             continue
         key = (spec.collection, spec.system)
         if key in systems:
+            other = systems[key]
             problems.add(
-                f"inputs[{index}].system",
-                f"{spec.system!r} already has a run in inputs[{systems[key]}] (one run per system)",
+                f"{spec.key}.system",
+                f"{spec.system!r} already has a run in {other.key} ({other.path.name}): "
+                f"{spec.path.name} would be a second one (one run per system)",
             )
-        systems[key] = index
+        systems[key] = spec
