@@ -570,22 +570,25 @@ class RunsNotAllStoredError(StoreError):
     def __init__(
         self, cause: BaseException, stored: Sequence[IngestResult], rest: Sequence[RunFile]
     ) -> None:
-        super().__init__(f"{cause}; {runs_stored_and_not(stored, rest)}")
+        done = [_stored_run(r.file_name, r.system, r.batch_id) for r in stored]
+        super().__init__(f"{cause}; {runs_stored_and_not(done, rest)}")
         self.stored = tuple(stored)
         self.rest = tuple(rest)
 
 
-def runs_stored_and_not(stored: Sequence[IngestResult], rest: Sequence[RunFile]) -> str:
-    """Which runs of a stopped ``ingest run FILE...`` are in the store, which are not."""
-    done = (
-        ", ".join(f"{r.file_name} (system {r.system!r}, batch {r.batch_id})" for r in stored)
-        or "none"
-    )
+def runs_stored_and_not(stored: Sequence[str], rest: Sequence[RunFile]) -> str:
+    """Which runs of a stopped ``ingest run FILE...`` are in the store (``stored``: each as
+    :func:`_stored_run` says it), and which are not."""
     missing = ", ".join(str(run.path) for run in rest) or "none"
     return (
-        f"stored: {done}; not stored: {missing} (the same command stores the rest: "
-        "stored files are skipped as already stored)"
+        f"stored: {', '.join(stored) or 'none'}; not stored: {missing} (the same command "
+        "stores the rest: stored files are skipped as already stored)"
     )
+
+
+def _stored_run(file_name: str, system: str | None, batch_id: int) -> str:
+    """One stored run in a message: ``a.trec (system 'a', batch 2)``."""
+    return f"{file_name} (system {system!r}, batch {batch_id})"
 
 
 def check_runs(
@@ -741,23 +744,13 @@ def interrupted_runs_message(
     ``stored`` are the runs reported committed; the run being stored when
     the interruption came may have committed too (:func:`interrupted_ingest_outcome`).
     """
-    done = list(stored)
+    done = [_stored_run(r.file_name, r.system, r.batch_id) for r in stored]
     rest = list(runs[len(stored) :])
     if rest:
         landed = interrupted_ingest_outcome(
             engine, before, kind="run", collection=collection.strip(), system=rest[0].system
         )
         if landed is not None:
-            done.append(
-                IngestResult(
-                    batch_id=landed[0],
-                    created=True,
-                    kind="run",
-                    file_name=str(rest[0].path),
-                    sha256="",
-                    rows=landed[1],
-                    system=rest[0].system,
-                )
-            )
+            done.append(_stored_run(str(rest[0].path), rest[0].system, landed[0]))
             rest = rest[1:]
     return f"interrupted: {runs_stored_and_not(done, rest)}"

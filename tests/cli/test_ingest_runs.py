@@ -294,3 +294,44 @@ def test_ctrl_c_between_files_says_what_is_stored(
         "stored)"
     )
     assert _systems(migrated_db_url) == ["r0"]
+
+
+def test_ctrl_c_just_after_a_commit_counts_that_file_as_stored(
+    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interruption lands after the second file's commit, before it is reported."""
+    real = ingests.ingest_file
+    calls = [0]
+
+    def committed_then_interrupted(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        result = real(*args, **kwargs)
+        if calls[0] == 2:
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(ingests, "ingest_file", committed_then_interrupted)
+    files = [tmp_path / f"r{i}.trec" for i in range(3)]
+    for path in files:
+        path.write_text(_run(path.stem))
+    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    assert code == 130
+    assert err.strip().startswith(
+        f"interrupted: stored: {files[0]} (system 'r0', batch 1), {files[1]} (system 'r1', "
+        f"batch 2); not stored: {files[2]} "
+    )
+
+
+def test_ctrl_c_while_checking_stores_nothing(
+    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ingests, "check_run_files", interrupted)
+    files = [tmp_path / f"r{i}.trec" for i in range(2)]
+    for path in files:
+        path.write_text(_run(path.stem))
+    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    assert code == 130 and err.strip() == "interrupted: nothing was stored"
+    assert _batches(migrated_db_url) == []
