@@ -27,6 +27,14 @@ def _run(tag: str, queries: tuple[str, ...] = ("q1", "q2"), docs: int = 3) -> st
     return "".join(f"{q} Q0 d{d} {d + 1} {10 - d}.5 {tag}\n" for q in queries for d in range(docs))
 
 
+def _run_files(folder: Path, n: int, names: tuple[str, ...] | None = None) -> list[Path]:
+    """``n`` runs ``r0.trec``, ``r1.trec``... (or ``NAME.trec``), each tagged with its stem."""
+    paths = [folder / f"{name}.trec" for name in (names or [f"r{i}" for i in range(n)])]
+    for path in paths:
+        path.write_text(_run(path.stem))
+    return paths
+
+
 def _systems(url: str) -> list[str]:
     engine = open_store(url)
     try:
@@ -146,11 +154,7 @@ def test_two_files_of_one_system_stop_before_anything_is_stored(
 def test_a_bad_file_stops_the_call_before_anything_is_stored(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    files = []
-    for i in range(3):
-        path = tmp_path / f"r{i}.trec"
-        path.write_text(_run(f"r{i}"))
-        files.append(str(path))
+    files = list(map(str, _run_files(tmp_path, 3)))
     bad = Path(files[2])
     bad.write_text(_run("r2") + "q9 Q0 d1 1.5 3.0 r2\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
@@ -192,9 +196,7 @@ def test_a_file_the_store_refuses_names_what_is_stored_and_what_not(
     old = tmp_path / "old.trec"
     old.write_text(_run("b", docs=2))
     assert cli(migrated_db_url, "ingest", "run", str(old), "--system", "b")[0] == 0
-    files = [tmp_path / f"{n}.trec" for n in ("a", "b", "c")]
-    for path in files:
-        path.write_text(_run(path.stem))
+    files = _run_files(tmp_path, 3, ("a", "b", "c"))
     code, out, err = cli(
         migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "stem"
     )
@@ -206,11 +208,7 @@ def test_a_file_the_store_refuses_names_what_is_stored_and_what_not(
 
 
 def test_the_same_call_again_stores_nothing_new(migrated_db_url: str, tmp_path: Path) -> None:
-    files = []
-    for i in range(2):
-        path = tmp_path / f"r{i}.trec"
-        path.write_text(_run(f"r{i}"))
-        files.append(str(path))
+    files = list(map(str, _run_files(tmp_path, 2)))
     args = ("ingest", "run", *files, "--system-from", "tag")
     assert cli(migrated_db_url, *args)[0] == 0
     code, out, err = cli(migrated_db_url, *args)
@@ -231,11 +229,7 @@ def test_the_same_call_again_stores_nothing_new(migrated_db_url: str, tmp_path: 
 def test_system_options_are_usage_errors(
     migrated_db_url: str, tmp_path: Path, extra: list[str], files: int, says: str
 ) -> None:
-    paths = []
-    for i in range(files):
-        path = tmp_path / f"r{i}.trec"
-        path.write_text(_run(f"r{i}"))
-        paths.append(str(path))
+    paths = list(map(str, _run_files(tmp_path, files)))
     code, _, err = cli(migrated_db_url, "ingest", "run", *paths, *extra)
     assert code == 2 and says in " ".join(err.split()).replace("│", "").replace("  ", " ")
     assert _batches(migrated_db_url) == []
@@ -259,11 +253,7 @@ def test_one_progress_bar_per_phase_over_the_files(
         shown.append((description, total, steps[0]))
 
     monkeypatch.setattr(ingest_cli, "progress_bar", recording_bar)
-    files = []
-    for i in range(3):
-        path = tmp_path / f"r{i}.trec"
-        path.write_text(_run(f"r{i}"))
-        files.append(str(path))
+    files = list(map(str, _run_files(tmp_path, 3)))
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "tag")
     assert code == 0, err
     assert shown == [("check runs", 3, 3), ("ingest runs", 3, 3)]
@@ -283,9 +273,7 @@ def test_ctrl_c_between_files_says_what_is_stored(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ingests, "ingest_file", interrupted_second)
-    files = [tmp_path / f"r{i}.trec" for i in range(3)]
-    for path in files:
-        path.write_text(_run(path.stem))
+    files = _run_files(tmp_path, 3)
     code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
     assert code == 130 and "Traceback" not in err
     assert err.strip() == (
@@ -311,9 +299,7 @@ def test_ctrl_c_just_after_a_commit_counts_that_file_as_stored(
         return result
 
     monkeypatch.setattr(ingests, "ingest_file", committed_then_interrupted)
-    files = [tmp_path / f"r{i}.trec" for i in range(3)]
-    for path in files:
-        path.write_text(_run(path.stem))
+    files = _run_files(tmp_path, 3)
     code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
     assert code == 130
     assert err.strip().startswith(
@@ -329,9 +315,7 @@ def test_ctrl_c_while_checking_stores_nothing(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ingests, "check_run_files", interrupted)
-    files = [tmp_path / f"r{i}.trec" for i in range(2)]
-    for path in files:
-        path.write_text(_run(path.stem))
+    files = _run_files(tmp_path, 2)
     code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
     assert code == 130 and err.strip() == "interrupted: nothing was stored"
     assert _batches(migrated_db_url) == []
