@@ -7,7 +7,9 @@ and skipped when this reading keeps the same rows (docs/input-formats.md, "Input
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first
 (:func:`orlbuild.ingest.source.file_sha256`), so a stored file is skipped without
-being parsed.
+being parsed. :func:`ingest_runs` (``orlbuild ingest run FILE...``) names every
+run's system and checks every file before it stores any, then stores each with
+:func:`ingest_file` (docs/input-formats.md, "System names of runs").
 """
 
 from __future__ import annotations
