@@ -201,8 +201,8 @@ def run_command(
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
 ) -> None:
     """Ingest systems' runs (TREC run, or query, item, rank, score), one batch and one
-    transaction per file; with several files, every one is named and checked before any is
-    stored."""
+    transaction per file, the system named by --system (one file) or --system-from; with
+    several files, every one is named and checked before any is stored."""
     if system is not None and (system_from is not None or len(files) > 1):
         raise typer.BadParameter(
             "--system names the one run of one file: use --system-from tag|stem for several",
