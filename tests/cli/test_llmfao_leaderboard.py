@@ -29,6 +29,17 @@ def _centred_log(strengths: pd.Series) -> pd.Series:
     return log - log.mean()
 
 
+def _evalica_strengths() -> pd.Series:
+    """evalica's Bradley-Terry strengths of the stored file (a tie half a win each way)."""
+    frame = pd.read_csv(COMPARISONS, dtype=str)
+    outcome = frame["winner"].map(
+        {"left": evalica.Winner.X, "right": evalica.Winner.Y, "tie": evalica.Winner.Draw}
+    )
+    return evalica.bradley_terry(
+        frame["left"], frame["right"], outcome, tolerance=1e-13, limit=100_000
+    ).scores
+
+
 @pytest.fixture(scope="module")
 def published() -> pd.Series:
     """The published strengths (sum 1), indexed by model in leaderboard order."""
@@ -60,13 +71,7 @@ def test_the_stored_file_is_the_published_judgments() -> None:
 
 def test_evalica_on_the_file_gives_the_published_strengths(published: pd.Series) -> None:
     """The stored file is the one the published strengths were computed from."""
-    frame = pd.read_csv(COMPARISONS, dtype=str)
-    outcome = frame["winner"].map(
-        {"left": evalica.Winner.X, "right": evalica.Winner.Y, "tie": evalica.Winner.Draw}
-    )
-    theirs = evalica.bradley_terry(
-        frame["left"], frame["right"], outcome, tolerance=1e-13, limit=100_000
-    ).scores
+    theirs = _evalica_strengths()
     np.testing.assert_allclose(
         _centred_log(theirs[published.index]), _centred_log(published), rtol=0, atol=1e-12
     )
@@ -75,13 +80,7 @@ def test_evalica_on_the_file_gives_the_published_strengths(published: pd.Series)
 def test_reg_0_build_reproduces_evalica_and_the_published_order(
     built_scores: pd.Series, published: pd.Series
 ) -> None:
-    frame = pd.read_csv(COMPARISONS, dtype=str)
-    outcome = frame["winner"].map(
-        {"left": evalica.Winner.X, "right": evalica.Winner.Y, "tie": evalica.Winner.Draw}
-    )
-    theirs = evalica.bradley_terry(
-        frame["left"], frame["right"], outcome, tolerance=1e-13, limit=100_000
-    ).scores
+    theirs = _evalica_strengths()
     assert set(built_scores.index) == set(published.index)
     ours = built_scores[published.index]
     # our stored scores are centred log-strengths; evalica's are strengths
