@@ -17,10 +17,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from orlbuild.builders.crowd_bt import ReliabilityFit
-from orlbuild.builders.pairwise import pairwise_query_orl
+from orlbuild.builders.crowd_bt import CrowdBTModel, ReliabilityFit
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiered_orl import orl_from_model
 from orlbuild.records import AnnotatorReliability, QueryBuildError, QueryORL
 
 __all__ = ["flipped_pairs", "leave_one_annotator_out"]
@@ -83,14 +83,11 @@ def leave_one_annotator_out(
         for local, name in enumerate(comps.annotator_names.astype(str).tolist()):
             if len(comps.annotator_names) < 2 or not np.any(comps.annotators == local):
                 continue
+            # the model pairwise_query_orl builds for --annotators reliability, started
+            # from the build's strengths of the query (Newton then needs a few steps)
+            model = CrowdBTModel(_without(comps, local), params.reg, fit, fit.scores.get(query))
             try:
-                alone = pairwise_query_orl(
-                    query,
-                    _without(comps, local),
-                    params,
-                    rng_of(query),
-                    fit,
-                )
+                alone = orl_from_model(query, model, params, rng_of(query))
             except QueryBuildError:
                 continue
             flips[int(np.searchsorted(fit.names, name))] += flipped_pairs(built, alone)

@@ -118,6 +118,7 @@ def main() -> None:
                 "reliability - equal": round(reliable - equal, 3),
                 "s equal": round(t_equal, 1),
                 "s reliability": round(t_rel, 1),
+                "reliability / equal": round(t_rel / t_equal, 1),
             }
         )
     print(f"{args.queries} mixed queries, tiering {args.tiering}, 6 annotators (loaded machine)")
