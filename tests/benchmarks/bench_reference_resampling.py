@@ -10,8 +10,8 @@ uncertainty, seed 7) and the default comparison (``max-t``, 1,000
 permutations). Its peer, in the same process: one build of the original
 judgments (what each rebuild repeats); the ratio is the resampling's CPU time
 over ``rebuilds x`` that build's CPU time, so a ratio near 1 means the
-rebuilds are all the cost. CPU times add this process and its finished
-workers.
+rebuilds are all the cost. CPU times add this process and its workers (live
+ones read from ``/proc``).
 
 Run as a script: ``python tests/benchmarks/bench_reference_resampling.py
 [--resamples B] [--jobs N]``, or with pytest (4 resamples, serial).
@@ -20,6 +20,7 @@ Run as a script: ``python tests/benchmarks/bench_reference_resampling.py
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -60,11 +61,30 @@ def sample_inputs() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     return judgments, runs
 
 
+def _live_children_cpu() -> float:
+    """User + system CPU of this process's live child processes (Linux ``/proc``; else 0).
+
+    The executor's workers are reused and still alive when the resampling
+    returns, so ``RUSAGE_CHILDREN`` (finished children only) misses them.
+    """
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():  # fields[1] is the parent pid
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
+
+
 def cpu_seconds() -> float:
-    """User + system CPU of this process and its finished children."""
+    """User + system CPU of this process and its children, finished or alive."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    finished = children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + finished + _live_children_cpu()
 
 
 def main(resamples: int, jobs: int) -> None:
