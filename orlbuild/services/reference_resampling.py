@@ -14,11 +14,16 @@ resamples under which it holds:
 * a system's rank interval (the same ``[rank_lo, rank_hi]``).
 
 The rebuilds run on the executor, one task per resample, so ``--jobs`` and
-Dask apply (and the result does not depend on them).
+Dask apply (and the result does not depend on them). A resample is the
+multiset of annotators drawn: the copies are named in sorted order, so two
+draws of the same multiset give the same judgments, and each distinct
+multiset is rebuilt once and counted as often as it was drawn (with six
+annotators, 200 draws hold about 140 distinct multisets).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -73,8 +78,8 @@ class ReferenceVerdicts:
     resamples: int
 
 
-def annotator_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
-    """Judgments of annotators drawn with replacement; the ``i``-th draw is renamed ``NAME#i``.
+def _annotators(frame: pd.DataFrame) -> npt.NDArray[np.object_]:
+    """The judgments' annotators, sorted.
 
     Raises
     ------
@@ -83,11 +88,33 @@ def annotator_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.Data
     """
     if "annotator" not in frame.columns:
         raise ConfigError("reference resampling needs judgments with an annotator column")
-    annotators = np.asarray(sorted(frame["annotator"].astype(str).unique()), dtype=object)
-    drawn = rng.choice(annotators, size=annotators.size, replace=True)
+    return np.asarray(sorted(frame["annotator"].astype(str).unique()), dtype=object)
+
+
+def _draw(annotators: npt.NDArray[np.object_], rng: np.random.Generator) -> tuple[str, ...]:
+    """As many annotators as there are, drawn with replacement, in sorted order."""
+    return tuple(sorted(rng.choice(annotators, size=annotators.size, replace=True).tolist()))
+
+
+def _drawn_judgments(frame: pd.DataFrame, drawn: Sequence[str]) -> pd.DataFrame:
+    """The judgments of every drawn annotator, the ``i``-th draw renamed ``NAME#i``."""
     groups = dict(tuple(frame.groupby(frame["annotator"].astype(str), sort=False)))
     parts = [groups[name].assign(annotator=f"{name}#{i}") for i, name in enumerate(drawn)]
     return pd.concat(parts, ignore_index=True)
+
+
+def annotator_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Judgments of annotators drawn with replacement; the ``i``-th draw is renamed ``NAME#i``.
+
+    The draws are taken in sorted order, so the judgments depend only on how
+    often each annotator was drawn.
+
+    Raises
+    ------
+    ConfigError
+        When the judgments have no ``annotator`` column.
+    """
+    return _drawn_judgments(frame, _draw(_annotators(frame), rng))
 
 
 def _orls(outcome_orls: Mapping[str, Any]) -> dict[str, ORL]:
@@ -113,11 +140,10 @@ def _direction(pairs: pd.DataFrame) -> pd.Series:
 
 
 def _resample_verdicts(
-    setup: _Setup, index: int
+    setup: _Setup, drawn: tuple[str, ...]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
     """One rebuilt reference: which pair verdicts, tiers and rank intervals it keeps."""
-    rng = np.random.default_rng([setup.seed, index])
-    frame = annotator_resample(setup.judgments, rng)
+    frame = _drawn_judgments(setup.judgments, drawn)
     _, rebuilt = build_orls(frame, setup.params, on_error="skip")
     orls = _orls(rebuilt.orls)
     if set(orls) != set(setup.queries):
@@ -177,15 +203,17 @@ def reference_verdicts(
     resamples
         ``B``, the number of rebuilt references.
     seed
-        Seed of the annotator draws (resample ``b`` draws from ``(seed, b)``)
-        and of the comparisons.
+        Seed of the annotator draws (resample ``b`` draws from ``(seed, b)``;
+        draws of the same multiset of annotators are rebuilt once) and of the
+        comparisons.
     alpha, test, permutations
         The comparison (:func:`scoring.statistics.system_comparison`).
     executor
-        Where the rebuilds run (``--jobs``, Dask): one task per resample, so
-        the result does not depend on it.
+        Where the rebuilds run (``--jobs``, Dask): one task per distinct
+        resample, so the result does not depend on it.
     advance
-        Called with 1 per finished resample (progress).
+        Called with the number of resamples each finished rebuild stands for
+        (progress; they add up to ``resamples``).
 
     Returns
     -------
@@ -204,6 +232,11 @@ def reference_verdicts(
         alpha=alpha,
         seed=seed,
     )
+    annotators = _annotators(judgments)
+    draws = Counter(
+        _draw(annotators, np.random.default_rng([seed, index])) for index in range(resamples)
+    )
+    distinct = list(draws)  # first drawn first
     resolved, outcome = build_orls(judgments, params)
     pairs, systems = _verdicts(_orls(outcome.orls), runs, measures, options)
     setup = _Setup(
@@ -215,19 +248,18 @@ def reference_verdicts(
     interval_hits = np.zeros(len(systems))
     done = 0
     results = map_ordered(
-        partial(_resample_verdicts, setup),
-        list(range(resamples)),
-        executor=executor,
-        advance=advance,
-        chunk_size=1,
+        partial(_resample_verdicts, setup), distinct, executor=executor, chunk_size=1
     )
-    for result in results:
+    for drawn, result in zip(distinct, results, strict=True):
+        weight = draws[drawn]
+        if advance is not None:
+            advance(weight)
         if result is None:
             continue
-        pair_hits += result[0]
-        tier_hits += result[1]
-        interval_hits += result[2]
-        done += 1
+        pair_hits += weight * result[0]
+        tier_hits += weight * result[1]
+        interval_hits += weight * result[2]
+        done += weight
     if done == 0:
         raise ConfigError("no reference resample rebuilt an ORL for every query")
     pairs = pairs.assign(holds=pair_hits / done)
