@@ -359,7 +359,7 @@ def compare_memory(n_queries: int, counts: list[int]) -> None:
 
 # --- whole processes: `orlbuild build` serial, --jobs 2 and on a pre-started cluster -------------
 
-#: The build command the issue times (docs/performance.md, "Parallel builds").
+#: The build command the issue times (docs/performance.md, "Builds on many cores or a cluster").
 CLI_BUILD = [
     "build",
     "--source",
@@ -598,6 +598,12 @@ def compare_cli(n_queries: int, repeat: int, calibration_repeats: int) -> None:
                     "    from CPU times, on two free cores at most "
                     f"{min(bounds['serial']) / min(bounds[label]):.2f}x (serial CPU against "
                     "max(all CPU / 2, the command's own CPU))"
+                    + (
+                        "; the cluster's CPU counts its scheduler, nannies and event loops over "
+                        "the whole run, which a loaded machine stretches"
+                        if "dask" in label
+                        else ""
+                    )
                 )
         finally:
             for process in reversed(cluster):
