@@ -14,7 +14,12 @@ serves them all (docs/parallel.md, "Running on many cores or a cluster"):
   the ``ORLBUILD_SCHEDULER`` environment variable), through
   ``dask.distributed`` futures (joblib's own ``dask`` backend fails with
   joblib 1.6 and distributed 2026.8: ``Batch.__call__() got an unexpected
-  keyword argument 'nesting_level'``).
+  keyword argument 'nesting_level'``). The connection is made once per
+  process and kept (:func:`start_workers` opens it in the background, while
+  the caller reads its data, and has every worker import the task's modules);
+* every chunk runs with one BLAS thread wherever it runs (:func:`_run_chunk`),
+  the workers of an external ``dask worker`` included, whatever environment
+  they were started with.
 
 Tasks are cut into chunks as they are sent (large first, smaller toward the
 end, so that per-chunk costs stay small and the processes finish together)
@@ -33,14 +38,17 @@ raises the same error, with the same one-line message, in the caller.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import math
 import os
 import pickle
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from orlbuild.errors import ConfigError, OrlbuildError
@@ -49,6 +57,7 @@ from orlbuild.vocabulary import ExecutorKind
 __all__ = [
     "SCHEDULER_ENVIRONMENT_VARIABLE",
     "Executor",
+    "close_dask_connections",
     "map_largest_first",
     "map_ordered",
     "resolve_executor",
@@ -201,14 +210,42 @@ def _portable(error: OrlbuildError) -> OrlbuildError:
     return copy if str(copy) == str(error) else OrlbuildError(str(error))
 
 
+#: This process's threadpoolctl controller, made once the task's modules are imported.
+_BLAS: Any = None
+
+
+def _blas_controller() -> Any:
+    """The BLAS libraries loaded in this process, found once (a scan costs ~3 ms, a limit 0.04 ms).
+
+    Made at the first chunk or warm-up, when unpickling the task has imported
+    NumPy and SciPy, so that both OpenBLAS copies are in it.
+    """
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    return _BLAS
+
+
 def _run_chunk(function: Callable[[T], R], chunk: Sequence[T]) -> _ChunkResult[R]:
-    """Run ``function`` over one chunk in a worker; stop at the first user-facing error."""
+    """Run ``function`` over one chunk, with one BLAS thread; stop at the first user-facing error.
+
+    The limit is set here, in the process that runs the chunk, and not only
+    through the environment a pool starts its workers with: an external
+    ``dask worker`` (without a nanny, or with its own ``OMP_NUM_THREADS``)
+    would otherwise run each chunk on as many BLAS threads as cores, which on
+    the per-query matrices of a few dozen rows only adds synchronisation and
+    oversubscribes the cores the other workers use. The previous limits are
+    restored after the chunk.
+    """
     results: list[R] = []
-    for task in chunk:
-        try:
-            results.append(function(task))
-        except OrlbuildError as error:
-            return _ChunkResult(results, _Raised(_portable(error)))
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for task in chunk:
+            try:
+                results.append(function(task))
+            except OrlbuildError as error:
+                return _ChunkResult(results, _Raised(_portable(error)))
     return _ChunkResult(results)
 
 
@@ -218,6 +255,7 @@ def _import_modules(modules: tuple[str, ...]) -> int:
 
     for module in modules:
         importlib.import_module(module)
+    _blas_controller()
     return os.getpid()
 
 
@@ -244,8 +282,11 @@ def start_workers(executor: Executor | None, modules: Sequence[str] = ()) -> Non
     A build calls this before it reads the store, so that the workers' start-up
     (a new Python importing NumPy, SciPy and the estimators: about 1.3 s of
     CPU each) overlaps with reading the judgments instead of following it.
-    Does nothing for a serial executor or a Dask cluster (whose workers are
-    already running).
+    For a Dask cluster it connects in a background thread (the connection is
+    kept for the rest of this process) and sends every worker one warm-up
+    task that imports ``modules``, so that a cluster whose workers have not
+    run orlbuild yet imports it while this process reads its data; the
+    workers' start-up is the cluster's. Does nothing for a serial executor.
 
     Parameters
     ----------
@@ -254,7 +295,10 @@ def start_workers(executor: Executor | None, modules: Sequence[str] = ()) -> Non
     modules
         Modules the tasks will need (for example ``orlbuild.builders.build``).
     """
-    if executor is None or executor.kind is not ExecutorKind.PROCESSES:
+    if executor is None or executor.kind is ExecutorKind.SERIAL:
+        return
+    if executor.kind is ExecutorKind.DASK:
+        _DaskConnection.open(str(executor.scheduler), tuple(modules))
         return
     pool = _loky_pool(executor.jobs - 1)
     for _ in range(executor.jobs - 1):
@@ -427,10 +471,7 @@ def _wait_local(futures: list[Any]) -> None:
 
 def _run_here(function: Callable[[T], R], chunk: list[T]) -> _ChunkResult[R]:
     """Run a chunk in this process, with one BLAS thread as in the workers."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _run_chunk(function, chunk)
+    return _run_chunk(function, chunk)
 
 
 def _stream(
@@ -491,6 +532,128 @@ def _dask_workers(client: Any) -> int:
     return max(1, sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()))
 
 
+class _DaskConnection:
+    """One kept connection per scheduler address, opened in a background thread.
+
+    Connecting (importing ``distributed``, the handshake with the scheduler)
+    and the workers' warm-up overlap with what the caller does meanwhile
+    (reading the store); :meth:`client` waits for it. The client is reused
+    by every later map in this process (the pipeline's builds, scoring and
+    power) and closed when the process exits.
+    """
+
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _open: ClassVar[dict[str, _DaskConnection]] = {}
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self._client: Any = None
+        self._error: BaseException | None = None
+        self._warmed: set[tuple[str, ...]] = set()
+        self._ready = threading.Event()
+
+    @classmethod
+    def open(cls, address: str, modules: tuple[str, ...] = ()) -> _DaskConnection:
+        """The connection to ``address``, started now (in the background) if there is none."""
+        with cls._lock:
+            connection = cls._open.get(address)
+            if connection is not None and connection._lost():
+                cls._open.pop(address)
+                connection = None
+            if connection is None:
+                connection = cls._open[address] = cls(address)
+                threading.Thread(target=connection._connect, args=(modules,), daemon=True).start()
+                return connection
+        if connection._ready.is_set() and connection._client is not None:
+            connection._warm(modules)
+        return connection
+
+    def _lost(self) -> bool:
+        """A connection that failed, or whose scheduler has gone (a test's cluster closed)."""
+        if not self._ready.is_set():
+            return False
+        return self._client is None or self._client.status != "running"
+
+    def _connect(self, modules: tuple[str, ...]) -> None:
+        try:
+            try:
+                from distributed import Client
+            except ImportError as error:  # pragma: no cover - depends on the extra
+                raise ConfigError(
+                    "running on a Dask cluster needs the distributed extra: "
+                    "pip install 'orlbuild[distributed]'"
+                ) from error
+            try:
+                # not the default client: a caller's own dask.compute stays where it was
+                self._client = Client(self.address, timeout="10s", set_as_default=False)
+            except OSError as error:
+                raise ConfigError(
+                    f"cannot reach the Dask scheduler at {self.address}: {error}"
+                ) from error
+            self._warm(modules)
+        except BaseException as error:  # handed to the thread that maps
+            self._error = error
+        finally:
+            self._ready.set()
+
+    def _warm(self, modules: tuple[str, ...]) -> None:
+        """One task per worker importing ``modules`` (once per set of modules and process).
+
+        Sent, not awaited: the first chunks queue behind it on each worker.
+        """
+        if not modules or modules in self._warmed:
+            return
+        from distributed import fire_and_forget
+
+        self._warmed.add(modules)
+        client = self._client
+        for worker in client.scheduler_info().get("workers", {}):
+            fire_and_forget(
+                client.submit(
+                    _import_modules,
+                    modules,
+                    workers=[worker],
+                    allow_other_workers=False,
+                    pure=False,
+                )
+            )
+
+    def client(self) -> Any:
+        """The connected client; raises the connection's error."""
+        self._ready.wait()
+        if self._error is not None:
+            with self._lock:
+                if self._open.get(self.address) is self:
+                    self._open.pop(self.address)
+            raise self._error
+        return self._client
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Close every kept client (at exit, or before its cluster is shut down)."""
+        with cls._lock:
+            connections = list(cls._open.values())
+            cls._open.clear()
+        for connection in connections:
+            if connection._ready.is_set() and connection._client is not None:
+                # the process is exiting: a scheduler already gone is nothing to report
+                with contextlib.suppress(Exception):
+                    connection._client.close(timeout=2)
+
+
+def close_dask_connections() -> None:
+    """Close the kept connections to Dask schedulers (done at exit).
+
+    Call it before shutting down a cluster this process started (a test's
+    ``LocalCluster``): a client whose scheduler has gone tries for a while to
+    reconnect.
+    """
+    _DaskConnection.close_all()
+
+
+atexit.register(close_dask_connections)
+
+
 def _map_dask(
     function: Callable[[T], R],
     tasks: Iterable[T],
@@ -499,24 +662,19 @@ def _map_dask(
     advance: Callable[[int], None] | None,
     chunk_size: int | None,
 ) -> Iterator[R]:
-    try:
-        from distributed import Client, wait
-    except ImportError as error:  # pragma: no cover - depends on the extra
-        raise ConfigError(
-            "running on a Dask cluster needs the distributed extra: "
-            "pip install 'orlbuild[distributed]'"
-        ) from error
-    try:
-        client = Client(address, timeout="10s")
-    except OSError as error:
-        raise ConfigError(f"cannot reach the Dask scheduler at {address}: {error}") from error
-    with client:
-        workers = _dask_workers(client)
-        yield from _stream(
-            function,
-            lambda chunk: client.submit(_run_chunk, function, chunk, pure=False),
-            lambda futures: wait(futures, return_when="FIRST_COMPLETED"),
-            _Cutter(tasks, n_tasks, workers, chunk_size),
-            workers,
-            advance,
-        )
+    client = _DaskConnection.open(address).client()
+    from distributed import wait  # importable: the client connected
+
+    def wait_any(futures: list[Any]) -> None:
+        with client.as_current():  # not the default client (a caller's dask.compute)
+            wait(futures, return_when="FIRST_COMPLETED")
+
+    workers = _dask_workers(client)
+    yield from _stream(
+        function,
+        lambda chunk: client.submit(_run_chunk, function, chunk, pure=False),
+        wait_any,
+        _Cutter(tasks, n_tasks, workers, chunk_size),
+        workers,
+        advance,
+    )

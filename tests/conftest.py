@@ -88,3 +88,6 @@ def dask_scheduler() -> Iterator[str]:
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         yield cluster.scheduler_address
+        from orlbuild.executor import close_dask_connections
+
+        close_dask_connections()  # the executor keeps its client; close it before the cluster

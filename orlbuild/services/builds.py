@@ -172,10 +172,6 @@ def build_and_store(
     ConfigError
         An unknown source or invalid options.
     """
-    # Imported here: the estimators pull in choix/scipy/networkx, which the
-    # commands that only read builds should not pay for.
-    from orlbuild.builders.build import build_orls
-
     if name is not None:
         name = check_build_name(name)
     if params.source not in JUDGMENT_LOADERS:
@@ -185,8 +181,14 @@ def build_and_store(
     # Limits first: nothing is read or computed for a build that could not be stored.
     if params.seed is not None:
         check_seed(params.seed)
-    # Local workers start (and import the builders) while this process reads the store.
+    # The workers start (local ones) or connect and warm up (a cluster's) first, so that
+    # their import of the builders overlaps with this process's own import and its
+    # reading of the store (docs/parallel.md, "Running on many cores or a cluster").
     start_workers(executor, ["orlbuild.builders.build"])
+    # Imported here: the estimators pull in choix/scipy/networkx, which the
+    # commands that only read builds should not pay for.
+    from orlbuild.builders.build import build_orls
+
     frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         raise BuildError(

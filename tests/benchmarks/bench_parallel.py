@@ -27,8 +27,11 @@ Run as a script: ``python tests/benchmarks/bench_parallel.py [--queries N] [--bt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
+import signal
+import subprocess
 import sys
 import time
 from functools import partial
@@ -354,6 +357,261 @@ def compare_memory(n_queries: int, counts: list[int]) -> None:
         )
 
 
+# --- whole processes: `orlbuild build` serial, --jobs 2 and on a pre-started cluster -------------
+
+#: The build command the issue times (docs/performance.md, "Builds on many cores or a cluster").
+CLI_BUILD = [
+    "build",
+    "--source",
+    "pairwise",
+    "--method",
+    "rank-centrality",
+    "--uncertainty",
+    "bootstrap",
+    "--bootstrap",
+    "200",
+    "--seed",
+    "1",
+    "--name",
+    "rc",
+]
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (Linux /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(parents.get(current, []))
+    return found
+
+
+def _tree_cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):  # exited meanwhile
+            total += _proc_cpu(pid)
+    return total
+
+
+#: Runs the CLI and, as its very last act (after the pool's shutdown), writes its own CPU seconds.
+CLI_WITH_OWN_CPU = (
+    "import atexit, os, sys\n"
+    "atexit.register(lambda: open(os.environ['BENCH_CPU_FILE'], 'w').write("
+    "str(os.times().user + os.times().system)))\n"
+    "from orlbuild.cli.main import run\n"
+    "run()\n"
+)
+
+
+def _timed_process(
+    command: list[str], cluster: list[int], folder: Path
+) -> tuple[float, float, float]:
+    """Wall seconds of ``command``, the CPU seconds it caused (itself, its children, the
+    cluster's processes meanwhile) and those of the command's own process."""
+    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before_cluster = _tree_cpu(cluster)
+    own = folder / "own-cpu"
+    start = time.perf_counter()
+    subprocess.run(
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "BENCH_CPU_FILE": str(own)},
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before_children.ru_utime) + (after.ru_stime - before_children.ru_stime)
+    return wall, cpu + _tree_cpu(cluster) - before_cluster, float(own.read_text())
+
+
+#: A trivially parallel unit of work shaped like a build's: many small solves (``{n}`` of them).
+NUMPY_UNIT = (
+    "import numpy as np\n"
+    "a = np.random.default_rng(0).random((20, 20)) + 20 * np.eye(20)\n"
+    "b = np.ones(20)\n"
+    "for _ in range({n}):\n"
+    "    np.linalg.solve(a, b)\n"
+)
+
+
+def _calibration(repeats: int) -> float:
+    """How much faster two processes do two units than one process does them, now: the
+    share of 2 cores this benchmark actually has (2.0 on an idle machine)."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", NUMPY_UNIT.format(n=2 * repeats)], check=True)
+    one = time.perf_counter() - start
+    start = time.perf_counter()
+    both = [subprocess.Popen([sys.executable, "-c", NUMPY_UNIT.format(n=repeats)]) for _ in "ab"]
+    for process in both:
+        process.wait()
+    return one / (time.perf_counter() - start)
+
+
+def _start_cluster(folder: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
+    """``dask scheduler`` and two ``dask worker --nthreads 1`` processes, as a user starts them."""
+    from distributed import Client
+
+    scheduler_file = folder / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dask",
+                "scheduler",
+                "--host",
+                "127.0.0.1",  # loopback only
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            **quiet,
+        )
+    ]
+    while not scheduler_file.exists():
+        time.sleep(0.2)
+    with Client(scheduler_file=str(scheduler_file)) as client:
+        address = client.scheduler.address
+        for _ in range(2):
+            processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "dask",
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                    ],
+                    **quiet,
+                )
+            )
+        client.wait_for_workers(2, timeout=300)
+    return address, processes
+
+
+def compare_cli(n_queries: int, repeat: int, calibration_repeats: int) -> None:
+    """``orlbuild build`` as whole processes, serial against ``--jobs 2`` and a pre-started cluster.
+
+    The store (SQLite) and the cluster (a ``dask scheduler`` and two ``dask
+    worker --nthreads 1`` processes) are made before any timing; every
+    process is timed from its start to its exit (imports, reading the store,
+    the build, writing it). The first build on the cluster finds workers that
+    have not imported orlbuild yet (``dask`` first); later ones find them
+    warm. Each round also measures the share of the two cores this run has
+    (:func:`_calibration`): the machine may be shared.
+    """
+    import tempfile
+
+    from orlbuild.services.builds import built_orls
+    from orlbuild.store import open_store, upgrade
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.builders.store_data import store_judgments
+
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        url = f"sqlite:///{folder / 'rc.db'}"
+        upgrade(url)
+        store_judgments(url, "pairwise", simulated_pairwise(n_queries, seed=1))
+        address, cluster = _start_cluster(folder)
+        try:
+            cluster_pids = [p for process in cluster for p in _descendants(process.pid)]
+            cli = [sys.executable, "-c", CLI_WITH_OWN_CPU]
+            cli += ["--db", url, "--quiet", *CLI_BUILD]
+            runs = [
+                ("serial", []),
+                ("--jobs 2", ["--jobs", "2"]),
+                ("dask", ["--scheduler", address]),
+            ]
+            print(
+                f"orlbuild build, whole processes: rank-centrality, 200 bootstrap resamples, "
+                f"{n_queries} queries x 20 items x 200 comparisons, SQLite ({_load()})"
+            )
+            rows: dict[str, list[tuple[float, float]]] = {}
+            bounds: dict[str, list[float]] = {}
+            capacity = []
+            for round_ in range(repeat):
+                capacity.append(_calibration(calibration_repeats))
+                print(
+                    f" round {round_ + 1}: two processes of numpy work {capacity[-1]:.2f}x one "
+                    f"({_load()})",
+                    flush=True,
+                )
+                for label, extra in runs:
+                    if label == "dask" and round_ == 0:
+                        label = "dask, first build on new workers"
+                    wall, cpu, own = _timed_process(
+                        cli + extra, cluster_pids if "dask" in label else [], folder
+                    )
+                    rows.setdefault(label, []).append((wall, cpu))
+                    # on two free cores the wall time is at least the CPU over both cores,
+                    # and at least this process's own CPU (imports, reading, writing, its chunks)
+                    bounds.setdefault(label, []).append(
+                        cpu if label == "serial" else max(cpu / 2, own)
+                    )
+                    print(
+                        f"  {label:<34} {wall:8.2f} s wall, CPU {cpu:7.2f} s, of which the "
+                        f"build command's own process {own:.2f} s ({cpu / wall / 2:.0%} of 2 "
+                        f"cores in use; {_load()})",
+                        flush=True,
+                    )
+            engine = open_store(url)
+            try:
+                from orlbuild.store.builds import build_versions
+
+                stored = {repr(built_orls(engine, b)[0]) for b in build_versions(engine, "rc")}
+            finally:
+                engine.dispose()
+            if len(stored) != 1:
+                raise SystemExit("the builds differ between serial, --jobs 2 and the cluster")
+            serial = min(w for w, _ in rows["serial"])
+            serial_cpu = min(c for _, c in rows["serial"])
+            print(f"  every build stored identical ORLs ({repeat * len(runs)} builds)")
+            for label, measured in rows.items():
+                if label == "serial":
+                    continue
+                best = min(w for w, _ in measured)
+                cpu = min(c for _, c in measured)
+                print(
+                    f"    RATIO {label} | serial: {serial / best:.2f}x (best wall of "
+                    f"{len(measured)}; serial {serial:.2f} s); CPU {cpu:.2f} s "
+                    f"against serial {serial_cpu:.2f} s; two processes of numpy work "
+                    f"{max(capacity):.2f}x one in the same run"
+                )
+                print(
+                    "    from CPU times, on two free cores at most "
+                    f"{min(bounds['serial']) / min(bounds[label]):.2f}x (serial CPU against "
+                    "max(all CPU / 2, the command's own CPU))"
+                    + (
+                        "; the cluster's CPU counts its scheduler, nannies and event loops over "
+                        "the whole run, which a loaded machine stretches"
+                        if "dask" in label
+                        else ""
+                    )
+                )
+        finally:
+            for process in reversed(cluster):
+                process.terminate()
+            for process in cluster:
+                process.wait(timeout=60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
@@ -366,13 +624,24 @@ def main() -> None:
     parser.add_argument(
         "--score-depths", default="20,100,400", help="run entries per query, comma-separated"
     )
-    parser.add_argument("--only", choices=["build", "power", "score", "memory"], default=None)
+    parser.add_argument(
+        "--only", choices=["build", "power", "score", "memory", "cli"], default=None
+    )
+    parser.add_argument("--cli-queries", type=int, default=500)
+    parser.add_argument(
+        "--calibration", type=int, default=100_000, help="solves per unit of the numpy workload"
+    )
     parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    # a timeout or Ctrl-C still runs the finally blocks that stop the cluster this run started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     if args.memory_child is not None:
         _memory_child(args.memory_child, args.queries)
         return
     print(f"{os.cpu_count()} cores, {_load()} at the start")
+    if args.only == "cli":
+        compare_cli(args.cli_queries, args.repeat, args.calibration)
+        return
     if args.only == "memory":
         compare_memory(args.queries, [1, 2, 4, 8])
         return

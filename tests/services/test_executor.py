@@ -179,3 +179,46 @@ def test_largest_first_gives_results_in_task_order() -> None:
 
 def square(value: int) -> int:
     return value * value
+
+
+def blas_threads(_: object = None) -> int:
+    """The BLAS threads of the process running this (NumPy's and SciPy's OpenBLAS)."""
+    import scipy.linalg  # noqa: F401 - loads SciPy's own OpenBLAS
+    from threadpoolctl import threadpool_info
+
+    return max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+
+def test_chunks_run_on_one_blas_thread_on_a_worker_started_with_more() -> None:
+    """An external ``dask worker`` started with two BLAS threads still runs chunks on one."""
+    distributed = pytest.importorskip("distributed")
+    from orlbuild.executor import close_dask_connections
+
+    many = {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, env=many
+    ) as cluster:
+        try:
+            with distributed.Client(cluster) as client:
+                # what the worker runs outside a chunk: the test can fail
+                assert set(client.run(blas_threads).values()) == {2}
+            executor = resolve_executor(scheduler=cluster.scheduler_address)
+            assert list(map_ordered(blas_threads, range(6), executor=executor)) == [1] * 6
+            with distributed.Client(cluster) as client:  # restored after the chunks
+                assert set(client.run(blas_threads).values()) == {2}
+        finally:
+            close_dask_connections()
+
+
+def test_a_kept_dask_connection_is_reused_and_reopened_after_close(dask_scheduler: str) -> None:
+    from orlbuild.executor import _DaskConnection, close_dask_connections, start_workers
+
+    executor = resolve_executor(scheduler=dask_scheduler)
+    start_workers(executor, ["orlbuild.builders.build"])  # connects in the background
+    first = _DaskConnection.open(dask_scheduler).client()
+    assert list(map_ordered(str.upper, QUERIES, executor=executor)) == [q.upper() for q in QUERIES]
+    assert _DaskConnection.open(dask_scheduler).client() is first
+    close_dask_connections()
+    assert first.status == "closed"
+    assert list(map_ordered(str.upper, QUERIES, executor=executor))[:2] == ["Q000", "Q001"]
+    assert _DaskConnection.open(dask_scheduler).client() is not first
