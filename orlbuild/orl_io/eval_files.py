@@ -227,9 +227,11 @@ def _comment_notes(frame: pd.DataFrame, path: Path) -> list[str]:
 
 def comment_notes(path: Path, comments: int) -> list[str]:
     """The note about ``comments`` comment lines skipped in ``path``; none for 0."""
+    if not comments:
+        return []  # without importing the exact reader's module (tens of milliseconds)
     from orlbuild.ingest.rows import comment_note
 
-    return [comment_note(str(path), comments)] if comments else []
+    return [comment_note(str(path), comments)]
 
 
 def first_line(path: Path) -> str | None:

@@ -6,19 +6,28 @@ whose document ids are MS MARCO-like (``msmarco_passage_NN_NNNNNNNNN``, about
 600,000 distinct), graded qrels of 50 judgments per query (half of them
 retrieved), scores with two decimals (so ties are common, and broken by
 document id), measures nDCG@10 and AP; and the same shape with short ids
-(``d123``). Both tools run as whole processes on the same files, interleaved
-round by round (``--repeat`` rounds, one untimed round first so both have
-compiled bytecode), and the median wall time of each is printed with the
-ratio orlbuild / ir_measures. Target: <= 1.0 on both id shapes.
+(``d123``). orlbuild computes the trec_eval nDCG@10 (native grades as linear
+gains: ``nDCG(grade=native,gain=linear)@10``, which is what the ir_measures
+CLI's ``nDCG@10`` is), so both tools compute the same values.
+
+Both tools run as whole processes on the same files, interleaved round by
+round (``--repeat`` rounds, one untimed round first so both have compiled
+bytecode). Printed: the median wall time of each and the ratio orlbuild /
+ir_measures, and the median CPU time (user + system) of each with its ratio,
+which moves less than wall time on a loaded machine. Target: <= 1.0 on both
+id shapes.
 
 Both tools are also checked to agree: the mean nDCG@10 and AP they print
-must match to 4 decimals.
+must match to 4 decimals. The machine this runs on may be shared: the load
+average is printed before and after, and ratios (both tools measured in the
+same rounds) are the figures to quote.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +39,8 @@ import numpy as np
 
 BIN = Path(sys.executable).parent
 MEASURES = ("nDCG@10", "AP")
+#: orlbuild's names for the ir_measures CLI's measures.
+ORLBUILD_MEASURES = {"nDCG@10": "nDCG(grade=native,gain=linear)@10", "AP": "AP"}
 #: Every process runs with bytecode as after a normal install (see bench_eval_cli.py).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
@@ -90,10 +101,12 @@ def write_files(
     return qrels, run
 
 
-def commands(qrels: Path, run: Path) -> dict[str, list[str]]:
-    """The two whole-process commands, by name."""
-    measures = [arg for m in MEASURES for arg in ("-m", m)]
+def commands(qrels: Path, run: Path, baseline: Path | None = None) -> dict[str, list[str]]:
+    """The whole-process commands, by name (``baseline``: another ``orlbuild`` to time too)."""
+    measures = [arg for m in MEASURES for arg in ("-m", ORLBUILD_MEASURES[m])]
+    others = {"baseline": [str(baseline), "eval", str(qrels), str(run), *measures]}
     return {
+        **(others if baseline else {}),
         "orlbuild eval": [str(BIN / "orlbuild"), "eval", str(qrels), str(run), *measures],
         "ir_measures CLI": [
             sys.executable,
@@ -106,11 +119,17 @@ def commands(qrels: Path, run: Path) -> dict[str, list[str]]:
     }
 
 
-def run_once(command: list[str]) -> tuple[float, str]:
-    """Wall time and standard output of one process (failure raised)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(command: list[str]) -> tuple[float, float, str]:
+    """Wall time, CPU time and standard output of one process (failure raised)."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(command, check=True, capture_output=True, text=True, env=ENV)
-    return time.perf_counter() - start, done.stdout
+    return time.perf_counter() - start, _children_cpu() - cpu, done.stdout
 
 
 def means(name: str, output: str) -> dict[str, float]:
@@ -120,25 +139,33 @@ def means(name: str, output: str) -> dict[str, float]:
         fields = line.replace("|", " ").replace("│", " ").split()
         if name == "ir_measures CLI" and len(fields) == 2 and fields[0] in MEASURES:
             found[fields[0]] = float(fields[1])
-        if name == "orlbuild eval" and len(fields) >= 2 and fields[0] in MEASURES:
-            found[fields[0]] = float(fields[-1])
+        ours = {v: k for k, v in ORLBUILD_MEASURES.items()}
+        if name != "ir_measures CLI" and len(fields) >= 2 and fields[0] in ours:
+            found[ours[fields[0]]] = float(fields[-1])
     return found
 
 
-def compare(qrels: Path, run: Path, repeat: int) -> dict[str, float]:
-    """Median wall time of each tool over ``repeat`` interleaved rounds (after one untimed)."""
-    tools = commands(qrels, run)
-    outputs = {name: run_once(command)[1] for name, command in tools.items()}
+def compare(
+    qrels: Path, run: Path, repeat: int, baseline: Path | None = None
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time of each tool over ``repeat`` interleaved rounds (after one)."""
+    tools = commands(qrels, run, baseline)
+    outputs = {name: run_once(command)[2] for name, command in tools.items()}
     values = {name: means(name, out) for name, out in outputs.items()}
     for measure in MEASURES:
         ours, theirs = values["orlbuild eval"].get(measure), values["ir_measures CLI"].get(measure)
+        if "baseline" in values and values["baseline"].get(measure) != ours:
+            raise SystemExit(f"{measure}: the baseline prints {values['baseline']}, not {ours}")
         if ours is None or theirs is None or abs(ours - theirs) > 5e-5:
             raise SystemExit(f"{measure}: orlbuild {ours} vs ir_measures {theirs}:\n{outputs}")
-    times: dict[str, list[float]] = {name: [] for name in tools}
+    walls: dict[str, list[float]] = {name: [] for name in tools}
+    cpus: dict[str, list[float]] = {name: [] for name in tools}
     for _ in range(repeat):
         for name, command in tools.items():
-            times[name].append(run_once(command)[0])
-    return {name: statistics.median(seconds) for name, seconds in times.items()}
+            wall, cpu, _ = run_once(command)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in tools}
 
 
 def main() -> None:
@@ -147,6 +174,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--queries", type=int, default=6000)
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
+    parser.add_argument("--baseline", type=Path, help="another orlbuild executable to time too")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,12 +185,20 @@ def main() -> None:
             qrels, run = write_files(folder, ids, n_queries=args.queries)
             lines = sum(1 for _ in run.open())
             print(f"{ids} ids: {lines:,}-line run, {qrels.stat().st_size / 1e6:.1f} MB qrels")
-            times = compare(qrels, run, args.repeat)
-            ours, theirs = times["orlbuild eval"], times["ir_measures CLI"]
+            times = compare(qrels, run, args.repeat, args.baseline)
+            (ours, our_cpu), (theirs, their_cpu) = times["orlbuild eval"], times["ir_measures CLI"]
             print(
                 f"  orlbuild eval {ours:.3f} s, ir_measures CLI {theirs:.3f} s "
-                f"(medians of {args.repeat}): ratio {ours / theirs:.2f}"
+                f"(medians of {args.repeat}): ratio {ours / theirs:.2f}\n"
+                f"  cpu: orlbuild {our_cpu:.3f} s, ir_measures {their_cpu:.3f} s: "
+                f"ratio {our_cpu / their_cpu:.2f}"
             )
+            if "baseline" in times:
+                before, before_cpu = times["baseline"]
+                print(
+                    f"  baseline {before:.3f} s (cpu {before_cpu:.3f} s): orlbuild eval / "
+                    f"baseline {ours / before:.2f} (cpu {our_cpu / before_cpu:.2f})"
+                )
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
