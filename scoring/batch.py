@@ -143,7 +143,7 @@ class BatchData:
         judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
         codes, uniques = pd.factorize(judged)
         run = self.rankings
-        run_codes = pd.Index(uniques).get_indexer(run.items)
+        run_codes = _lookup(uniques, run.items)
         known = np.flatnonzero(run_codes >= 0)
         rows = np.searchsorted(run.offsets, known, side="right") - 1
         width = len(uniques)
@@ -254,6 +254,15 @@ class _Join:
     slot: np.ndarray
 
 
+def _lookup(uniques: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Position of each of ``items`` in ``uniques`` (distinct ids), -1 where absent.
+
+    The index is kept as Python objects: pandas 3 would otherwise turn both
+    sides into Arrow strings first, which costs more than the look-up.
+    """
+    return pd.Index(uniques, dtype=object).get_indexer(pd.Index(items, dtype=object))
+
+
 def _scatter(
     rows: np.ndarray,
     cols: np.ndarray,
@@ -305,9 +314,7 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
 
     # One hash look-up per candidate entry against the (few) distinct ORL items.
     orl_codes, uniques = pd.factorize(orl_items)
-    run_codes = (
-        pd.Index(uniques).get_indexer(run.items) if len(uniques) else np.full(len(run.items), -1)
-    )
+    run_codes = _lookup(uniques, run.items) if len(uniques) else np.full(len(run.items), -1)
     known = np.flatnonzero(run_codes >= 0)
     rows = np.searchsorted(run.offsets, known, side="right") - 1
     pos = known - run.offsets[rows]

@@ -91,6 +91,8 @@ class EvaluationResult:
         ORL queries the run does not answer.
     queries_without_orl
         How many run queries have no ORL (ignored).
+    ignored_queries
+        Those run queries, in the run's order.
     """
 
     per_query: pd.DataFrame
@@ -98,6 +100,7 @@ class EvaluationResult:
     warnings: tuple[str, ...] = ()
     missing_queries: tuple[str, ...] = ()
     queries_without_orl: int = 0
+    ignored_queries: tuple[str, ...] = ()
 
     @property
     def measures(self) -> list[str]:
@@ -394,9 +397,11 @@ class _Setup:
     def part(self, flat: FlatRun) -> _Part:
         """One run's rows: its overlap with the ORLs checked, aligned with them."""
         queries, orl_list = self.queries, self.orls
-        warnings = check_query_overlap(queries, flat.queries.tolist())
-        present = set(flat.queries.tolist())
-        without_orl = len(present - set(queries))
+        run_queries = flat.queries.tolist()
+        warnings = check_query_overlap(queries, run_queries)
+        present = set(run_queries)
+        with_orl = set(queries)
+        ignored = tuple(dict.fromkeys(q for q in run_queries if q not in with_orl))
         missing_queries = [q for q in queries if q not in present]
         if self.missing == "skip":
             keep = [i for i, q in enumerate(queries) if q in present]
@@ -411,7 +416,7 @@ class _Setup:
             depth,
             tuple(warnings),
             tuple(missing_queries),
-            without_orl,
+            ignored,
         )
 
 
@@ -425,7 +430,7 @@ class _Part:
     depth: int
     warnings: tuple[str, ...]
     missing_queries: tuple[str, ...]
-    queries_without_orl: int
+    ignored_queries: tuple[str, ...]
 
     def result(
         self, setup: _Setup, values: Mapping[str, np.ndarray], order_by: str
@@ -440,5 +445,6 @@ class _Part:
             conventions=conventions(setup.missing, order_by, setup.precision),
             warnings=self.warnings,
             missing_queries=self.missing_queries,
-            queries_without_orl=self.queries_without_orl,
+            queries_without_orl=len(self.ignored_queries),
+            ignored_queries=self.ignored_queries,
         )

@@ -318,6 +318,7 @@ def orls_from_grade_table(
     new_level = new_query | np.r_[True, g_sorted[1:] != g_sorted[:-1]]
     level_count = np.cumsum(new_level)
     ranks = level_count - np.maximum.accumulate(np.where(new_query, level_count - 1, 0))
+    ranks = ranks.astype(np.int64)
     starts = np.flatnonzero(new_query)
     ends = np.r_[starts[1:], len(order)]
     item_sorted = np.asarray(items, dtype=object)[order]
@@ -326,17 +327,29 @@ def orls_from_grade_table(
         names = item_sorted[lo:hi].tolist()
         orl = ORL.__new__(ORL)
         orl._ranks = dict(zip(names, ranks[lo:hi].tolist(), strict=True))
-        orl._sorted_ranks = ranks[lo:hi].astype(np.int64)  # already ascending
+        orl._sorted_ranks = ranks[lo:hi]  # already ascending
         orl._grades = dict(zip(names, g_sorted[lo:hi].tolist(), strict=True))
         code = q_sorted[lo]
         orl._nonrelevant = frozenset(zero_items[zero_starts[code] : zero_starts[code + 1]].tolist())
         orls[str(uniques[q_sorted[lo]])] = orl
     with_orl = set(q_sorted[starts].tolist())
     without = [str(uniques[j]) for j in range(len(uniques)) if j not in with_orl]
-    return dict(sorted(orls.items())), without
+    return orls, without  # in sorted query order already: the codes follow it
 
 
 def _factorize_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of ``values`` into their sorted unique values."""
-    uniques, codes = np.unique(values.astype(str), return_inverse=True)
-    return codes.astype(np.int64).ravel(), uniques.astype(object)
+    """Codes of ``values`` into their sorted unique values (as strings).
+
+    Hashed first, so that only the distinct values are sorted.
+    """
+    import pandas as pd  # here: building an ORL by hand loads no pandas
+
+    codes, uniques = pd.factorize(values)
+    names = np.asarray(uniques).astype(str)
+    if len(set(names.tolist())) != len(names):  # e.g. 1 and "1": equal as strings
+        names, codes = np.unique(values.astype(str), return_inverse=True)
+        return codes.astype(np.int64).ravel(), names.astype(object)
+    order = np.argsort(names, kind="stable")
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    return position[codes], names[order].astype(object)

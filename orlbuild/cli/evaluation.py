@@ -122,9 +122,10 @@ def _emit_many(
     import pandas as pd
 
     from orlbuild.cli.score_tables import score_payload, score_report
+    from orlbuild.services.file_evaluations import run_warnings
 
     systems: dict[str, Any] = {}
-    warnings = list(result.notes)
+    warnings = [*result.notes, *run_warnings(result.evaluations)]  # one per cause
     rows, means = [], []  # per-query tables, or one row of means per system
     for name, evaluation in result.evaluations.items():
         if per_query:
@@ -133,8 +134,11 @@ def _emit_many(
         else:
             payload = score_payload(evaluation)
             means.append({"system": name, **payload["mean"]})
-        systems[name] = {"mean": payload["mean"], "per_query": payload["per_query"]}
-        warnings.extend(f"{name}: {w}" for w in payload["warnings"])
+        systems[name] = {
+            "mean": payload["mean"],
+            "per_query": payload["per_query"],
+            "warnings": payload["warnings"],
+        }
     conventions = dict(next(iter(result.evaluations.values())).conventions)
     out: dict[str, Any] = {"systems": systems, "conventions": conventions}
     shown = pd.concat(rows, ignore_index=True) if per_query else pd.DataFrame(means)

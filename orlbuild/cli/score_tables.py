@@ -46,7 +46,11 @@ def score_payload(
     undefined = {c: int(n) for c, n in zip(columns, nan_counts, strict=True) if n}
     notes = []
     if evaluation.queries_without_orl:
-        notes.append(f"{evaluation.queries_without_orl} run queries have no ORL and were ignored")
+        ignored = evaluation.ignored_queries
+        names = f": {first_and_more(ignored)}" if ignored else ""
+        notes.append(
+            f"{evaluation.queries_without_orl} run queries have no ORL and were ignored{names}"
+        )
     missing = list(evaluation.missing_queries)
     if evaluation.warnings:
         notes.extend(evaluation.warnings)  # names the ORL queries missing from the run

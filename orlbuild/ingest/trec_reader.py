@@ -25,7 +25,7 @@ import re
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,13 @@ from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
 from orlbuild.vocabulary import InputFormat
 from scoring.run import CodedRuns
 
-__all__ = ["NAME_LENGTH", "fast_trec_frame", "fast_trec_frames", "fast_trec_runs"]
+__all__ = [
+    "NAME_LENGTH",
+    "fast_trec_frame",
+    "fast_trec_frames",
+    "fast_trec_qrels",
+    "fast_trec_runs",
+]
 
 #: Longest identifier the store accepts (``orlbuild.store.models.NAME_LENGTH``;
 #: repeated here so that ``orlbuild eval`` does not import SQLAlchemy, and
@@ -77,6 +83,45 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
         Rows in file order, each (query, item) once. ``None`` when anything
         would make the line-exact reader fail or differ.
     """
+    read = _read_one(path, fmt)
+    if read is None:
+        return None
+    frame, (query_codes, queries), (item_codes, items), comments = read
+    out = _frame(frame, fmt, query_codes, queries, item_codes, items)
+    out.attrs["comment_lines"] = comments
+    return out
+
+
+def fast_trec_qrels(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """TREC qrels read as :func:`fast_trec_frame` reads them, as plain arrays.
+
+    For building ORLs straight away (``orlbuild eval``): no categoricals, whose
+    construction hashes every distinct id once more.
+
+    Parameters
+    ----------
+    path
+        A regular file, plain or gzip/bz2-compressed.
+
+    Returns
+    -------
+    tuple or None
+        Queries and items (object arrays of strings), grades (int64), one
+        entry per line in file order, and the number of comment lines
+        skipped; ``None`` exactly when :func:`fast_trec_frame` returns ``None``.
+    """
+    read = _read_one(path, InputFormat.qrels)
+    if read is None:
+        return None
+    frame, (query_codes, queries), (item_codes, items), comments = read
+    column = frame["grade"].cat
+    levels = _integer_levels(column.categories)
+    assert levels is not None  # checked by _numbers_and_fields_ok
+    return queries[query_codes], items[item_codes], levels[column.codes.to_numpy()], comments
+
+
+def _read_one(path: Path, fmt: InputFormat) -> tuple[pd.DataFrame, _Coded, _Coded, int] | None:
+    """The parse of one file: its rows, their id codes and its number of comment lines."""
     try:
         with path.open("rb") as raw:
             checked = _CheckedStream(open_input(raw))
@@ -88,14 +133,13 @@ def fast_trec_frame(path: Path, fmt: InputFormat) -> pd.DataFrame | None:
     coded = _coded_ids(frame)
     if coded is None:
         return None
-    (query_codes, queries), (item_codes, items) = coded
+    (query_codes, _), (item_codes, _) = coded
     if not _unique_pairs(np.zeros(len(frame), dtype=np.int64), query_codes, item_codes):
         return None  # a repeated (query, item): the exact reader names both lines
-    out = _frame(frame, fmt, query_codes, queries, item_codes, items)
-    out.attrs["comment_lines"] = checked.comments
-    return out
+    return frame, coded[0], coded[1], checked.comments
 
 
+_NON_BLANK = re.compile(rb"\S")
 _COMMENT_LINE = re.compile(rb"^[ \t]*#[^\n]*(?:\n|$)", re.MULTILINE)
 
 
@@ -147,7 +191,7 @@ class _CheckedStream:
 
 
 def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
-    """Many TREC runs parsed in one C pass: :func:`fast_trec_frame` of each, or ``None``.
+    """TREC runs parsed in one C pass: :func:`fast_trec_frame` of each, or ``None``.
 
     The files' decompressed bytes are joined and read by one ``read_csv``
     call (its fixed cost, a few milliseconds, is paid once instead of per
@@ -171,31 +215,29 @@ def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
     many = _read_many(paths)
     if many is None:
         return None
-    frame, (query_codes, queries), (item_codes, items), bounds = many
+    frame, (query_codes, queries), (item_codes, items), bounds, comments = many
     frames = []
-    for start, stop in itertools.pairwise(bounds.tolist()):
+    for (start, stop), comment_lines in zip(
+        itertools.pairwise(bounds.tolist()), comments, strict=True
+    ):
         # Each file's own categories, in order of first appearance (as fast_trec_frame).
         query_local, query_used = pd.factorize(query_codes[start:stop])
         item_local, item_used = pd.factorize(item_codes[start:stop])
         part = frame.iloc[start:stop]
-        frames.append(
-            _frame(
-                part,
-                InputFormat.trec,
-                query_local,
-                queries[query_used],
-                item_local,
-                items[item_used],
-            )
+        one = _frame(
+            part, InputFormat.trec, query_local, queries[query_used], item_local, items[item_used]
         )
+        one.attrs["comment_lines"] = comment_lines
+        frames.append(one)
     return frames
 
 
-def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
-    """Many TREC runs read as :func:`fast_trec_frames` reads them, kept as shared codes.
+def fast_trec_runs(paths: Sequence[Path]) -> tuple[CodedRuns, list[int]] | None:
+    """One or more TREC runs read as :func:`fast_trec_frames` reads them, kept as shared codes.
 
     For scoring them all at once (:func:`scoring.evaluation.evaluate_runs`)
-    without building a table per file.
+    without building a table per file: ids stay integer codes into one table
+    of distinct strings per column, which the scorer sorts as integers.
 
     Parameters
     ----------
@@ -204,15 +246,16 @@ def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
 
     Returns
     -------
-    scoring.run.CodedRuns or None
-        Run ``i`` is ``paths[i]``; ``None`` exactly when :func:`fast_trec_frames`
+    tuple or None
+        The runs (run ``i`` is ``paths[i]``) and each file's number of comment
+        lines (skipped); ``None`` exactly when :func:`fast_trec_frames`
         returns ``None``.
     """
     many = _read_many(paths)
     if many is None:
         return None
-    frame, (query_codes, queries), (item_codes, items), bounds = many
-    return CodedRuns(
+    frame, (query_codes, queries), (item_codes, items), bounds, comments = many
+    coded = CodedRuns(
         runs=np.repeat(np.arange(len(paths), dtype=np.int64), np.diff(bounds)),
         query_codes=query_codes.astype(np.int64),
         queries=queries,
@@ -221,6 +264,7 @@ def fast_trec_runs(paths: Sequence[Path]) -> CodedRuns | None:
         scores=frame["score"].to_numpy(dtype=np.float64),
         n_runs=len(paths),
     )
+    return coded, comments
 
 
 _Coded = tuple[np.ndarray, np.ndarray]
@@ -228,17 +272,18 @@ _Coded = tuple[np.ndarray, np.ndarray]
 
 def _read_many(
     paths: Sequence[Path],
-) -> tuple[pd.DataFrame, _Coded, _Coded, np.ndarray] | None:
-    """The joined parse of :func:`fast_trec_frames`: the rows, their id codes, file bounds."""
-    chunks, lines = [], []
+) -> tuple[pd.DataFrame, _Coded, _Coded, np.ndarray, list[int]] | None:
+    """The joined parse of :func:`fast_trec_frames`: rows, id codes, file bounds, comment lines."""
+    chunks, lines, comments = [], [], []
     try:
         for path in paths:
             with path.open("rb") as raw, open_input(raw) as stream:
                 checked = _CheckedStream(stream)  # drops the BOM; caps the line length
                 data = b"".join(iter(checked.read, b""))
-            if checked.comments:
-                return None  # each file on its own, so that its comments are reported
-            if not data.strip() or (b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
+            comments.append(checked.comments)
+            if _NON_BLANK.search(data) is None or (
+                b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+            ):
                 return None  # empty, or a lone carriage return: the line count would be off
             if not data.endswith(b"\n"):
                 data += b"\n"
@@ -258,7 +303,7 @@ def _read_many(
     files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
     if not _unique_pairs(files, query_codes, item_codes):
         return None
-    return frame, coded[0], coded[1], np.cumsum([0, *lines])
+    return frame, coded[0], coded[1], np.cumsum([0, *lines]), comments
 
 
 def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
@@ -267,9 +312,12 @@ def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
     Raises the parser's errors (caught by the callers as :data:`_READ_ERRORS`).
     """
     names = _COLUMNS[fmt]
-    # Ids as strings ("01" stays "01"; a categorical would infer integers), the
-    # columns whose value is unused as categoricals (only emptiness is checked).
-    dtypes = {name: _NUMBERS.get(name, "str" if name in _IDS else "category") for name in names}
+    # Ids as Python strings ("01" stays "01"; a categorical would infer integers;
+    # pandas 3's "str" would convert them to Arrow and back), the columns whose
+    # value is unused as categoricals (only emptiness is checked).
+    dtypes: dict[str, Any] = {
+        name: _NUMBERS.get(name, object if name in _IDS else "category") for name in names
+    }
     frame = pd.read_csv(
         source,
         sep=r"\s+",

@@ -25,13 +25,20 @@ import pandas as pd
 
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import STDIN, base_suffix, open_input, sniff_trec
-from orlbuild.ingest.trec_reader import fast_trec_frame
+from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_qrels
 from orlbuild.vocabulary import InputFormat
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_grade_table
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
-__all__ = ["ParsedFile", "first_line", "parse_file", "read_orl_file", "read_run_file"]
+__all__ = [
+    "ParsedFile",
+    "comment_notes",
+    "first_line",
+    "parse_file",
+    "read_orl_file",
+    "read_run_file",
+]
 
 
 @dataclass(frozen=True)
@@ -170,10 +177,11 @@ def read_orl_file(
         fmt is None and (sniff_trec(first) is InputFormat.qrels or suffix == ".qrels")
     )
     if is_qrels and str(path) != STDIN:
-        fast = fast_trec_frame(path, InputFormat.qrels)
+        fast = fast_trec_qrels(path)
         if fast is not None:
-            orls, warnings = _orls_from_grades(fast)
-            return orls, [*_comment_notes(fast, path), *warnings]
+            queries, items, levels, comments = fast
+            orls, warnings = _orls_from_grades(queries, items, levels)
+            return orls, [*comment_notes(path, comments), *warnings]
     kind = "graded" if is_qrels else None
     if kind is None:
         kind = "graded" if _header_names(first) & {"grade"} else "listwise"
@@ -196,26 +204,34 @@ def read_orl_file(
     grades = frame[["query", "item", "grade"]]
     if not one_grade_each:
         grades = aggregate_grades(grades, grade_agg)
-    orls, warnings = _orls_from_grades(grades)
+    orls, warnings = _orls_from_grades(
+        grades["query"].to_numpy(dtype=object),
+        grades["item"].to_numpy(dtype=object),
+        grades["grade"].to_numpy(dtype=float),
+    )
     return orls, [*parsed.notes, *warnings]
 
 
-def _orls_from_grades(frame: pd.DataFrame) -> tuple[dict[str, ORL], list[str]]:
-    """One ORL per query from ``query, item, grade`` rows (one grade per query and item)."""
-    orls, without = orls_from_grade_table(
-        frame["query"].to_numpy(dtype=object),
-        frame["item"].to_numpy(dtype=object),
-        frame["grade"].to_numpy(dtype=float),
-    )
+def _orls_from_grades(
+    queries: np.ndarray, items: np.ndarray, grades: np.ndarray
+) -> tuple[dict[str, ORL], list[str]]:
+    """One ORL per query from aligned ``query, item, grade`` columns (one grade per pair)."""
+    orls, without = orls_from_grade_table(queries, items, np.asarray(grades, dtype=float))
     return orls, [f"query {query!r} has no positive grade and gets no ORL" for query in without]
 
 
 def _comment_notes(frame: pd.DataFrame, path: Path) -> list[str]:
     """The note about the comment lines the C-speed reader skipped (as the exact reader says)."""
+    return comment_notes(path, int(frame.attrs.get("comment_lines", 0)))
+
+
+def comment_notes(path: Path, comments: int) -> list[str]:
+    """The note about ``comments`` comment lines skipped in ``path``; none for 0."""
+    if not comments:
+        return []  # without importing the exact reader's module (tens of milliseconds)
     from orlbuild.ingest.rows import comment_note
 
-    comments = int(frame.attrs.get("comment_lines", 0))
-    return [comment_note(str(path), comments)] if comments else []
+    return [comment_note(str(path), comments)]
 
 
 def first_line(path: Path) -> str | None:

@@ -10,7 +10,7 @@ file. With :class:`~scoring.settings.TestSettings` the runs are compared as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scoring.run import CodedRuns
     from scoring.statistics import SystemComparison
 
-__all__ = ["FileEvaluation", "evaluate_files", "system_names"]
+__all__ = ["FileEvaluation", "evaluate_files", "run_warnings", "system_names"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def evaluate_files(
     InputError
         Bad input; the message names the file.
     """
-    from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
+    from orlbuild.orl_io.eval_files import comment_notes, read_orl_file, read_run_file
     from scoring import parse_measures
 
     parse_measures(measures)  # report every bad name at once, before reading any file
@@ -104,7 +104,14 @@ def evaluate_files(
     together = _read_together(run_files, run_format)
     evaluations = None
     if together is not None:
-        evaluations = _evaluate_together(orls, together, names, measures, missing, score_precision)
+        coded, comments = together
+        evaluations = _evaluate_together(orls, coded, names, measures, missing, score_precision)
+        if evaluations is not None:
+            notes.extend(
+                note
+                for path, count in zip(run_files, comments, strict=True)
+                for note in comment_notes(path, count)
+            )
     if evaluations is None:  # one run at a time: any error names its file
         evaluations = {}
         for name, run_file in zip(names, run_files, strict=True):
@@ -128,18 +135,22 @@ def evaluate_files(
     return FileEvaluation(evaluations, notes, comparison, dropped)
 
 
-def _read_together(run_files: Sequence[Path], fmt: InputFormat | None) -> CodedRuns | None:
-    """Several TREC runs read in one C pass, as ``read_run_file`` would read each; else ``None``.
+def _read_together(
+    run_files: Sequence[Path], fmt: InputFormat | None
+) -> tuple[CodedRuns, list[int]] | None:
+    """The TREC runs read in one C pass as integer codes, with each file's comment lines.
 
     ``None`` (each file is then read on its own, errors named exactly) unless
-    there are several runs, all regular files in TREC run format (forced by
-    ``--run-format trec`` or recognised by content), and
-    :func:`orlbuild.ingest.trec_reader.fast_trec_runs` accepts them all.
+    the runs are all regular files in TREC run format (forced by
+    ``--run-format trec`` or recognised by content) and
+    :func:`orlbuild.ingest.trec_reader.fast_trec_runs` accepts them all. One
+    run takes this path too: its ids stay codes, so ordering the ties by
+    document id sorts integers, not strings.
     """
     from orlbuild.ingest.trec_reader import fast_trec_runs
     from orlbuild.orl_io.eval_files import first_line
 
-    if len(run_files) < 2 or fmt not in (None, InputFormat.trec):
+    if not run_files or fmt not in (None, InputFormat.trec):
         return None
     for path in run_files:
         if str(path) == STDIN or not path.is_file():
@@ -187,6 +198,62 @@ def _evaluate_file(
         return evaluate_run(orls, run, measures, missing=missing, score_precision=precision)
     except ScoringError as exc:
         raise InputError(str(exc), file=label) from None
+
+
+def run_warnings(evaluations: Mapping[str, EvaluationResult]) -> list[str]:
+    """What went wrong across several runs, one warning per cause (docs/evaluating-files.md,
+    "Evaluating files").
+
+    Runs of one experiment usually share their problems (the same 7 queries
+    without an ORL in all 63 runs): each cause is said once, naming its
+    queries (the first few and how many) and how many runs it affects.
+
+    Parameters
+    ----------
+    evaluations
+        Run name -> its scores.
+
+    Returns
+    -------
+    list of str
+        At most one warning for run queries without an ORL, one for ORL
+        queries missing from runs, and one per measure undefined for some
+        queries.
+    """
+    from scoring.messages import first_and_more
+
+    runs = len(evaluations)
+    ignored: dict[str, None] = {}
+    missing: dict[str, None] = {}
+    hit_ignored = hit_missing = 0
+    undefined: dict[str, list[str]] = {}
+    n_orl = 0
+    for name, evaluation in evaluations.items():
+        ignored.update(dict.fromkeys(evaluation.ignored_queries))
+        hit_ignored += bool(evaluation.ignored_queries)
+        missing.update(dict.fromkeys(evaluation.missing_queries))
+        hit_missing += bool(evaluation.missing_queries)
+        n_orl = max(n_orl, len(evaluation.per_query) + len(evaluation.missing_queries))
+        counts = evaluation.per_query.isna().sum()
+        for measure, count in counts[counts > 0].items():
+            undefined.setdefault(str(measure), []).append(f"{name} ({int(count)})")
+    notes = []
+    if ignored:
+        notes.append(
+            f"{len(ignored)} run queries have no ORL and were ignored, in {hit_ignored} of "
+            f"{runs} runs: {first_and_more(ignored)}"
+        )
+    if missing:
+        notes.append(
+            f"{len(missing)} ORL queries are missing from {hit_missing} of {runs} runs: "
+            f"{first_and_more(missing)}"
+        )
+    for measure, where in undefined.items():
+        notes.append(
+            f"{measure} is undefined for some queries in {len(where)} of {runs} runs (left out "
+            f"of their means): {first_and_more(where, quote=False)}"
+        )
+    return notes
 
 
 def system_names(run_files: Sequence[Path]) -> list[str]:

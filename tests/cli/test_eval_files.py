@@ -327,3 +327,35 @@ def test_several_runs_read_in_one_pass_still_name_the_bad_line(
     assert result.exit_code == 1
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_several_runs_warn_once_per_cause(tmp_path: Path) -> None:
+    """Issue 24: not one identical warning per run, but one per cause naming its queries."""
+    qrels = _write(tmp_path / "qrels.txt", QRELS + "q4 0 g1 1\n")
+    extra = "".join(f"x{i} Q0 d1 1 1.0 TAG\n" for i in range(7))  # 7 queries without an ORL
+    runs = []
+    for r in range(5):
+        text = (RUN_A + extra).replace("alpha", f"sys{r}").replace("TAG", f"sys{r}")
+        runs.append(_write(tmp_path / f"r{r}.trec", text))
+    runs.append(_write(tmp_path / "clean.trec", RUN_A.replace("alpha", "clean")))
+    args = ["eval", str(qrels), *map(str, runs), "-m", "AP", "-m", "KendallTau"]
+    doc = _ok([*args, "--format", "json"])
+    warnings = doc["warnings"]
+    ignored = [w for w in warnings if "have no ORL" in w]
+    assert ignored == [
+        "7 run queries have no ORL and were ignored, in 5 of 6 runs: "
+        "'x0', 'x1', 'x2', 'x3', 'x4' and 2 more"
+    ]
+    assert [w for w in warnings if "missing from" in w] == [
+        "1 ORL queries are missing from 6 of 6 runs: 'q4'"
+    ]
+    undefined = [w for w in warnings if "undefined" in w]
+    assert len(undefined) == 1 and undefined[0].startswith("KendallTau is undefined")
+    assert "in 6 of 6 runs" in undefined[0]
+    assert len(warnings) == 3
+    # Each run's own warnings stay with it.
+    assert any("have no ORL" in w for w in doc["systems"]["sys0"]["warnings"])
+    assert not any("have no ORL" in w for w in doc["systems"]["clean"]["warnings"])
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0
+    assert table.stderr.count("have no ORL") == 1

@@ -10,7 +10,12 @@ import pandas as pd
 import pytest
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_frames, fast_trec_runs
+from orlbuild.ingest.trec_reader import (
+    fast_trec_frame,
+    fast_trec_frames,
+    fast_trec_qrels,
+    fast_trec_runs,
+)
 from orlbuild.orl_io.eval_files import parse_file
 from orlbuild.vocabulary import InputFormat
 
@@ -143,9 +148,11 @@ def test_runs_as_codes_hold_what_the_frames_hold(tmp_path: Path) -> None:
         _write(tmp_path, "b", RUNS["leading_zero_ids"], False),
         _write(tmp_path, "c", RUNS["plain"], False),
     ]
-    coded = fast_trec_runs(paths)
+    read = fast_trec_runs(paths)
     frames = fast_trec_frames(paths)
-    assert coded is not None and frames is not None and coded.n_runs == 3
+    assert read is not None and frames is not None
+    coded, comments = read
+    assert coded.n_runs == 3 and comments == [0, 0, 0]
     for i, frame in enumerate(frames):
         mine = coded.runs == i
         assert (
@@ -154,3 +161,35 @@ def test_runs_as_codes_hold_what_the_frames_hold(tmp_path: Path) -> None:
         assert coded.items[coded.item_codes[mine]].tolist() == frame["item"].astype(str).tolist()
         assert np.array_equal(coded.scores[mine], frame["score"].to_numpy())
     assert fast_trec_runs([*paths, _write(tmp_path, "bad", RUNS["float_rank"], False)]) is None
+
+
+def test_runs_as_codes_count_each_files_comment_lines(tmp_path: Path) -> None:
+    paths = [
+        _write(tmp_path, "a", "# ir_metadata\n" + RUNS["plain"], False),
+        _write(tmp_path, "b", RUNS["plain"] + "  # two\n# lines\n", True),
+        _write(tmp_path, "c", RUNS["plain"], False),
+    ]
+    read = fast_trec_runs(paths)
+    assert read is not None
+    coded, comments = read
+    assert comments == [1, 2, 0] and len(coded.scores) == 6
+    frames = fast_trec_frames(paths)
+    assert frames is not None
+    assert [f.attrs["comment_lines"] for f in frames] == [1, 2, 0]
+    assert fast_trec_runs([paths[0]]) is not None  # one run takes this path too
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name", list(QRELS))
+def test_qrels_as_arrays_hold_what_the_frame_holds(tmp_path: Path, name: str, packed: bool) -> None:
+    path = _write(tmp_path, name, QRELS[name], packed)
+    frame = fast_trec_frame(path, InputFormat.qrels)
+    arrays = fast_trec_qrels(path)
+    assert (frame is None) == (arrays is None)
+    if frame is None or arrays is None:
+        return
+    queries, items, grades, comments = arrays
+    assert queries.tolist() == frame["query"].astype(str).tolist()
+    assert items.tolist() == frame["item"].astype(str).tolist()
+    assert grades.tolist() == frame["grade"].tolist()
+    assert comments == frame.attrs["comment_lines"]
