@@ -672,7 +672,7 @@ class NumRelRet(Measure):
 class ERR(Measure):
     """Expected reciprocal rank, gdeval's definition (grades up to 4)."""
 
-    grade: str = "auto"
+    grade: trec_measures.ErrGrade = "auto"
 
     NAME: ClassVar[str] = "ERR"
     DESCRIPTION: ClassVar[str] = "expected reciprocal rank (gdeval); grade=auto|native|tiers"
@@ -681,12 +681,7 @@ class ERR(Measure):
     }
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.expected_reciprocal_rank(
-            orl,
-            ranking,
-            self.cutoff,
-            grade=self.grade,  # type: ignore[arg-type]
-        )
+        return trec_measures.expected_reciprocal_rank(orl, ranking, self.cutoff, grade=self.grade)
 
     def batch(self, data: BatchData) -> np.ndarray:
         k = self._k(data)
