@@ -594,8 +594,8 @@ def _judged(data: BatchData, k: int) -> np.ndarray:
 
 
 #: How a measure reads ``@k``: ``optional`` (a cutoff, or the whole candidate), ``needed`` or
-#: ``none`` (it reads the whole candidate).
-CutoffRule = Literal["optional", "needed", "none"]
+#: ``none`` (it reads the whole candidate); ``count``: as ``none``, and its values are counts.
+CutoffRule = Literal["optional", "needed", "none", "count"]
 PerQuery = Callable[[ORL, list[str], int | None], float]
 Kernel = Callable[[BatchData, int], np.ndarray]
 
@@ -622,11 +622,9 @@ def _plain(
     per_query: PerQuery,
     kernel: Kernel,
     cutoff: CutoffRule = "optional",
-    *,
-    count: bool = False,
 ) -> type[Measure]:
     """A measure without parameters (docs/measures.md, "Baselines"): ``doc`` is its docstring,
-    ``description`` its line in ``orlbuild measures``; ``count``: its values are counts."""
+    ``description`` its line in ``orlbuild measures``."""
     namespace = {
         "__doc__": doc,
         "__module__": __name__,
@@ -634,8 +632,8 @@ def _plain(
         "NAME": name,
         "DESCRIPTION": description,
         "NEEDS_CUTOFF": cutoff == "needed",
-        "TAKES_CUTOFF": cutoff != "none",
-        "RANGE": (0.0, math.inf) if count else (0.0, 1.0),
+        "TAKES_CUTOFF": cutoff in ("optional", "needed"),
+        "RANGE": (0.0, math.inf) if cutoff == "count" else (0.0, 1.0),
         "PER_QUERY": staticmethod(per_query),
         "KERNEL": staticmethod(kernel),
     }
@@ -711,19 +709,17 @@ NumRet = _plain(
     "NumRet",
     "Distinct items retrieved (trec_eval ``num_ret``).",
     "distinct items retrieved (trec_eval num_ret; a count)",
-    lambda orl, ranking, cutoff: trec_measures.num_ret(ranking),
+    lambda _orl, ranking, _cutoff: trec_measures.num_ret(ranking),
     _num_ret,
-    "none",
-    count=True,
+    "count",
 )
 NumRel = _plain(
     "NumRel",
     "``|R|``, the query's reference items (trec_eval ``num_rel``).",
     "reference items |R| (trec_eval num_rel; a count)",
-    lambda orl, ranking, cutoff: trec_measures.num_rel(orl),
+    lambda orl, *_: trec_measures.num_rel(orl),
     _num_rel,
-    "none",
-    count=True,
+    "count",
 )
 NumRelRet = _plain(
     "NumRelRet",
@@ -731,8 +727,7 @@ NumRelRet = _plain(
     "reference items retrieved (trec_eval num_rel_ret; a count)",
     _whole(trec_measures.num_rel_ret),
     _num_rel_ret,
-    "none",
-    count=True,
+    "count",
 )
 Judged = _plain(
     "Judged",

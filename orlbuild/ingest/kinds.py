@@ -133,9 +133,17 @@ def _query_annotator(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fac
     }
 
 
-def _fail(reason: str, label: str, line: int, value: object, hint: str) -> NoReturn:
-    """Raise the :class:`InputError` of a problem on ``line`` of a chunk."""
-    raise InputError(reason, file=label, line=line, value=value, hint=hint)
+def _refuse(
+    bad: np.ndarray, chunk: ColumnChunk, label: str, said: pd.Series, reason: str, hint: str
+) -> None:
+    """Raise the :class:`InputError` of the chunk's first row where ``bad`` holds, naming
+    what its outcome column ``said``."""
+    rows = np.flatnonzero(bad)
+    if rows.size:
+        i = int(rows[0])
+        raise InputError(
+            reason, file=label, line=int(chunk.lines[i]), value=said.iloc[i], hint=hint
+        )
 
 
 def _is_number(text: str) -> bool:
@@ -210,28 +218,24 @@ def _parse_item_pair(
         kw_a, kw_b = word.isin(ARENA_FIRST).to_numpy(), word.isin(ARENA_SECOND).to_numpy()
         tie = word.isin(ARENA_TIE).to_numpy()
         ambiguous = (kw_a & is_b & ~is_a) | (kw_b & is_a & ~is_b)
-        bad = np.flatnonzero(ambiguous)
-        if bad.size:
-            i = int(bad[0])
-            _fail(
-                "winner is ambiguous: it is a keyword for one item and the id of the other",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "use the winning item's id",
-            )
-        is_a, is_b = is_a | kw_a, is_b | kw_b
-    unknown = np.flatnonzero(~(is_a | is_b | tie))
-    if unknown.size:
-        i = int(unknown[0])
-        allowed = "a, b, tie (or model_a, model_b, tie (bothbad), both_bad) or " if keywords else ""
-        _fail(
-            "winner is not one of the two items",
+        _refuse(
+            ambiguous,
+            chunk,
             label,
-            int(chunk.lines[i]),
-            said.iloc[i],
-            f"winner must be {allowed}the id of item_a or item_b",
+            said,
+            "winner is ambiguous: it is a keyword for one item and the id of the other",
+            "use the winning item's id",
         )
+        is_a, is_b = is_a | kw_a, is_b | kw_b
+    allowed = "a, b, tie (or model_a, model_b, tie (bothbad), both_bad) or " if keywords else ""
+    _refuse(
+        ~(is_a | is_b | tie),
+        chunk,
+        label,
+        said,
+        "winner is not one of the two items",
+        f"winner must be {allowed}the id of item_a or item_b",
+    )
     second_wins = is_b & ~is_a & ~tie
     facts = {
         **_query_annotator(chunk, label, vocab),
@@ -252,32 +256,28 @@ def _parse_left_right(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fa
     if chunk.shape == "evalica":
         said = _stripped(chunk.columns["winner"])
         outcome = said.str.lower().map(EVALICA_WINNERS)
-        unknown = np.flatnonzero(outcome.isna().to_numpy())
-        if unknown.size:
-            i = int(unknown[0])
-            _fail(
-                "winner must be left, right or tie",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "evalica's shape names the winning side: left, right or tie",
-            )
+        _refuse(
+            outcome.isna().to_numpy(),
+            chunk,
+            label,
+            said,
+            "winner must be left, right or tie",
+            "evalica's shape names the winning side: left, right or tie",
+        )
         code = outcome.to_numpy(dtype=np.int64)
         right_wins, tie = code == 1, code == 2
     else:  # crowd-kit: the label is the winning item's id
         said = _stripped(chunk.columns["label"])
         is_left = (said == _stripped(chunk.columns["left"])).to_numpy()
         right_wins = (said == _stripped(chunk.columns["right"])).to_numpy() & ~is_left
-        unknown = np.flatnonzero(~(is_left | right_wins))
-        if unknown.size:
-            i = int(unknown[0])
-            _fail(
-                "label is not one of the two items",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "crowd-kit's label is the id of the winning item (left or right)",
-            )
+        _refuse(
+            ~(is_left | right_wins),
+            chunk,
+            label,
+            said,
+            "label is not one of the two items",
+            "crowd-kit's label is the id of the winning item (left or right)",
+        )
         tie = np.zeros(len(chunk), dtype=bool)
     facts = {
         "query_id": identifier_codes(chunk, "query", label, vocab.queries, default=DEFAULT_QUERY),
@@ -532,6 +532,24 @@ def _check_run(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     return kept, len(frame) - len(positions)
 
 
+_JUDGE = ("judge", "worker")
+_LEFT_RIGHT = (Column("left"), Column("right"))
+
+
+def _tabular_pairs(
+    shape: str,
+    query: Column,
+    annotator: Column,
+    items: tuple[Column, Column],
+    signature: tuple[str, ...],
+) -> RecordLayout:
+    """A tabular pairwise shape: query, annotator, the two items, the column that says the
+    outcome (the last of ``signature``), and an optional count."""
+    outcome = Column(signature[-1])
+    columns = (query, annotator, *items, outcome, Column("count", False))
+    return RecordLayout(columns, shape=shape, signature=signature)
+
+
 KINDS: Mapping[InputKind, IngestKind] = {
     InputKind.listwise: IngestKind(
         "listwise",
@@ -558,41 +576,26 @@ KINDS: Mapping[InputKind, IngestKind] = {
         _parse_pairwise,
         _check_pairwise,
         alternatives=(
-            RecordLayout(
-                (
-                    Column("query", aliases=("question_id", "qid", "topic")),
-                    Column("annotator", False, aliases=("judge", "worker")),
-                    Column("item_a", aliases=("model_a",)),
-                    Column("item_b", aliases=("model_b",)),
-                    Column("winner"),
-                    Column("count", False),
-                ),
-                shape="arena",
-                signature=("item_a", "item_b", "winner"),
+            _tabular_pairs(
+                "arena",
+                Column("query", aliases=("question_id", "qid", "topic")),
+                Column("annotator", False, aliases=_JUDGE),
+                (Column("item_a", aliases=("model_a",)), Column("item_b", aliases=("model_b",))),
+                ("item_a", "item_b", "winner"),
             ),
-            RecordLayout(
-                (
-                    Column("query", False),
-                    Column("annotator", False, aliases=("judge", "worker")),
-                    Column("left"),
-                    Column("right"),
-                    Column("winner"),
-                    Column("count", False),
-                ),
-                shape="evalica",
-                signature=("left", "right", "winner"),
+            _tabular_pairs(
+                "evalica",
+                Column("query", False),
+                Column("annotator", False, aliases=_JUDGE),
+                _LEFT_RIGHT,
+                ("left", "right", "winner"),
             ),
-            RecordLayout(
-                (
-                    Column("query", False),
-                    Column("annotator", aliases=("worker",)),
-                    Column("left"),
-                    Column("right"),
-                    Column("label"),
-                    Column("count", False),
-                ),
-                shape="crowd-kit",
-                signature=("annotator", "left", "right", "label"),
+            _tabular_pairs(
+                "crowd-kit",
+                Column("query", False),
+                Column("annotator", aliases=("worker",)),
+                _LEFT_RIGHT,
+                ("annotator", "left", "right", "label"),
             ),
             RecordLayout(
                 (Column("query"), Column("item_a"), Column("item_b"), Column("winner")),
