@@ -10,13 +10,14 @@ scoring words live in :mod:`scoring.vocabulary`. Members are ``str`` enums:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from types import MappingProxyType
 
 from scoring.vocabulary import Word
 
 __all__ = [
-    "BUILD_OPTION_VALUES",
+    "BUILD_OPTION_WORDS",
     "DEFAULT_COLLECTION",
     "AnnotatorWeighting",
     "Cluster",
@@ -27,6 +28,7 @@ __all__ = [
     "InputFormat",
     "InputKind",
     "Method",
+    "NotApplicable",
     "OnError",
     "OpenDecision",
     "OutputFormat",
@@ -212,6 +214,14 @@ class OnError(Word):
     skip = "skip"
 
 
+class NotApplicable(Word):
+    """The word a resolved build stores for an option its method does not take (``--solver`` of
+    a Rank Centrality build, ``--tiering`` of a graded one), so that every option is named.
+    Vocabularies whose users choose ``none`` (``Uncertainty``, ``Cluster``) say it themselves."""
+
+    none = "none"
+
+
 class PairState(str, Enum):
     """What the evidence says about a pair of items (docs/planning.md, "Planning the next
     judgments"): shown to differ, shown equivalent within ``--margin``, or neither."""
@@ -291,18 +301,19 @@ def values(vocabulary: type[Enum]) -> tuple[str, ...]:
     return tuple(str(member.value) for member in vocabulary)
 
 
-#: Build option name -> its vocabulary (the options that take a word).
-BUILD_OPTION_VALUES = MappingProxyType(
+#: Build option name -> its vocabulary (the options that take a word; ``source`` and
+#: ``method`` are chosen per route).
+BUILD_OPTION_WORDS: Mapping[str, type[Word]] = MappingProxyType(
     {
-        "grade_agg": values(GradeAggregate),
-        "uncertainty": values(Uncertainty),
-        "cluster": values(Cluster),
-        "resample": values(Resample),
-        "solver": values(Solver),
-        "disconnected": values(Disconnected),
-        "tiering": values(TieringProcedure),
-        "ties": values(TieModel),
-        "annotators": values(AnnotatorWeighting),
-        "on_error": values(OnError),
+        "grade_agg": GradeAggregate,
+        "uncertainty": Uncertainty,
+        "cluster": Cluster,
+        "resample": Resample,
+        "solver": Solver,
+        "disconnected": Disconnected,
+        "tiering": TieringProcedure,
+        "ties": TieModel,
+        "annotators": AnnotatorWeighting,
+        "on_error": OnError,
     }
 )

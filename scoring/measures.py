@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -332,22 +332,6 @@ def _relevance(data: BatchData, k: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class AP(Measure):
-    """Average precision with trec_eval's denominator ``|R|``."""
-
-    NAME: ClassVar[str] = "AP"
-    DESCRIPTION: ClassVar[str] = "average precision (divided by |R|, as trec_eval's map_cut)"
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return baselines.average_precision(orl, ranking, self.cutoff)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        rel = _relevance(data, self._k(data))
-        precision_at = np.cumsum(rel, axis=1) / data.positions[None, : rel.shape[1]]
-        return (precision_at * rel).sum(axis=1) / data.n_ref
-
-
-@dataclass(frozen=True)
 class RBP(Measure):
     """Rank-biased precision; ``residual=true`` reports the residual ``p^k`` instead."""
 
@@ -411,38 +395,6 @@ class CMP(Measure):
         return ((overlap / depth[None, :]) @ decay) / (best @ decay)
 
 
-@dataclass(frozen=True)
-class RR(Measure):
-    """Reciprocal rank of the first ORL item."""
-
-    NAME: ClassVar[str] = "RR"
-    DESCRIPTION: ClassVar[str] = "reciprocal rank of the first reference item"
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return baselines.reciprocal_rank(orl, ranking, self.cutoff)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        rel = _relevance(data, self._k(data)) > 0
-        first = rel.argmax(axis=1)
-        return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
-
-
-@dataclass(frozen=True)
-class P(Measure):
-    """Precision at k (ORL items are the relevant ones)."""
-
-    NAME: ClassVar[str] = "P"
-    DESCRIPTION: ClassVar[str] = "precision at k (needs @k)"
-    NEEDS_CUTOFF: ClassVar[bool] = True
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return baselines.precision(orl, ranking, self.cutoff)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        k = self._k(data)
-        return _relevance(data, k).sum(axis=1) / k
-
-
 # --- rank correlations -----------------------------------------------------------------
 @dataclass(frozen=True)
 class _Correlation(Measure):
@@ -501,95 +453,6 @@ def _relevant(data: BatchData) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class R(Measure):
-    """Recall at k: relevant items in the top k over ``|R|`` (trec_eval ``recall_k``)."""
-
-    NAME: ClassVar[str] = "R"
-    DESCRIPTION: ClassVar[str] = "recall: reference items in the top k / |R| (trec_eval recall_k)"
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.recall(orl, ranking, self.cutoff)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        return _relevance(data, self._k(data)).sum(axis=1) / data.n_ref
-
-
-@dataclass(frozen=True)
-class Rprec(Measure):
-    """R-precision: relevant items in the top ``|R|`` over ``|R|`` (trec_eval ``Rprec``)."""
-
-    NAME: ClassVar[str] = "Rprec"
-    DESCRIPTION: ClassVar[str] = "precision at depth |R| (trec_eval Rprec)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.r_precision(orl, ranking)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        within = data.positions[None, :] <= data.n_ref[:, None]
-        return (_relevant(data) & within).sum(axis=1) / data.n_ref
-
-
-@dataclass(frozen=True)
-class Success(Measure):
-    """1 when a relevant item is in the top k, else 0 (trec_eval ``success_k``)."""
-
-    NAME: ClassVar[str] = "Success"
-    DESCRIPTION: ClassVar[str] = "1 if a reference item is in the top k (trec_eval success_k)"
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.success(orl, ranking, self.cutoff)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        return np.minimum(_relevance(data, self._k(data)).sum(axis=1), 1.0)
-
-
-@dataclass(frozen=True)
-class Bpref(Measure):
-    """Binary preference over judged items (trec_eval ``bpref``)."""
-
-    NAME: ClassVar[str] = "Bpref"
-    DESCRIPTION: ClassVar[str] = "binary preference; judged non-relevant = grade 0 (trec_eval)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.bpref(orl, ranking)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        rel = _relevant(data)
-        above = np.cumsum(data.nonrelevant, axis=1)
-        cap = np.minimum(data.n_nonrelevant, data.n_ref)[:, None].astype(np.float64)
-        lost = np.divide(
-            np.minimum(above, data.n_ref[:, None]), cap, out=np.zeros(above.shape), where=cap > 0
-        )
-        return np.where(rel, 1.0 - lost, 0.0).sum(axis=1) / data.n_ref
-
-
-@dataclass(frozen=True)
-class infAP(Measure):
-    """Inferred average precision (trec_eval ``infAP``)."""
-
-    NAME: ClassVar[str] = "infAP"
-    DESCRIPTION: ClassVar[str] = "inferred AP; judged non-relevant = grade 0 (trec_eval infAP)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.inferred_ap(orl, ranking)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        rel = _relevant(data)
-        rel_above = np.cumsum(rel, axis=1) - rel
-        judged_above = rel_above + np.cumsum(data.nonrelevant, axis=1)
-        j = data.positions[None, :] - 1.0
-        eps = trec_measures.INFAP_EPSILON
-        expected = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (judged_above / np.maximum(j, 1.0)) * (
-            (rel_above + eps) / (judged_above + 2 * eps)
-        )
-        expected[:, 0] = 1.0
-        return np.where(rel, expected, 0.0).sum(axis=1) / data.n_ref
-
-
-@dataclass(frozen=True)
 class IPrec(Measure):
     """Interpolated precision at a recall level, ``IPrec@0.5`` (trec_eval ``iprec_at_recall``)."""
 
@@ -617,62 +480,10 @@ class IPrec(Measure):
 
 
 @dataclass(frozen=True)
-class NumRet(Measure):
-    """Distinct items retrieved (trec_eval ``num_ret``)."""
-
-    NAME: ClassVar[str] = "NumRet"
-    DESCRIPTION: ClassVar[str] = "distinct items retrieved (trec_eval num_ret; a count)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.num_ret(ranking)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        run = data.rankings
-        codes, uniques = pd.factorize(run.items)
-        rows = np.repeat(np.arange(len(data.queries)), np.diff(run.offsets))
-        distinct = np.unique(rows * max(len(uniques), 1) + codes) // max(len(uniques), 1)
-        return np.bincount(distinct, minlength=len(data.queries)).astype(np.float64)
-
-
-@dataclass(frozen=True)
-class NumRel(Measure):
-    """``|R|``, the query's reference items (trec_eval ``num_rel``)."""
-
-    NAME: ClassVar[str] = "NumRel"
-    DESCRIPTION: ClassVar[str] = "reference items |R| (trec_eval num_rel; a count)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.num_rel(orl)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        return data.n_ref.astype(np.float64)
-
-
-@dataclass(frozen=True)
-class NumRelRet(Measure):
-    """Relevant items retrieved (trec_eval ``num_rel_ret``)."""
-
-    NAME: ClassVar[str] = "NumRelRet"
-    DESCRIPTION: ClassVar[str] = "reference items retrieved (trec_eval num_rel_ret; a count)"
-    TAKES_CUTOFF: ClassVar[bool] = False
-    RANGE: ClassVar[tuple[float, float]] = (0.0, math.inf)
-
-    def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.num_rel_ret(orl, ranking)
-
-    def batch(self, data: BatchData) -> np.ndarray:
-        return _relevant(data).sum(axis=1).astype(np.float64)
-
-
-@dataclass(frozen=True)
 class ERR(Measure):
     """Expected reciprocal rank, gdeval's definition (grades up to 4)."""
 
-    grade: str = "auto"
+    grade: trec_measures.ErrGrade = "auto"
 
     NAME: ClassVar[str] = "ERR"
     DESCRIPTION: ClassVar[str] = "expected reciprocal rank (gdeval); grade=auto|native|tiers"
@@ -681,12 +492,7 @@ class ERR(Measure):
     }
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.expected_reciprocal_rank(
-            orl,
-            ranking,
-            self.cutoff,
-            grade=self.grade,  # type: ignore[arg-type]
-        )
+        return trec_measures.expected_reciprocal_rank(orl, ranking, self.cutoff, grade=self.grade)
 
     def batch(self, data: BatchData) -> np.ndarray:
         k = self._k(data)
@@ -712,21 +518,224 @@ class ERR(Measure):
         return (stop * before / data.positions[None, :k]).sum(axis=1)
 
 
-@dataclass(frozen=True)
-class Judged(Measure):
-    """Share of the top k that is judged (ir_measures ``Judged@k``)."""
+# --- measures without parameters: a per-query function and a batch kernel each ----------
+def _average_precision(data: BatchData, k: int) -> np.ndarray:
+    rel = _relevance(data, k)
+    precision_at = np.cumsum(rel, axis=1) / data.positions[None, : rel.shape[1]]
+    return (precision_at * rel).sum(axis=1) / data.n_ref
 
-    NAME: ClassVar[str] = "Judged"
-    DESCRIPTION: ClassVar[str] = "share of the top min(k, len) that is judged (ir_measures)"
+
+def _reciprocal_rank(data: BatchData, k: int) -> np.ndarray:
+    rel = _relevance(data, k) > 0
+    first = rel.argmax(axis=1)
+    return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+
+def _precision(data: BatchData, k: int) -> np.ndarray:
+    return _relevance(data, k).sum(axis=1) / k
+
+
+def _recall(data: BatchData, k: int) -> np.ndarray:
+    return _relevance(data, k).sum(axis=1) / data.n_ref
+
+
+def _r_precision(data: BatchData, k: int) -> np.ndarray:
+    within = data.positions[None, :] <= data.n_ref[:, None]
+    return (_relevant(data) & within).sum(axis=1) / data.n_ref
+
+
+def _success(data: BatchData, k: int) -> np.ndarray:
+    return np.minimum(_relevance(data, k).sum(axis=1), 1.0)
+
+
+def _bpref(data: BatchData, k: int) -> np.ndarray:
+    rel = _relevant(data)
+    above = np.cumsum(data.nonrelevant, axis=1)
+    cap = np.minimum(data.n_nonrelevant, data.n_ref)[:, None].astype(np.float64)
+    lost = np.divide(
+        np.minimum(above, data.n_ref[:, None]), cap, out=np.zeros(above.shape), where=cap > 0
+    )
+    return np.where(rel, 1.0 - lost, 0.0).sum(axis=1) / data.n_ref
+
+
+def _inferred_ap(data: BatchData, k: int) -> np.ndarray:
+    rel = _relevant(data)
+    rel_above = np.cumsum(rel, axis=1) - rel
+    judged_above = rel_above + np.cumsum(data.nonrelevant, axis=1)
+    j = data.positions[None, :] - 1.0
+    eps = trec_measures.INFAP_EPSILON
+    expected = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (judged_above / np.maximum(j, 1.0)) * (
+        (rel_above + eps) / (judged_above + 2 * eps)
+    )
+    expected[:, 0] = 1.0
+    return np.where(rel, expected, 0.0).sum(axis=1) / data.n_ref
+
+
+def _num_ret(data: BatchData, k: int) -> np.ndarray:
+    run = data.rankings
+    codes, uniques = pd.factorize(run.items)
+    rows = np.repeat(np.arange(len(data.queries)), np.diff(run.offsets))
+    distinct = np.unique(rows * max(len(uniques), 1) + codes) // max(len(uniques), 1)
+    return np.bincount(distinct, minlength=len(data.queries)).astype(np.float64)
+
+
+def _num_rel(data: BatchData, k: int) -> np.ndarray:
+    return data.n_ref.astype(np.float64)
+
+
+def _num_rel_ret(data: BatchData, k: int) -> np.ndarray:
+    return _relevant(data).sum(axis=1).astype(np.float64)
+
+
+def _judged(data: BatchData, k: int) -> np.ndarray:
+    shown = np.minimum(k, data.lengths)
+    judged = data.judged[:, :k].sum(axis=1)
+    return np.divide(judged, shown, out=np.zeros(len(shown)), where=shown > 0)
+
+
+#: How a measure reads ``@k``: ``optional`` (a cutoff, or the whole candidate), ``needed`` or
+#: ``none`` (it reads the whole candidate); ``count``: as ``none``, and its values are counts.
+CutoffRule = Literal["optional", "needed", "none", "count"]
+PerQuery = Callable[[ORL, list[str], int | None], float]
+Kernel = Callable[[BatchData, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Plain(Measure):
+    """A measure without parameters of its own, made by :func:`_plain`: its per-query function
+    takes ``(orl, ranking, cutoff)``, its batch kernel ``(data, k)``."""
+
+    PER_QUERY: ClassVar[PerQuery]
+    KERNEL: ClassVar[Kernel]
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
-        return trec_measures.judged_share(orl, ranking, self.cutoff)
+        return type(self).PER_QUERY(orl, ranking, self.cutoff)
 
     def batch(self, data: BatchData) -> np.ndarray:
-        k = self._k(data)
-        shown = np.minimum(k, data.lengths)
-        judged = data.judged[:, :k].sum(axis=1)
-        return np.divide(judged, shown, out=np.zeros(len(shown)), where=shown > 0)
+        return type(self).KERNEL(data, self._k(data))
+
+
+def _plain(
+    name: str,
+    doc: str,
+    description: str,
+    per_query: PerQuery,
+    kernel: Kernel,
+    cutoff: CutoffRule = "optional",
+) -> type[Measure]:
+    """A measure without parameters (docs/measures.md, "Baselines"): ``doc`` is its docstring,
+    ``description`` its line in ``orlbuild measures``."""
+    namespace = {
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "NAME": name,
+        "DESCRIPTION": description,
+        "NEEDS_CUTOFF": cutoff == "needed",
+        "TAKES_CUTOFF": cutoff in ("optional", "needed"),
+        "RANGE": (0.0, math.inf) if cutoff == "count" else (0.0, 1.0),
+        "PER_QUERY": staticmethod(per_query),
+        "KERNEL": staticmethod(kernel),
+    }
+    return dataclass(frozen=True)(type(name, (_Plain,), namespace))
+
+
+def _whole(function: Callable[[ORL, Sequence[str]], float]) -> PerQuery:
+    """A per-query function of a measure that reads the whole candidate (no cutoff)."""
+    return lambda orl, ranking, cutoff: function(orl, ranking)
+
+
+AP = _plain(
+    "AP",
+    "Average precision with trec_eval's denominator ``|R|``.",
+    "average precision (divided by |R|, as trec_eval's map_cut)",
+    baselines.average_precision,
+    _average_precision,
+)
+RR = _plain(
+    "RR",
+    "Reciprocal rank of the first ORL item.",
+    "reciprocal rank of the first reference item",
+    baselines.reciprocal_rank,
+    _reciprocal_rank,
+)
+P = _plain(
+    "P",
+    "Precision at k (ORL items are the relevant ones).",
+    "precision at k (needs @k)",
+    baselines.precision,
+    _precision,
+    "needed",
+)
+R = _plain(
+    "R",
+    "Recall at k: relevant items in the top k over ``|R|`` (trec_eval ``recall_k``).",
+    "recall: reference items in the top k / |R| (trec_eval recall_k)",
+    trec_measures.recall,
+    _recall,
+)
+Rprec = _plain(
+    "Rprec",
+    "R-precision: relevant items in the top ``|R|`` over ``|R|`` (trec_eval ``Rprec``).",
+    "precision at depth |R| (trec_eval Rprec)",
+    _whole(trec_measures.r_precision),
+    _r_precision,
+    "none",
+)
+Success = _plain(
+    "Success",
+    "1 when a relevant item is in the top k, else 0 (trec_eval ``success_k``).",
+    "1 if a reference item is in the top k (trec_eval success_k)",
+    trec_measures.success,
+    _success,
+)
+Bpref = _plain(
+    "Bpref",
+    "Binary preference over judged items (trec_eval ``bpref``).",
+    "binary preference; judged non-relevant = grade 0 (trec_eval)",
+    _whole(trec_measures.bpref),
+    _bpref,
+    "none",
+)
+infAP = _plain(
+    "infAP",
+    "Inferred average precision (trec_eval ``infAP``).",
+    "inferred AP; judged non-relevant = grade 0 (trec_eval infAP)",
+    _whole(trec_measures.inferred_ap),
+    _inferred_ap,
+    "none",
+)
+NumRet = _plain(
+    "NumRet",
+    "Distinct items retrieved (trec_eval ``num_ret``).",
+    "distinct items retrieved (trec_eval num_ret; a count)",
+    lambda _orl, ranking, _cutoff: trec_measures.num_ret(ranking),
+    _num_ret,
+    "count",
+)
+NumRel = _plain(
+    "NumRel",
+    "``|R|``, the query's reference items (trec_eval ``num_rel``).",
+    "reference items |R| (trec_eval num_rel; a count)",
+    lambda orl, *_: trec_measures.num_rel(orl),
+    _num_rel,
+    "count",
+)
+NumRelRet = _plain(
+    "NumRelRet",
+    "Relevant items retrieved (trec_eval ``num_rel_ret``).",
+    "reference items retrieved (trec_eval num_rel_ret; a count)",
+    _whole(trec_measures.num_rel_ret),
+    _num_rel_ret,
+    "count",
+)
+Judged = _plain(
+    "Judged",
+    "Share of the top k that is judged (ir_measures ``Judged@k``).",
+    "share of the top min(k, len) that is judged (ir_measures)",
+    trec_measures.judged_share,
+    _judged,
+)
 
 
 #: Registry: measure name -> definition class.

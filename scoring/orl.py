@@ -206,6 +206,7 @@ class ORL(Mapping[str, int]):
         return self._ranks.get(item, default)
 
     def __eq__(self, other: object) -> bool:
+        # Defined without __hash__, so an ORL is unhashable, as the dict it compares equal to.
         if isinstance(other, ORL):
             return (
                 self._ranks == other._ranks
@@ -215,8 +216,6 @@ class ORL(Mapping[str, int]):
         if isinstance(other, Mapping):
             return self._ranks == dict(other)
         return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ORL.from_tiers({self.tiers!r})"

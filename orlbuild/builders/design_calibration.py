@@ -43,7 +43,14 @@ from orlbuild.builders.plan_evidence import pairwise_evidence
 from orlbuild.builders.planning import plan_comparisons
 from orlbuild.builders.simulation import adjusted_rand_index, tiered_strengths
 from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import PlanDesign, PlanObjective, TieringProcedure, values
+from orlbuild.vocabulary import (
+    Disconnected,
+    PlanDesign,
+    PlanObjective,
+    Source,
+    TieringProcedure,
+    values,
+)
 
 __all__ = ["SCENARIOS", "DesignStudy", "compare_designs"]
 
@@ -179,7 +186,11 @@ def _measure(
     tiering: str,
 ) -> tuple[dict[str, float], BuildParameters, dict[str, list[list[str]]]]:
     params = BuildParameters(
-        source="pairwise", sig=study.sig, tiering=tiering, disconnected="tiers", seed=0
+        source=Source.pairwise,
+        sig=study.sig,
+        tiering=TieringProcedure(tiering),
+        disconnected=Disconnected.tiers,
+        seed=0,
     )
     resolved, outcome = build_orls(frame, params, on_error="skip")
     tiers = {q: o.tiers for q, o in outcome.orls.items()}

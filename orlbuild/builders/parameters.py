@@ -9,8 +9,9 @@ filled in by :func:`resolve_parameters` before anything is built.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
 from typing import Any
 
 from orlbuild.errors import ConfigError
@@ -20,14 +21,15 @@ from orlbuild.vocabulary import (
     Disconnected,
     GradeAggregate,
     Method,
+    NotApplicable,
     Resample,
     Solver,
     Source,
     TieModel,
     TieringProcedure,
     Uncertainty,
-    values,
 )
+from scoring.vocabulary import Word
 
 __all__ = [
     "DEFAULT_REG",
@@ -48,37 +50,58 @@ __all__ = [
 #: tests lose power at the boundary) and an item that never wins has no finite score.
 DEFAULT_REG = 0.5
 
-SOURCES = values(Source)
 #: Methods of each source, the default first (listwise: ``direct`` only with one list per query).
-METHODS: dict[str, tuple[str, ...]] = {
-    Source.graded.value: (Method.graded.value,),
-    Source.listwise.value: tuple(
-        m.value for m in (Method.direct, Method.bt, Method.plackett_luce, Method.borda)
-    ),
-    Source.pairwise.value: (Method.bt.value, Method.rank_centrality.value),
-}
-GRADE_AGGREGATES = values(GradeAggregate)
+METHODS: Mapping[Source, tuple[Method, ...]] = MappingProxyType(
+    {
+        Source.graded: (Method.graded,),
+        Source.listwise: (Method.direct, Method.bt, Method.plackett_luce, Method.borda),
+        Source.pairwise: (Method.bt, Method.rank_centrality),
+    }
+)
 #: ``--tiering`` procedures, the default first (docs/tiers-and-audit.md, "How tiers are decided and
 #: audited").
-TIERINGS = values(TieringProcedure)
+TIERINGS = tuple(TieringProcedure)
 #: What a stored build made before ``--tiering`` existed used: the leader test.
-LEGACY_TIERING = "leader"
-SOLVERS = values(Solver)
-_FISHER, _BOOTSTRAP, _EP, _NONE = (u.value for u in Uncertainty)
+LEGACY_TIERING = TieringProcedure.leader
+_FISHER, _BOOTSTRAP, _EP, _NONE = Uncertainty
 #: Uncertainty kinds each method supports, the default first.
-UNCERTAINTY_BY_METHOD: dict[str, tuple[str, ...]] = {
-    "bt": (_FISHER, _BOOTSTRAP, _EP),
-    "plackett-luce": (_FISHER, _BOOTSTRAP),
-    "rank-centrality": (_BOOTSTRAP,),
-    "borda": (_BOOTSTRAP,),
-    "direct": (_NONE,),
-    "graded": (_NONE,),
-}
+UNCERTAINTY_BY_METHOD: Mapping[Method, tuple[Uncertainty, ...]] = MappingProxyType(
+    {
+        Method.bt: (_FISHER, _BOOTSTRAP, _EP),
+        Method.plackett_luce: (_FISHER, _BOOTSTRAP),
+        Method.rank_centrality: (_BOOTSTRAP,),
+        Method.borda: (_BOOTSTRAP,),
+        Method.direct: (_NONE,),
+        Method.graded: (_NONE,),
+    }
+)
+#: The word-valued fields of :class:`BuildParameters` and their vocabularies; an option that
+#: does not apply to every method also reads ``none`` (:class:`NotApplicable`).
+_WORD_FIELDS: Mapping[str, tuple[type[Word], ...]] = MappingProxyType(
+    {
+        "source": (Source,),
+        "method": (Method,),
+        "grade_agg": (GradeAggregate, NotApplicable),
+        "uncertainty": (Uncertainty,),
+        "cluster": (Cluster,),
+        "resample": (Resample, NotApplicable),
+        "solver": (Solver, NotApplicable),
+        "disconnected": (Disconnected,),
+        "tiering": (TieringProcedure, NotApplicable),
+        "ties": (TieModel,),
+        "annotators": (AnnotatorWeighting,),
+    }
+)
+_NOT_APPLICABLE = NotApplicable.none
 
 
 @dataclass(frozen=True)
 class BuildParameters:
     """Every option of a build (``None`` means "use the default").
+
+    Each word is a member of its vocabulary in :mod:`orlbuild.vocabulary` (the plain word is
+    read into it); an option that does not apply to the method resolves to
+    :class:`~orlbuild.vocabulary.NotApplicable` or its vocabulary's ``none``.
 
     Attributes
     ----------
@@ -141,28 +164,40 @@ class BuildParameters:
         the other routes.
     """
 
-    source: str
-    method: str | None = None
-    grade_agg: str | None = None
+    source: Source
+    method: Method | None = None
+    grade_agg: GradeAggregate | NotApplicable | None = None
     sig: float = 0.05
-    uncertainty: str | None = None
-    cluster: str | None = None
-    resample: str | None = None
+    uncertainty: Uncertainty | None = None
+    cluster: Cluster | None = None
+    resample: Resample | NotApplicable | None = None
     bootstrap: int = 200
     reg: float = DEFAULT_REG
-    solver: str | None = None
+    solver: Solver | NotApplicable | None = None
     seed: int | None = None
-    disconnected: str = "fail"
-    tiering: str | None = None
+    disconnected: Disconnected = Disconnected.fail
+    tiering: TieringProcedure | NotApplicable | None = None
     mc_draws: int = 2000
     step_down: bool = True
     backed: bool = True
-    ties: str | None = None
-    annotators: str | None = None
+    ties: TieModel | None = None
+    annotators: AnnotatorWeighting | None = None
+
+    def __post_init__(self) -> None:
+        """Read each word into its vocabulary: a caller may give the plain word (Python,
+        stored JSON), and every word is a member from here on."""
+        for name, vocabularies in _WORD_FIELDS.items():
+            word = getattr(self, name)
+            if word is not None:
+                object.__setattr__(self, name, _member(name, word, vocabularies))
 
     def to_json(self) -> dict[str, Any]:
-        """The parameters as a JSON-ready mapping (stored with the build)."""
-        return asdict(self)
+        """The parameters as a JSON-ready mapping of plain values (stored with the build)."""
+        return {
+            f.name: value.value if isinstance(value, Word) else value
+            for f in fields(self)
+            for value in (getattr(self, f.name),)
+        }
 
     @classmethod
     def from_json(cls, payload: dict[str, Any]) -> BuildParameters:
@@ -207,13 +242,29 @@ def check_number(name: str, value: float) -> None:
         raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {value!r}")
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...], context: str = "") -> None:
+def _member(name: str, word: str, vocabularies: tuple[type[Word], ...]) -> Word:
+    """``word`` as a member of the first of ``vocabularies`` that has it."""
+    for vocabulary in vocabularies:
+        if word in vocabulary._value2member_map_:
+            return vocabulary(word)
+    raise ConfigError(
+        f"--{name.replace('_', '-')} {word!r} is not valid; "
+        f"choose one of {', '.join(map(str, vocabularies[0]))}"
+    )
+
+
+def _choice(name: str, value: Word, allowed: tuple[Word, ...], context: str = "") -> None:
     if value not in allowed:
         where = f" for {context}" if context else ""
         raise ConfigError(
             f"--{name.replace('_', '-')} {value!r} is not valid{where}; "
-            f"choose one of {', '.join(allowed)}"
+            f"choose one of {', '.join(map(str, allowed))}"
         )
+
+
+def _applies(word: Word | None) -> bool:
+    """Whether an option was given a word other than ``none``."""
+    return word not in (None, _NOT_APPLICABLE)
 
 
 def resolve_parameters(
@@ -233,63 +284,64 @@ def resolve_parameters(
     -------
     BuildParameters
         A copy with no ``None`` left (options that do not apply are set to
-        ``"none"``/the neutral value so that the stored record is explicit).
+        ``none``/the neutral value so that the stored record is explicit).
 
     Raises
     ------
     ConfigError
-        For an unknown source, method or option value, or an option that does
-        not apply to the method.
+        For a method or option value that does not apply to the source or method.
     """
-    _choice("source", params.source, SOURCES)
+    source = params.source
     method = params.method
     if method is None:
-        if params.source == "listwise":
-            method = "direct" if single_list_per_query in (True, None) else "bt"
+        if source is Source.listwise:
+            method = Method.direct if single_list_per_query in (True, None) else Method.bt
         else:
-            method = METHODS[params.source][0]
-    _choice("method", method, METHODS[params.source], f"--source {params.source}")
+            method = METHODS[source][0]
+    _choice("method", method, METHODS[source], f"--source {source}")
 
     for name in ("sig", "reg", "bootstrap"):
         check_number(name, getattr(params, name))
-    _choice("disconnected", params.disconnected, values(Disconnected))
 
-    grade_agg = params.grade_agg
-    if method == "graded":
-        grade_agg = grade_agg or "median"
-        _choice("grade_agg", grade_agg, GRADE_AGGREGATES)
-    elif grade_agg not in (None, "none"):
+    grade_agg: GradeAggregate | NotApplicable
+    if method is Method.graded:
+        grade_agg = params.grade_agg or GradeAggregate.median
+        _choice("grade_agg", grade_agg, tuple(GradeAggregate))
+    elif _applies(params.grade_agg):
         raise ConfigError(f"--grade-agg applies to --source graded only, not to {method!r}")
     else:
-        grade_agg = "none"
+        grade_agg = _NOT_APPLICABLE
 
     allowed = UNCERTAINTY_BY_METHOD[method]
     uncertainty = params.uncertainty or allowed[0]
     _choice("uncertainty", uncertainty, allowed, f"--method {method}")
 
-    cluster = params.cluster or _default_cluster(params.source, method, uncertainty)
-    _choice("cluster", cluster, values(Cluster))
-    if cluster == "annotators" and not (method == "bt" and uncertainty == "fisher"):
+    cluster = params.cluster or _default_cluster(source, method, uncertainty)
+    if cluster is Cluster.annotators and not (
+        method is Method.bt and uncertainty is Uncertainty.fisher
+    ):
         raise ConfigError(
             "--cluster annotators applies to --method bt with --uncertainty fisher; "
             "use --uncertainty bootstrap --resample annotators otherwise"
         )
 
-    if uncertainty == "bootstrap":
-        resample = params.resample or "comparisons"
-        _choice("resample", resample, values(Resample))
-    elif params.resample not in (None, "none"):
+    resample: Resample | NotApplicable
+    if uncertainty is Uncertainty.bootstrap:
+        resample = params.resample or Resample.comparisons
+        _choice("resample", resample, tuple(Resample))
+    elif _applies(params.resample):
         raise ConfigError("--resample applies to --uncertainty bootstrap only")
     else:
-        resample = "none"
+        resample = _NOT_APPLICABLE
 
-    if method in ("bt", "plackett-luce"):
-        solver = params.solver or "ilsr"
-        _choice("solver", solver, SOLVERS, f"--method {method}")
-    elif params.solver not in (None, "none"):
+    solver: Solver | NotApplicable
+    if method in (Method.bt, Method.plackett_luce):
+        solver = params.solver or Solver.ilsr
+        _choice("solver", solver, tuple(Solver), f"--method {method}")
+    elif _applies(params.solver):
         raise ConfigError(f"--solver applies to bt and plackett-luce, not to {method!r}")
     else:
-        solver = "none"
+        solver = _NOT_APPLICABLE
 
     seed = 0 if params.seed is None else int(params.seed)
     tiering = _tiering(params, method, uncertainty)
@@ -316,28 +368,38 @@ def resolve_parameters(
     )
 
 
-def _pairwise_options(params: BuildParameters, method: str, uncertainty: str) -> tuple[str, str]:
+def _pairwise_options(
+    params: BuildParameters, method: Method, uncertainty: Uncertainty
+) -> tuple[TieModel, AnnotatorWeighting]:
     """``ties`` and ``annotators``: pairwise options (docs/tiers-and-audit.md, "Build routes")."""
-    if params.source != "pairwise":
+    if params.source is not Source.pairwise:
         for name in ("ties", "annotators"):
-            if getattr(params, name) not in (None, "none"):
+            if _applies(getattr(params, name)):
                 raise ConfigError(f"--{name} applies to --source pairwise, not to {params.source}")
-        return "none", "none"
-    ties = params.ties or TieModel.half.value
-    _choice("ties", ties, values(TieModel)[:2], f"--method {method}")
-    annotators = params.annotators or AnnotatorWeighting.equal.value
-    _choice("annotators", annotators, values(AnnotatorWeighting)[:2], f"--method {method}")
-    if ties == TieModel.davidson.value and method != "bt":
+        return TieModel.none, AnnotatorWeighting.none
+    ties = params.ties or TieModel.half
+    _choice("ties", ties, (TieModel.half, TieModel.davidson), f"--method {method}")
+    annotators = params.annotators or AnnotatorWeighting.equal
+    _choice(
+        "annotators",
+        annotators,
+        (AnnotatorWeighting.equal, AnnotatorWeighting.reliability),
+        f"--method {method}",
+    )
+    if ties is TieModel.davidson and method is not Method.bt:
         raise ConfigError("--ties davidson applies to --method bt only")
-    if annotators == AnnotatorWeighting.reliability.value:
-        if method != "bt" or uncertainty not in ("fisher", "bootstrap"):
+    if annotators is AnnotatorWeighting.reliability:
+        if method is not Method.bt or uncertainty not in (
+            Uncertainty.fisher,
+            Uncertainty.bootstrap,
+        ):
             raise ConfigError(
                 "--annotators reliability applies to --method bt with --uncertainty fisher "
                 "or bootstrap"
             )
-        if ties == TieModel.davidson.value:
+        if ties is TieModel.davidson:
             raise ConfigError("--annotators reliability does not combine with --ties davidson")
-        if params.cluster == "annotators":
+        if params.cluster is Cluster.annotators:
             raise ConfigError(
                 "--annotators reliability models the annotators already; "
                 "it does not combine with --cluster annotators"
@@ -345,20 +407,22 @@ def _pairwise_options(params: BuildParameters, method: str, uncertainty: str) ->
     return ties, annotators
 
 
-def _default_cluster(source: str, method: str, uncertainty: str) -> str:
+def _default_cluster(source: Source, method: Method, uncertainty: Uncertainty) -> Cluster:
     """Lists expanded into pairs cluster by annotator by default: one annotator's
     implied pairs are not independent (docs/tiers-and-audit.md, "How tiers are decided and
     audited")."""
-    if source == "listwise" and method == "bt" and uncertainty == "fisher":
-        return "annotators"
-    return "none"
+    if source is Source.listwise and method is Method.bt and uncertainty is Uncertainty.fisher:
+        return Cluster.annotators
+    return Cluster.none
 
 
-def _tiering(params: BuildParameters, method: str, uncertainty: str) -> str:
-    if uncertainty == "none":  # graded and direct: tiers come from the labels
-        if params.tiering not in (None, "none"):
+def _tiering(
+    params: BuildParameters, method: Method, uncertainty: Uncertainty
+) -> TieringProcedure | NotApplicable:
+    if uncertainty is Uncertainty.none:  # graded and direct: tiers come from the labels
+        if _applies(params.tiering):
             raise ConfigError(f"--tiering applies to scored methods, not to {method!r}")
-        return "none"
+        return _NOT_APPLICABLE
     tiering = params.tiering or TIERINGS[0]
     _choice("tiering", tiering, TIERINGS, f"--method {method}")
     return tiering

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -32,11 +33,19 @@ from orlbuild.builders.build import build_orls
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.parameters import TIERINGS, BuildParameters
 from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import SimulatedMethod, values
+from orlbuild.vocabulary import (
+    Disconnected,
+    Method,
+    SimulatedMethod,
+    Source,
+    TieringProcedure,
+    values,
+)
 
 __all__ = [
     "CALIBRATION_VARIANTS",
     "CalibrationDesign",
+    "CalibrationVariant",
     "adjusted_rand_index",
     "calibrate_tierings",
     "simulate_pairwise",
@@ -149,7 +158,7 @@ class CalibrationDesign:
         Bootstrap resamples (``rank-centrality``).
     """
 
-    method: str = "bt"
+    method: SimulatedMethod = SimulatedMethod.bt
     items: tuple[int, int] = (2, 30)
     comparisons_per_pair: int = 3
     queries: int = 200
@@ -161,8 +170,9 @@ class CalibrationDesign:
 
     def __post_init__(self) -> None:
         allowed = values(SimulatedMethod)
-        if str(getattr(self.method, "value", self.method)) not in allowed:
+        if self.method not in allowed:
             raise ConfigError(f"--method must be {' or '.join(allowed)}, got {self.method!r}")
+        object.__setattr__(self, "method", SimulatedMethod(self.method))  # the plain word too
         for name, (low, high), least in (("items", self.items, 2), ("tiers", self.tiers, 1)):
             if not least <= low <= high:
                 raise ConfigError(f"--{name} must be a range LOW-HIGH with {least} <= LOW <= HIGH")
@@ -280,14 +290,22 @@ def tier_recovery(
     return mean(splits), mean(aris), mean(taus)
 
 
+class CalibrationVariant(TypedDict, total=False):
+    """The build options a calibration variant sets (the rest are the design's)."""
+
+    tiering: TieringProcedure
+    step_down: bool
+    backed: bool
+
+
 #: What ``orlbuild calibrate --tiering`` accepts: every ``--tiering``,
 #: ``single-step`` (``simultaneous`` without the step-down) to measure what the
 #: step-down gains, and ``walk`` (``simultaneous`` without backed boundaries: the
 #: max-t leader walk) to measure what backing every stated order costs.
-CALIBRATION_VARIANTS: dict[str, dict[str, object]] = {
-    **{name: {"tiering": name} for name in TIERINGS},
-    "single-step": {"tiering": "simultaneous", "step_down": False},
-    "walk": {"tiering": "simultaneous", "backed": False},
+CALIBRATION_VARIANTS: dict[str, CalibrationVariant] = {
+    **{tiering.value: {"tiering": tiering} for tiering in TIERINGS},
+    "single-step": {"tiering": TieringProcedure.simultaneous, "step_down": False},
+    "walk": {"tiering": TieringProcedure.simultaneous, "backed": False},
 }
 
 
@@ -316,12 +334,12 @@ def calibrate_tierings(
     rows = []
     for name in tierings:
         params = BuildParameters(
-            source="pairwise",
-            method=design.method,
+            source=Source.pairwise,
+            method=Method(design.method),
             sig=design.sig,
             bootstrap=design.bootstrap,
-            disconnected="tiers",
-            **CALIBRATION_VARIANTS[name],  # type: ignore[arg-type]
+            disconnected=Disconnected.tiers,
+            **CALIBRATION_VARIANTS[name],
         )
         start = time.perf_counter()
         measured = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import pandas as pd
@@ -145,11 +144,10 @@ def build_command(
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
     params = BuildParameters(
-        source=source.value, method=_word(method), grade_agg=_word(grade_agg), sig=sig,
-        uncertainty=_word(uncertainty), cluster=_word(cluster), resample=_word(resample),
-        bootstrap=bootstrap, reg=reg, solver=_word(solver), seed=seed,
-        disconnected=disconnected.value, tiering=_word(tiering), mc_draws=mc_draws,
-        step_down=step_down, ties=_word(ties), annotators=_word(annotators),
+        source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
+        cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
+        seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
+        step_down=step_down, ties=ties, annotators=annotators,
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
@@ -200,11 +198,6 @@ def build_command(
             frame=pd.DataFrame([r.__dict__ for r in outcome.reliabilities]),
             title="annotator reliabilities (eta: 1 careful, 0.5 random, 0 reversed)",
         )
-
-
-def _word(choice: Enum | None) -> str | None:
-    """The plain word of an optional vocabulary choice (builds store plain strings)."""
-    return None if choice is None else str(choice.value)
 
 
 def register(app: typer.Typer) -> None:

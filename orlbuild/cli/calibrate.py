@@ -57,7 +57,7 @@ def calibrate_command(
     from orlbuild.builders.simulation import CalibrationDesign, calibrate_tierings
 
     design = CalibrationDesign(
-        method=method.value,
+        method=method,
         items=_range("--items", items),
         comparisons_per_pair=comparisons_per_pair,
         queries=queries,

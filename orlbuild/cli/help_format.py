@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -43,17 +43,23 @@ def _tidy_parameter(param: Any, ctx: Any) -> None:
         param.metavar = f"<{match.group(1)}>" if match else shown
 
 
-class _TidyHelp:
+if TYPE_CHECKING:  # the mixin only ever precedes a command class
+    _Command = TyperCommand
+else:
+    _Command = object
+
+
+class _TidyHelp(_Command):
     """Mixed into each command class: parameters and usage pieces tidied as described above."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        params: list[Any] = super().get_params(ctx)
         for param in params:
             _tidy_parameter(param, ctx)
         return params
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
-        pieces: list[str] = super().collect_usage_pieces(ctx)  # type: ignore[misc]
+        pieces: list[str] = super().collect_usage_pieces(ctx)
         return [_REQUIRED_ARGUMENT.sub(r"\1\2", piece) for piece in pieces]
 
 

@@ -94,7 +94,7 @@ def load_command(name: str) -> Any:
     holder = typer.Typer()
     importlib.import_module(f"orlbuild.cli.{entry[0]}").register(holder)
     group = typer.main.get_group(tidy_help(holder))
-    return group.get_command(None, name)  # type: ignore[arg-type]
+    return group.get_command(typer.Context(group), name)
 
 
 class _LazyErrorHandlingGroup(TyperGroup):

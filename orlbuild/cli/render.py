@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from orlbuild.vocabulary import OutputFormat
@@ -53,17 +54,21 @@ def print_json(payload: Any) -> None:
 
 
 def print_table(frame: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> None:
-    """Draw ``frame`` as a rich table on standard output (index shown if named)."""
+    """Draw ``frame`` as a rich table on standard output (index shown if named).
+
+    Every text is escaped: a measure pattern ``nDCG[@k]`` or an item ``[draft]`` is data, not
+    rich markup.
+    """
     console = Console(file=sys.stdout, soft_wrap=True)
     if not console.is_terminal:
         # Piped or redirected: no screen to fit, so every table is drawn at its natural
         # width; fitting 80 columns cut names to "sample-pairw…".
         console.width = PIPED_WIDTH
-    table = Table(title=title, show_lines=False)
+    table = Table(title=None if title is None else escape(title), show_lines=False)
     shown = frame.reset_index() if frame.index.name is not None else frame
     for column in shown.columns:
         numeric = pd.api.types.is_numeric_dtype(shown[column])
-        table.add_column(str(column), justify="right" if numeric else "left")
+        table.add_column(escape(str(column)), justify="right" if numeric else "left")
     for row in shown.itertuples(index=False):
         table.add_row(*(_cell(v, digits) for v in row))
     console.print(table)
@@ -73,7 +78,7 @@ def _cell(value: Any, digits: int) -> str:
     """Format one table cell."""
     if isinstance(value, (float, np.floating)):
         return "NaN" if math.isnan(value) else f"{value:.{digits}f}"
-    return str(value)
+    return escape(str(value))
 
 
 def emit(

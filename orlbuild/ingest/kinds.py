@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ __all__ = [
     "KINDS",
     "NAME_COLUMNS",
     "Facts",
+    "FileCheck",
     "IngestKind",
 ]
 
@@ -62,29 +64,63 @@ NAME_COLUMNS = {
 
 
 @dataclass(frozen=True)
+class FileCheck:
+    """What a whole-file check reads besides the facts: their line numbers, the file's label
+    and vocabularies, the duplicate policy and score precision (runs only), and the list that
+    receives notes."""
+
+    lines: np.ndarray
+    label: str
+    vocab: Vocabularies
+    policy: DuplicatePolicy
+    precision: ScorePrecisionName
+    notes: list[str]
+
+    def fail(self, reason: str, line: int, value: object, hint: str) -> NoReturn:
+        """Raise the :class:`InputError` of a problem on ``line`` of the file."""
+        raise InputError(reason, file=self.label, line=line, value=value, hint=hint)
+
+    def frame(self, facts: Facts) -> pd.DataFrame:
+        """The facts and line numbers as one DataFrame (in file order)."""
+        return pd.DataFrame({**facts, "line": self.lines})
+
+
+#: A chunk parser: the chunk, the file's label, the vocabularies.
+Parser = Callable[[ColumnChunk, str, Vocabularies], Facts]
+
+
+@dataclass(frozen=True)
 class IngestKind:
     """One kind of input: layout (and other shapes), chunk parser and whole-file check.
 
-    ``check`` returns the facts to store and how many rows it dropped; its
-    arguments after the vocabularies are the duplicate policy and the score
-    precision (both used by runs only) and the list that receives notes.
+    ``checker`` returns the facts to store and how many rows it dropped.
     ``alternatives`` are further shapes of the same kind (pairwise: arena,
     prefs-release, trec-prefs); the chunk's ``shape`` tells ``parse`` which.
     """
 
     name: str
     layout: RecordLayout
-    parse: Callable[[ColumnChunk, str, Vocabularies], Facts]
-    check: Callable[
-        [Facts, np.ndarray, str, Vocabularies, DuplicatePolicy, ScorePrecisionName, list[str]],
-        tuple[Facts, int],
-    ]
+    parse: Parser
+    checker: Callable[[Facts, FileCheck], tuple[Facts, int]]
     alternatives: tuple[RecordLayout, ...] = ()
 
     @property
     def layouts(self) -> tuple[RecordLayout, ...]:
         """Every shape of the kind, the native one first."""
         return (self.layout, *self.alternatives)
+
+    def check(
+        self,
+        facts: Facts,
+        lines: np.ndarray,
+        label: str,
+        vocab: Vocabularies,
+        policy: DuplicatePolicy,
+        precision: ScorePrecisionName,
+        notes: list[str],
+    ) -> tuple[Facts, int]:
+        """The whole-file check of the facts read from ``label`` (see :class:`FileCheck`)."""
+        return self.checker(facts, FileCheck(lines, label, vocab, policy, precision, notes))
 
 
 def _query_annotator(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
@@ -97,9 +133,17 @@ def _query_annotator(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fac
     }
 
 
-def _fail(reason: str, label: str, line: int, value: object, hint: str) -> None:
-    """Raise the :class:`InputError` of a whole-file check."""
-    raise InputError(reason, file=label, line=line, value=value, hint=hint)
+def _refuse(
+    bad: np.ndarray, chunk: ColumnChunk, label: str, said: pd.Series, reason: str, hint: str
+) -> None:
+    """Raise the :class:`InputError` of the chunk's first row where ``bad`` holds, naming
+    what its outcome column ``said``."""
+    rows = np.flatnonzero(bad)
+    if rows.size:
+        i = int(rows[0])
+        raise InputError(
+            reason, file=label, line=int(chunk.lines[i]), value=said.iloc[i], hint=hint
+        )
 
 
 def _is_number(text: str) -> bool:
@@ -114,11 +158,6 @@ def _first(mask: np.ndarray | pd.Series) -> int | None:
     """Position of the first true entry, or ``None``."""
     hits = np.flatnonzero(np.asarray(mask))
     return int(hits[0]) if hits.size else None
-
-
-def _frame(facts: Facts, lines: np.ndarray) -> pd.DataFrame:
-    """The facts and line numbers as one DataFrame (in file order)."""
-    return pd.DataFrame({**facts, "line": lines})
 
 
 # --- pairwise -------------------------------------------------------------------------
@@ -179,28 +218,24 @@ def _parse_item_pair(
         kw_a, kw_b = word.isin(ARENA_FIRST).to_numpy(), word.isin(ARENA_SECOND).to_numpy()
         tie = word.isin(ARENA_TIE).to_numpy()
         ambiguous = (kw_a & is_b & ~is_a) | (kw_b & is_a & ~is_b)
-        bad = np.flatnonzero(ambiguous)
-        if bad.size:
-            i = int(bad[0])
-            _fail(
-                "winner is ambiguous: it is a keyword for one item and the id of the other",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "use the winning item's id",
-            )
-        is_a, is_b = is_a | kw_a, is_b | kw_b
-    unknown = np.flatnonzero(~(is_a | is_b | tie))
-    if unknown.size:
-        i = int(unknown[0])
-        allowed = "a, b, tie (or model_a, model_b, tie (bothbad), both_bad) or " if keywords else ""
-        _fail(
-            "winner is not one of the two items",
+        _refuse(
+            ambiguous,
+            chunk,
             label,
-            int(chunk.lines[i]),
-            said.iloc[i],
-            f"winner must be {allowed}the id of item_a or item_b",
+            said,
+            "winner is ambiguous: it is a keyword for one item and the id of the other",
+            "use the winning item's id",
         )
+        is_a, is_b = is_a | kw_a, is_b | kw_b
+    allowed = "a, b, tie (or model_a, model_b, tie (bothbad), both_bad) or " if keywords else ""
+    _refuse(
+        ~(is_a | is_b | tie),
+        chunk,
+        label,
+        said,
+        "winner is not one of the two items",
+        f"winner must be {allowed}the id of item_a or item_b",
+    )
     second_wins = is_b & ~is_a & ~tie
     facts = {
         **_query_annotator(chunk, label, vocab),
@@ -221,32 +256,28 @@ def _parse_left_right(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fa
     if chunk.shape == "evalica":
         said = _stripped(chunk.columns["winner"])
         outcome = said.str.lower().map(EVALICA_WINNERS)
-        unknown = np.flatnonzero(outcome.isna().to_numpy())
-        if unknown.size:
-            i = int(unknown[0])
-            _fail(
-                "winner must be left, right or tie",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "evalica's shape names the winning side: left, right or tie",
-            )
+        _refuse(
+            outcome.isna().to_numpy(),
+            chunk,
+            label,
+            said,
+            "winner must be left, right or tie",
+            "evalica's shape names the winning side: left, right or tie",
+        )
         code = outcome.to_numpy(dtype=np.int64)
         right_wins, tie = code == 1, code == 2
     else:  # crowd-kit: the label is the winning item's id
         said = _stripped(chunk.columns["label"])
         is_left = (said == _stripped(chunk.columns["left"])).to_numpy()
         right_wins = (said == _stripped(chunk.columns["right"])).to_numpy() & ~is_left
-        unknown = np.flatnonzero(~(is_left | right_wins))
-        if unknown.size:
-            i = int(unknown[0])
-            _fail(
-                "label is not one of the two items",
-                label,
-                int(chunk.lines[i]),
-                said.iloc[i],
-                "crowd-kit's label is the id of the winning item (left or right)",
-            )
+        _refuse(
+            ~(is_left | right_wins),
+            chunk,
+            label,
+            said,
+            "label is not one of the two items",
+            "crowd-kit's label is the id of the winning item (left or right)",
+        )
         tie = np.zeros(len(chunk), dtype=bool)
     facts = {
         "query_id": identifier_codes(chunk, "query", label, vocab.queries, default=DEFAULT_QUERY),
@@ -288,7 +319,7 @@ def _parse_pairwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fact
     return _PAIRWISE_PARSERS[chunk.shape](chunk, label, vocab)
 
 
-def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocabularies) -> Facts:
+def _expand_trec_prefs(facts: Facts, file: FileCheck) -> Facts:
     """Every pair with different ``rel_level`` in a (qid, jg, jsg) sub-group, larger level winning.
 
     Equal levels express no preference (trec_eval's ``-R prefs`` semantics);
@@ -301,7 +332,7 @@ def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocab
             "subgroup": pd.factorize(facts["subgroup"])[0],
             "item_id": facts["item_id"],
             "level": facts["level"],
-            "line": lines,
+            "line": file.lines,
         }
     )
     keys = ["query_id", "annotator_id", "subgroup"]
@@ -309,20 +340,18 @@ def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocab
     twice = _first(frame.duplicated(["group", "item_id"]))
     if twice is not None:
         row = frame.iloc[twice]
-        _fail(
+        file.fail(
             "document listed twice in one judgment sub-group (qid, jg, jsg)",
-            label,
             int(row.line),
-            vocab.items.names[int(row.item_id)],
+            file.vocab.items.names[int(row.item_id)],
             "give each document one rel_level per sub-group",
         )
     pairs = frame.merge(frame[["group", "item_id", "level", "line"]], on="group")
     pairs = pairs[pairs["level_x"] > pairs["level_y"]].sort_values(["line_x", "line_y"])
     if pairs.empty:
-        _fail(
+        file.fail(
             "the file expresses no preference: every sub-group has equal rel_levels",
-            label,
-            int(lines[0]),
+            int(file.lines[0]),
             None,
             "a preference needs two documents with different rel_level in one (qid, jg, jsg)",
         )
@@ -335,42 +364,32 @@ def _expand_trec_prefs(facts: Facts, lines: np.ndarray, label: str, vocab: Vocab
     }
 
 
-def _check_pairwise(
-    facts: Facts,
-    lines: np.ndarray,
-    label: str,
-    vocab: Vocabularies,
-    _policy: DuplicatePolicy,
-    _precision: ScorePrecisionName,
-    notes: list[str],
-) -> tuple[Facts, int]:
+def _check_pairwise(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     """``winner == loser`` is an error; repeated comparisons are kept (real evidence).
 
     Rows whose ``count`` is 0 are dropped, with one note.
     """
     if "level" in facts:
-        return _expand_trec_prefs(facts, lines, label, vocab), 0
+        return _expand_trec_prefs(facts, file), 0
     same = _first(facts["winner_id"] == facts["loser_id"])
     if same is not None:
-        _fail(
+        file.fail(
             "winner and loser are the same item",
-            label,
-            int(lines[same]),
-            vocab.items.names[int(facts["winner_id"][same])],
+            int(file.lines[same]),
+            file.vocab.items.names[int(facts["winner_id"][same])],
             "a preference needs two different items",
         )
     if "count" in facts:
         zero = facts["count"] == 0
         if zero.all():
-            _fail(
+            file.fail(
                 "every row has count 0: the file holds no comparison",
-                label,
-                int(lines[0]),
+                int(file.lines[0]),
                 0,
                 "count is how many times the outcome happened (a positive integer)",
             )
         if zero.any():
-            notes.append(f"{label}: skipped {int(zero.sum())} row(s) with count 0")
+            file.notes.append(f"{file.label}: skipped {int(zero.sum())} row(s) with count 0")
             facts = {name: values[~zero] for name, values in facts.items()}
     return facts, 0
 
@@ -378,43 +397,41 @@ def _check_pairwise(
 # --- listwise -------------------------------------------------------------------------
 
 
-def _parse_listwise(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
-    """Query, annotator, item and an integer rank >= 1."""
-    return {
-        **_query_annotator(chunk, label, vocab),
-        "item_id": identifier_codes(chunk, "item", label, vocab.items),
-        "rank": integers(
-            chunk, "rank", label, minimum=1, hint="ranks are tiers 1, 2, 3, ... (1 = best)"
-        ),
-    }
+def _item_labels(column: str, minimum: int, hint: str) -> Parser:
+    """The parser of query, annotator, item and an integer ``column`` >= ``minimum`` (a list's
+    rank, an item's grade)."""
+
+    def parse(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
+        return {
+            **_query_annotator(chunk, label, vocab),
+            "item_id": identifier_codes(chunk, "item", label, vocab.items),
+            column: integers(chunk, column, label, minimum=minimum, hint=hint),
+        }
+
+    return parse
 
 
-def _list_name(vocab: Vocabularies, query: int, annotator: int) -> str:
+_parse_listwise = _item_labels("rank", 1, "ranks are tiers 1, 2, 3, ... (1 = best)")
+
+
+def _list_name(file: FileCheck, query: int, annotator: int) -> str:
     """``query 'q1', annotator 'a1'`` for messages."""
-    return f"query {vocab.queries.names[query]!r}, annotator {vocab.annotators.names[annotator]!r}"
+    names = file.vocab
+    return f"query {names.queries.names[query]!r}, annotator {names.annotators.names[annotator]!r}"
 
 
-def _check_listwise(
-    facts: Facts,
-    lines: np.ndarray,
-    label: str,
-    vocab: Vocabularies,
-    _policy: DuplicatePolicy,
-    _precision: ScorePrecisionName,
-    _notes: list[str],
-) -> tuple[Facts, int]:
+def _check_listwise(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     """No item twice in one list; ranks consecutive from 1 within each list."""
-    frame = _frame(facts, lines)
+    frame = file.frame(facts)
     keys = ["query_id", "annotator_id"]
     twice = _first(frame.duplicated([*keys, "item_id"]))
     if twice is not None:
         row = frame.iloc[twice]
-        where = _list_name(vocab, int(row.query_id), int(row.annotator_id))
-        _fail(
+        where = _list_name(file, int(row.query_id), int(row.annotator_id))
+        file.fail(
             f"item listed twice in the list of {where}",
-            label,
             int(row.line),
-            vocab.items.names[int(row.item_id)],
+            file.vocab.items.names[int(row.item_id)],
             "give each item one rank per list (tied items share a rank)",
         )
     ranks = frame.drop_duplicates([*keys, "rank"]).groupby(keys)["rank"].agg(["max", "size"])
@@ -427,10 +444,9 @@ def _check_listwise(
         present = set(members["rank"].tolist())
         missing = next(r for r in range(1, len(present) + 2) if r not in present)
         culprit = members[members["rank"] > missing].iloc[0]
-        _fail(
-            f"ranks are not consecutive from 1 in the list of {_list_name(vocab, query, annotator)}"
+        file.fail(
+            f"ranks are not consecutive from 1 in the list of {_list_name(file, query, annotator)}"
             f": rank {missing} is missing",
-            label,
             int(culprit.line),
             int(culprit["rank"]),
             "number the tiers 1, 2, 3, ... without gaps (tied items share a rank)",
@@ -441,38 +457,22 @@ def _check_listwise(
 # --- graded ---------------------------------------------------------------------------
 
 
-def _parse_graded(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
-    """Query, annotator, item and an integer grade >= 0."""
-    return {
-        **_query_annotator(chunk, label, vocab),
-        "item_id": identifier_codes(chunk, "item", label, vocab.items),
-        "grade": integers(
-            chunk, "grade", label, minimum=0, hint="grades are integers >= 0 (0 = not relevant)"
-        ),
-    }
+_parse_graded = _item_labels("grade", 0, "grades are integers >= 0 (0 = not relevant)")
 
 
-def _check_graded(
-    facts: Facts,
-    lines: np.ndarray,
-    label: str,
-    vocab: Vocabularies,
-    _policy: DuplicatePolicy,
-    _precision: ScorePrecisionName,
-    _notes: list[str],
-) -> tuple[Facts, int]:
+def _check_graded(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     """One grade per (query, annotator, item): repeats must agree and are stored once."""
-    frame = _frame(facts, lines)
+    frame = file.frame(facts)
     keys = ["query_id", "annotator_id", "item_id"]
     first_grade = frame.groupby(keys)["grade"].transform("first")
     conflict = _first(frame["grade"] != first_grade)
     if conflict is not None:
         row = frame.iloc[conflict]
-        _fail(
-            f"conflicting grades for item {vocab.items.names[int(row.item_id)]!r} in the labels of "
-            f"{_list_name(vocab, int(row.query_id), int(row.annotator_id))} (first graded "
+        item = file.vocab.items.names[int(row.item_id)]
+        file.fail(
+            f"conflicting grades for item {item!r} in the labels of "
+            f"{_list_name(file, int(row.query_id), int(row.annotator_id))} (first graded "
             f"{int(first_grade.iloc[conflict])})",
-            label,
             int(row.line),
             int(row.grade),
             "keep one grade per query, annotator and item",
@@ -495,15 +495,7 @@ def _parse_run(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Facts:
     }
 
 
-def _check_run(
-    facts: Facts,
-    lines: np.ndarray,
-    label: str,
-    vocab: Vocabularies,
-    policy: DuplicatePolicy,
-    precision: ScorePrecisionName,
-    _notes: list[str],
-) -> tuple[Facts, int]:
+def _check_run(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     """A (query, item) may appear once, unless ``keep-first`` keeps its best-ordered line.
 
     "First" follows the run ordering of docs/conventions.md, "Conventions and caveats":
@@ -512,20 +504,19 @@ def _check_run(
     two scores equal as float32 tie under ``float32`` (trec_eval <= 9.0.8), so
     the earlier line survives; the stored scores keep their full precision.
     """
-    frame = _frame(facts, lines)
+    frame = file.frame(facts)
     keys = ["query_id", "item_id"]
     repeated = frame.duplicated(keys)
     if not repeated.any():
         return facts, 0
-    if policy is DuplicatePolicy.error:
+    if file.policy is DuplicatePolicy.error:
         row = frame[repeated].iloc[0]
         earlier = frame[(frame.query_id == row.query_id) & (frame.item_id == row.item_id)]
-        _fail(
-            f"item repeated in the run for query {vocab.queries.names[int(row.query_id)]!r} "
+        file.fail(
+            f"item repeated in the run for query {file.vocab.queries.names[int(row.query_id)]!r} "
             f"(first on line {int(earlier.line.iloc[0])})",
-            label,
             int(row.line),
-            vocab.items.names[int(row.item_id)],
+            file.vocab.items.names[int(row.item_id)],
             "remove the repeated line, or pass --duplicates keep-first",
         )
     has_scores = bool(np.isfinite(facts["score"]).any())
@@ -533,12 +524,30 @@ def _check_run(
     ascending = [False, True] if has_scores else [True, True]
     if has_scores:
         frame["score"] = comparable_scores(
-            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(precision)
+            frame["score"].to_numpy(dtype=np.float64), ScorePrecisionName(file.precision)
         )
     survivors = frame.sort_values(order, ascending=ascending, kind="stable").drop_duplicates(keys)
     positions = np.sort(survivors.index.to_numpy())
     kept = {name: values[positions] for name, values in facts.items()}
     return kept, len(frame) - len(positions)
+
+
+_JUDGE = ("judge", "worker")
+_LEFT_RIGHT = (Column("left"), Column("right"))
+
+
+def _tabular_pairs(
+    shape: str,
+    query: Column,
+    annotator: Column,
+    items: tuple[Column, Column],
+    signature: tuple[str, ...],
+) -> RecordLayout:
+    """A tabular pairwise shape: query, annotator, the two items, the column that says the
+    outcome (the last of ``signature``), and an optional count."""
+    outcome = Column(signature[-1])
+    columns = (query, annotator, *items, outcome, Column("count", False))
+    return RecordLayout(columns, shape=shape, signature=signature)
 
 
 KINDS: Mapping[InputKind, IngestKind] = {
@@ -567,41 +576,26 @@ KINDS: Mapping[InputKind, IngestKind] = {
         _parse_pairwise,
         _check_pairwise,
         alternatives=(
-            RecordLayout(
-                (
-                    Column("query", aliases=("question_id", "qid", "topic")),
-                    Column("annotator", False, aliases=("judge", "worker")),
-                    Column("item_a", aliases=("model_a",)),
-                    Column("item_b", aliases=("model_b",)),
-                    Column("winner"),
-                    Column("count", False),
-                ),
-                shape="arena",
-                signature=("item_a", "item_b", "winner"),
+            _tabular_pairs(
+                "arena",
+                Column("query", aliases=("question_id", "qid", "topic")),
+                Column("annotator", False, aliases=_JUDGE),
+                (Column("item_a", aliases=("model_a",)), Column("item_b", aliases=("model_b",))),
+                ("item_a", "item_b", "winner"),
             ),
-            RecordLayout(
-                (
-                    Column("query", False),
-                    Column("annotator", False, aliases=("judge", "worker")),
-                    Column("left"),
-                    Column("right"),
-                    Column("winner"),
-                    Column("count", False),
-                ),
-                shape="evalica",
-                signature=("left", "right", "winner"),
+            _tabular_pairs(
+                "evalica",
+                Column("query", False),
+                Column("annotator", False, aliases=_JUDGE),
+                _LEFT_RIGHT,
+                ("left", "right", "winner"),
             ),
-            RecordLayout(
-                (
-                    Column("query", False),
-                    Column("annotator", aliases=("worker",)),
-                    Column("left"),
-                    Column("right"),
-                    Column("label"),
-                    Column("count", False),
-                ),
-                shape="crowd-kit",
-                signature=("annotator", "left", "right", "label"),
+            _tabular_pairs(
+                "crowd-kit",
+                Column("query", False),
+                Column("annotator", aliases=("worker",)),
+                _LEFT_RIGHT,
+                ("annotator", "left", "right", "label"),
             ),
             RecordLayout(
                 (Column("query"), Column("item_a"), Column("item_b"), Column("winner")),

@@ -55,9 +55,10 @@ from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import (
-    BUILD_OPTION_VALUES,
+    BUILD_OPTION_WORDS,
     InputFormat,
     InputKind,
+    Method,
     OnError,
     Source,
     SystemNameSource,
@@ -99,13 +100,13 @@ INPUT_FORMATS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 """Allowed ``format`` values per input kind (docs/input-formats.md, "Input formats"); omitted: by
 extension."""
 
-BUILD_METHODS: Mapping[str, tuple[str, ...]] = MappingProxyType(METHODS)
+BUILD_METHODS: Mapping[Source, tuple[Method, ...]] = METHODS
 """Allowed ``method`` values per build source (docs/tiers-and-audit.md, "Build routes"); omitted:
 its default."""
 
 #: Word-valued build parameters and their words: the builder's vocabularies. Which word
 #: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
-_CHOICE_PARAMETERS = BUILD_OPTION_VALUES
+_CHOICE_PARAMETERS = BUILD_OPTION_WORDS
 _NUMBER_PARAMETERS = ("sig", "reg")
 _INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
 _FLAG_PARAMETERS = ("step_down",)
@@ -158,7 +159,7 @@ class BuildSpec:
 
     name: str
     source: Source
-    method: str | None
+    method: Method | None
     collection: str
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -173,7 +174,7 @@ class BuildSpec:
 
 
 def builder_parameters(
-    source: str, method: str | None, parameters: Mapping[str, Any]
+    source: Source, method: Method | None, parameters: Mapping[str, Any]
 ) -> BuildParameters:
     """:class:`BuildParameters` of a ``[[builds]]`` entry's source, method and parameters."""
     options = {k: v for k, v in parameters.items() if k != "on_error"}
@@ -662,9 +663,10 @@ def _word(vocabulary: type[W], word: str | None) -> W:
 
 def _build(table: _Table, collection: str) -> BuildSpec:
     name = table.get("name", str, check=lambda v: _name(v) or _build_name(v))
-    source = table.get("source", str, choices=tuple(BUILD_METHODS))
-    methods = BUILD_METHODS.get(source or "", ())
-    method = table.get("method", str, None, choices=methods or None)
+    source = _word(Source, table.get("source", str, choices=values(Source)))
+    methods = BUILD_METHODS.get(source, ())
+    word = table.get("method", str, None, choices=methods or None)
+    method = None if word is None else _word(Method, word)
     coll = table.get("collection", str, collection, check=_non_empty).strip()
     params_table = table.table("parameters") or _Table({}, table.key("parameters"), table.problems)
     parameters = _parameters(params_table, source)
@@ -673,7 +675,7 @@ def _build(table: _Table, collection: str) -> BuildSpec:
         _check_with_builder(table, source, method, parameters)
     return BuildSpec(
         name=(name or "").strip(),
-        source=_word(Source, source),
+        source=source,
         method=method,
         collection=coll,
         parameters=MappingProxyType(parameters),
@@ -682,25 +684,27 @@ def _build(table: _Table, collection: str) -> BuildSpec:
 
 def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
     allowed = sorted(_PARAMETERS_BY_SOURCE.get(source or "", frozenset()))
-    values: dict[str, Any] = {}
+    chosen: dict[str, Any] = {}
     for name in allowed:
         if name not in table.data:
             continue
         if name in _CHOICE_PARAMETERS:
-            values[name] = table.get(name, str, None, choices=_CHOICE_PARAMETERS[name])
+            vocabulary = _CHOICE_PARAMETERS[name]
+            word = table.get(name, str, None, choices=values(vocabulary))
+            chosen[name] = None if word is None else _word(vocabulary, word)
         elif name in _FLAG_PARAMETERS:
-            values[name] = table.get(name, bool, None)
+            chosen[name] = table.get(name, bool, None)
         elif name in NUMBER_RULES:
             kind = float if name in _NUMBER_PARAMETERS else int
-            values[name] = table.get(name, kind, None, check=_builder_rule(name))
+            chosen[name] = table.get(name, kind, None, check=_builder_rule(name))
         else:
-            values[name] = table.get(name, int, None, check=_seed if name == "seed" else None)
+            chosen[name] = table.get(name, int, None, check=_seed if name == "seed" else None)
     table.finish(allowed)
-    return {k: v for k, v in values.items() if v is not None}
+    return {k: v for k, v in chosen.items() if v is not None}
 
 
 def _check_with_builder(
-    table: _Table, source: str, method: str | None, parameters: Mapping[str, Any]
+    table: _Table, source: Source, method: Method | None, parameters: Mapping[str, Any]
 ) -> None:
     """Let the builder resolve the options: catches combinations that do not apply."""
     try:

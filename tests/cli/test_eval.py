@@ -159,6 +159,14 @@ def test_measures_command_lists_everything() -> None:
     assert table.exit_code == 0 and "vertical-short" in table.stdout
 
 
+def test_measures_table_shows_the_optional_cutoff() -> None:
+    """Regression: rich read ``[@k]`` as markup and printed ``nDCG`` for ``nDCG[@k]``."""
+    table = runner.invoke(app, ["measures"])
+    assert table.exit_code == 0
+    cells = {line.split("│")[1].strip() for line in table.stdout.splitlines() if "│" in line}
+    assert {"nDCG[@k]", "AP[@k]", "ERR[@k]", "Judged[@k]", "P@k", "Rprec"} <= cells
+
+
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"orlbuild {__version__}"

@@ -80,3 +80,8 @@ def test_equality_ignores_supply_order() -> None:
     assert ORL({"a": 1, "b": 2}) == ORL({"b": 2, "a": 1})
     assert ORL({"a": 1}) == {"a": 1}
     assert ORL({"a": 1}) != ORL({"a": 1, "b": 1})
+
+
+def test_an_orl_is_unhashable_like_the_dict_it_equals() -> None:
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(ORL({"a": 1}))
