@@ -396,7 +396,7 @@ def read_input(
 PER_BATTLE_MIN_QUERIES = 10
 
 #: Rows whose queries and items decide the per-battle warning (the first ones of a file).
-PER_BATTLE_SAMPLE_ROWS = 1_000_000
+PER_BATTLE_SAMPLE_ROWS = 250_000
 
 
 class InputStream:
