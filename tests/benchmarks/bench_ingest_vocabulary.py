@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -158,7 +159,7 @@ def bench_sqlite(data: Path, folder: Path, repeat: int) -> tuple[float, float]:
     return best["wall"] / bare_best["wall"], best["cpu"] / bare_best["cpu"]
 
 
-def _postgres_database(server: str) -> tuple[str, object]:
+def _postgres_database(server: str) -> tuple[str, Callable[[], None]]:
     """Create a fresh database on ``server``; its URL and a function that drops it."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
@@ -186,7 +187,7 @@ def bench_postgresql(data: Path, server: str, repeat: int) -> tuple[float, float
             libpq = url.replace("postgresql+psycopg://", "postgresql://")
             peer.append(measure([sys.executable, "-c", _BARE_COPY, libpq, str(data)]))
         finally:
-            drop()  # type: ignore[operator]
+            drop()
         url, drop = _postgres_database(server)
         try:
             subprocess.run(
@@ -194,7 +195,7 @@ def bench_postgresql(data: Path, server: str, repeat: int) -> tuple[float, float
             )
             ours.append(measure([*ORLBUILD, "--db", url, "ingest", "pairwise", str(data)]))
         finally:
-            drop()  # type: ignore[operator]
+            drop()
     best, bare_best = _best(ours), _best(peer)
     _print("postgresql (bare COPY)", best, bare_best, POSTGRES_TARGET)
     return best["wall"] / bare_best["wall"], best["cpu"] / bare_best["cpu"]
