@@ -363,12 +363,19 @@ def _ids_staged_copy(
         )
         .on_conflict_do_nothing()
     )
-    rows = connection.execute(
+    # The staged names have no statistics: ANALYZE them so that the join probes the
+    # name index instead of scanning the whole name table for every chunk; fetch the
+    # ids through the driver (tens of thousands of rows).
+    connection.exec_driver_sql(f"ANALYZE {STAGED_NAMES}")
+    query = (
         select(staging.c.position, table.c.id)
         .join(table, staging.c.name == table.c.name)
         .where(table.c.collection_id == collection_id)
+        .compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
     )
-    return _aligned(rows, len(names))
+    with _driver_cursor(connection) as cursor:
+        cursor.execute(str(query))
+        return _aligned(cursor.fetchall(), len(names))
 
 
 def ensure_collection(connection: Connection, name: str) -> int:
