@@ -32,11 +32,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script
+
+from tests.benchmarks.bench_ingest import postgres_database
 
 BIN = Path(sys.executable).parent
 ORLBUILD = [str(BIN / "orlbuild"), "--quiet"]
@@ -159,36 +161,17 @@ def bench_sqlite(data: Path, folder: Path, repeat: int) -> tuple[float, float]:
     return best["wall"] / bare_best["wall"], best["cpu"] / bare_best["cpu"]
 
 
-def _postgres_database(server: str) -> tuple[str, Callable[[], None]]:
-    """Create a fresh database on ``server``; its URL and a function that drops it."""
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
-    url = make_url(server).set(drivername="postgresql+psycopg")
-    name = f"orlbuild_bench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-
-    def drop() -> None:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-    return url.set(database=name).render_as_string(hide_password=False), drop
-
-
 def bench_postgresql(data: Path, server: str, repeat: int) -> tuple[float, float]:
     """``orlbuild ingest pairwise`` into PostgreSQL against a bare COPY of the file."""
     ours, peer = [], []
     for _ in range(repeat):
-        url, drop = _postgres_database(server)
+        url, drop = postgres_database(server)
         try:
             libpq = url.replace("postgresql+psycopg://", "postgresql://")
             peer.append(measure([sys.executable, "-c", _BARE_COPY, libpq, str(data)]))
         finally:
             drop()
-        url, drop = _postgres_database(server)
+        url, drop = postgres_database(server)
         try:
             subprocess.run(
                 [*ORLBUILD, "--db", url, "db", "upgrade"], check=True, capture_output=True
