@@ -93,14 +93,14 @@ class IngestProgress:
             self._progress.advance(self._read, n)
 
     def write(self, n: int, total: int) -> None:
-        """Count ``n`` more rows written out of ``total``."""
+        """Count ``n`` more rows written out of ``total`` (rows read so far, when streamed)."""
         if self._progress is None:
             return
         if self._write is None:
             self._write = self._progress.add_task(
                 f"{self._label}: writing", total=total, unit="rows"
             )
-        self._progress.advance(self._write, n)
+        self._progress.update(self._write, total=total, advance=n)  # streamed: total grows
 
 
 @contextmanager

@@ -110,15 +110,20 @@ def _coded_names(
     """Codes of the concatenated columns ``raws``; names the line of an empty or long value."""
     values = np.concatenate([np.asarray(raw, dtype=object) for raw in raws])
     local, uniques = pd.factorize(values)
-    names = pd.Series(uniques, dtype=object).str.strip()
+    # Plain C-level passes over the distinct values (pandas' .str methods call a
+    # Python function per value): strip, lengths, and one search for a NUL byte.
+    stripped = list(map(str.strip, uniques.tolist()))
     if default is not None:
-        names[names == ""] = default
-    lengths = names.str.len().to_numpy()
+        stripped = [name or default for name in stripped]
+    lengths = np.fromiter(map(len, stripped), dtype=np.int64, count=len(stripped))
+    nul = "\x00" in "".join(stripped)
     problems = (
         (lengths == 0, "empty {}", "every row needs a {}"),
         (lengths > NAME_LENGTH, f"{{}} is longer than {NAME_LENGTH} characters", "shorten it"),
         (
-            names.str.contains("\x00", regex=False).to_numpy(dtype=bool),
+            np.fromiter(("\x00" in n for n in stripped), bool, len(stripped))
+            if nul
+            else np.zeros(len(stripped), dtype=bool),
             "{} contains a NUL byte (\\x00)",
             "identifiers are text: remove the NUL byte (is this a binary or UTF-16 file?)",
         ),
@@ -134,7 +139,9 @@ def _coded_names(
                 value=values[i],
                 hint=hint.format(column),
             )
-    return local.astype(np.int64) + vocabulary.add(names.to_numpy(dtype=object))
+    names = np.empty(len(stripped), dtype=object)
+    names[:] = stripped
+    return local.astype(np.int64) + vocabulary.add(names)
 
 
 def _parse_or_locate(

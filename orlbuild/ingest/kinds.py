@@ -382,16 +382,27 @@ def _check_pairwise(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     if "count" in facts:
         zero = facts["count"] == 0
         if zero.all():
-            file.fail(
-                "every row has count 0: the file holds no comparison",
-                int(file.lines[0]),
-                0,
-                "count is how many times the outcome happened (a positive integer)",
-            )
+            raise no_comparison_error(file.label, int(file.lines[0]))
         if zero.any():
-            file.notes.append(f"{file.label}: skipped {int(zero.sum())} row(s) with count 0")
+            file.notes.append(zero_count_note(file.label, int(zero.sum())))
             facts = {name: values[~zero] for name, values in facts.items()}
     return facts, 0
+
+
+def no_comparison_error(label: str, line: int) -> InputError:
+    """The error of a pairwise file whose every row has count 0 (``line``: the first)."""
+    return InputError(
+        "every row has count 0: the file holds no comparison",
+        file=label,
+        line=line,
+        value=0,
+        hint="count is how many times the outcome happened (a positive integer)",
+    )
+
+
+def zero_count_note(label: str, rows: int) -> str:
+    """The note about the ``rows`` rows of count 0 that were skipped."""
+    return f"{label}: skipped {rows} row(s) with count 0"
 
 
 # --- listwise -------------------------------------------------------------------------

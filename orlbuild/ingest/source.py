@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from orlbuild.errors import InputError
 from orlbuild.vocabulary import InputFormat
@@ -285,9 +285,11 @@ def open_input(raw: BinaryIO) -> BinaryIO:
         head = raw.peek(3)[:3]
     for magic, name in _MAGIC.items():
         if head.startswith(magic):
+            # Binary streams with every method a reader here uses (typeshed does not
+            # declare GzipFile and BZ2File as typing.BinaryIO).
             if name == "gzip":
-                return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-            return bz2.BZ2File(raw, mode="rb")  # type: ignore[return-value]
+                return cast(BinaryIO, gzip.GzipFile(fileobj=raw, mode="rb"))
+            return cast(BinaryIO, bz2.BZ2File(raw, mode="rb"))
     return raw
 
 

@@ -1,8 +1,11 @@
 """Ingest one input file: read and validate it, then store it as one batch in one transaction.
 
-:func:`ingest_file` (``orlbuild ingest``) streams and checks the file completely
-with :func:`orlbuild.ingest.reading.read_input`; only then is it written, so any
-error leaves the store untouched. Identical content already stored is reported
+:func:`ingest_file` (``orlbuild ingest``) reads and checks the file chunk by
+chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
+into one open transaction, which commits only after the last line was read
+and checked: any error rolls it back and leaves the store untouched, and
+memory stays bounded by the chunk, not the file (docs/performance.md,
+"Ingesting large vocabularies"). Identical content already stored is reported
 and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first
@@ -23,9 +26,15 @@ from typing import TYPE_CHECKING, BinaryIO
 from orlbuild.errors import ConfigError, InputError, OrlbuildError, StoreError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
-from orlbuild.ingest.reading import read_input
+from orlbuild.ingest.reading import InputStream, read_input
 from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256
-from orlbuild.store.batches import NewBatch, find_batch, find_run_batch, store_batch
+from orlbuild.store.batches import (
+    NewBatch,
+    Provenance,
+    find_batch,
+    find_run_batch,
+    store_batch,
+)
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import list_batches
 from orlbuild.store.users import current_user
@@ -231,7 +240,7 @@ def ingest_file(
         system = _check_name(system, "system")
     elif system is not None:
         raise ConfigError("--system applies to runs only")
-    parsed = read_input(
+    read = InputStream(
         kind,
         path,
         fmt=fmt,
@@ -247,36 +256,38 @@ def ingest_file(
             NewBatch(
                 kind=kind,
                 collection=collection,
-                file_name=parsed.label,
-                sha256=parsed.sha256,
+                file_name=read.label,
                 created_by=current_user(),
-                vocabularies=parsed.vocabularies.as_lists(),
-                facts=parsed.facts,
+                chunks=read,
+                provenance=lambda: Provenance(read.sha256, read.reading_sha256()),
                 name_columns=NAME_COLUMNS,
                 system=system,
-                reading_sha256=parsed.reading_sha256(),
                 reading=_reading_words(kind, fmt, duplicates, score_precision, query),
             ),
-            on_rows=None if on_write is None else _rows_written(on_write, len(parsed)),
+            on_rows=None if on_write is None else _rows_written(on_write, read),
         )
     return IngestResult(
         batch_id=stored.id,
         created=stored.created,
         kind=kind,
-        file_name=parsed.label,
-        sha256=parsed.sha256,
+        file_name=read.label,
+        sha256=read.sha256,
         rows=stored.row_count,
-        dropped=parsed.dropped if stored.created else 0,
+        dropped=read.dropped if stored.created else 0,
         system=stored.system,
         new_queries=stored.new_queries,
-        notes=parsed.notes,
+        notes=tuple(read.notes),
         score_precision=ScorePrecisionName(score_precision).value if kind == "run" else None,
     )
 
 
-def _rows_written(on_write: Callable[[int, int], None], total: int) -> Callable[[int], None]:
-    """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback."""
-    return lambda n: on_write(n, total)
+def _rows_written(on_write: Callable[[int, int], None], read: InputStream) -> Callable[[int], None]:
+    """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback.
+
+    A streamed file is written while it is read: the total is the number of
+    rows read so far (the whole file's once the last chunk is written).
+    """
+    return lambda n: on_write(n, read.rows)
 
 
 @dataclass(frozen=True)

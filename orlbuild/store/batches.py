@@ -11,10 +11,11 @@ it), unless forced. Deleting a system's last run batch deletes the system too
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import (
@@ -34,12 +35,13 @@ from sqlalchemy.exc import IntegrityError
 from orlbuild.errors import StoreError
 from orlbuild.store.bulk import (
     IN_LIST_CHUNK,
+    NameIds,
+    bulk_write_settings,
     ensure_collection,
-    ensure_names,
     ensure_system,
     insert_rows,
 )
-from orlbuild.store.driver_errors import database_errors, retry_on_disconnect
+from orlbuild.store.driver_errors import database_errors, is_disconnect
 from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import (
     Annotator,
@@ -58,7 +60,9 @@ from orlbuild.vocabulary import InputKind
 
 __all__ = [
     "FACT_TABLES",
+    "FactChunk",
     "NewBatch",
+    "Provenance",
     "StoredBatch",
     "delete_batch",
     "find_batch",
@@ -82,9 +86,33 @@ FACT_TABLES: dict[InputKind, Table] = {
 }
 
 
+class FactChunk(Protocol):
+    """Rows of a batch with their names: what :func:`store_batch` writes, chunk by chunk.
+
+    ``names`` maps ``queries``, ``items`` and ``annotators`` to the distinct
+    names of the chunk (object arrays); the code columns of ``facts`` (``query_id``,
+    ``item_id``, ...) index them. The other columns hold values (``NaN``
+    floats become SQL NULL).
+    """
+
+    @property
+    def names(self) -> Mapping[str, np.ndarray]: ...
+
+    @property
+    def facts(self) -> Mapping[str, np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What is known of a file once it has been read: its content and reading digests."""
+
+    sha256: str
+    reading_sha256: str | None = None
+
+
 @dataclass(frozen=True)
 class NewBatch:
-    """One validated file, ready to be stored.
+    """One file, validated while it is read, to be stored chunk by chunk.
 
     Attributes
     ----------
@@ -92,41 +120,37 @@ class NewBatch:
         ``listwise``, ``pairwise``, ``graded`` or ``run``.
     collection
         Collection name (created if new).
-    file_name, sha256, created_by
+    file_name, created_by
         Provenance.
-    vocabularies
-        ``queries``, ``items`` and ``annotators``: code -> name lists.
-    facts
-        Column name -> aligned array. ``query_id``, ``annotator_id``,
-        ``item_id``, ``winner_id`` and ``loser_id`` hold vocabulary codes,
-        the other columns values (``None`` for SQL NULL).
+    chunks
+        The rows (:class:`FactChunk`), read once: a bad line raises while they
+        are consumed, inside the transaction, which then stores nothing.
+    provenance
+        Called once the chunks are consumed: the content's SHA-256 and the
+        digest of the rows and names the reading kept.
     name_columns
         The fact columns that hold codes, and the vocabulary each indexes
         (:data:`orlbuild.ingest.kinds.NAME_COLUMNS`).
     system
         The system a run belongs to (runs only).
-    reading_sha256, reading
-        A digest of the rows and names the reading kept, and the reading
-        options in words (``"duplicates keep-first, scores as float64"``): the
+    reading
+        The reading options in words (``"--duplicates keep-first, ..."``): the
         same content read another way must not pass for the stored batch.
+    sha256
+        The content's SHA-256 when it is known before reading (a regular
+        file): a batch already holding it is then found without writing.
     """
 
     kind: InputKind
     collection: str
     file_name: str
-    sha256: str
     created_by: str
-    vocabularies: Mapping[str, Sequence[str]]
-    facts: Mapping[str, np.ndarray]
+    chunks: Iterable[FactChunk]
+    provenance: Callable[[], Provenance]
     name_columns: Mapping[str, str]
     system: str | None = None
-    reading_sha256: str | None = None
     reading: str | None = None
-
-    @property
-    def row_count(self) -> int:
-        """Number of fact rows."""
-        return len(next(iter(self.facts.values()))) if self.facts else 0
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,18 +234,39 @@ def find_run_batch(bind: Bind, collection: str, sha256: str, system: str) -> Sto
     return find_batch(bind, collection, "run", run_content_key(sha256, system))
 
 
-def _stored_content(engine: Engine, batch: NewBatch) -> tuple[StoredBatch | None, NewBatch]:
-    """The batch already holding ``batch``'s content, or the batch to store (keyed as stored)."""
+def _stored_content(bind: Bind, batch: NewBatch, sha256: str) -> tuple[StoredBatch | None, str]:
+    """The batch already holding this content, or ``None``; and the key to store it under."""
     if batch.kind != "run" or batch.system is None:
-        return find_batch(engine, batch.collection, batch.kind, batch.sha256), batch
-    plain = find_batch(engine, batch.collection, "run", batch.sha256)
+        return find_batch(bind, batch.collection, batch.kind, sha256), sha256
+    plain = find_batch(bind, batch.collection, "run", sha256)
     if plain is None or plain.system == batch.system:
-        return plain, batch
-    keyed = replace(batch, sha256=run_content_key(batch.sha256, batch.system))
-    return find_batch(engine, batch.collection, "run", keyed.sha256), keyed
+        return plain, sha256
+    keyed = run_content_key(sha256, batch.system)
+    return find_batch(bind, batch.collection, "run", keyed), keyed
 
 
 _NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
+
+
+class _AlreadyStored(Exception):
+    """The content turned out to be stored once the file was read (rolls the writes back)."""
+
+    def __init__(self, existing: StoredBatch) -> None:
+        super().__init__(existing.id)
+        self.existing = existing
+
+
+class _Consumed:
+    """The chunks of a batch, counting whether any was taken (a retry cannot re-read them)."""
+
+    def __init__(self, chunks: Iterable[FactChunk]) -> None:
+        self._chunks = iter(chunks)
+        self.started = False
+
+    def __iter__(self) -> Iterator[FactChunk]:
+        for chunk in self._chunks:
+            self.started = True
+            yield chunk
 
 
 def store_batch(
@@ -229,8 +274,12 @@ def store_batch(
 ) -> StoredBatch:
     """Store a batch and all its facts in one transaction (or find it already stored).
 
-    ``on_rows`` is called with the number of fact rows written so far, chunk by
-    chunk (for a progress bar).
+    The chunks are written as they are read (bounded memory); the batch row
+    gets its content hash and row count once the last chunk is in, and the
+    transaction commits only then. Content found stored at that point (or
+    before, when ``batch.sha256`` is known) rolls back, and the stored batch
+    is returned. ``on_rows`` is called with the number of fact rows written,
+    chunk by chunk (for a progress bar).
 
     Raises
     ------
@@ -239,19 +288,32 @@ def store_batch(
         another batch, or when the content is stored but was read into other
         rows (another ``--duplicates`` or ``--score-precision``).
     """
+    chunks = _Consumed(batch.chunks)
+    consumed = replace(batch, chunks=chunks)
     with database_errors(engine):
-        return retry_on_disconnect(engine, lambda: _store_batch(engine, batch, on_rows))
+        try:
+            return _store_batch(engine, consumed, on_rows)
+        except StoreError as exc:
+            if chunks.started or exc.__cause__ is None or not is_disconnect(exc.__cause__):
+                raise
+        # A connection lost before anything was read: the second attempt starts from scratch.
+        engine.dispose()  # the pool's other connections died with the first one
+        return _store_batch(engine, consumed, on_rows)
 
 
 def _store_batch(
     engine: Engine, batch: NewBatch, on_rows: Callable[[int], None] | None
 ) -> StoredBatch:
     """:func:`store_batch` without the translation of driver errors."""
-    existing, batch = _stored_content(engine, batch)
-    if existing is not None:
-        return _same_reading(existing, batch)
+    if batch.sha256 is not None:
+        existing, _ = _stored_content(engine, batch, batch.sha256)
+        if existing is not None:
+            for _chunk in batch.chunks:  # read (and check) the file for its reading digest
+                pass
+            return _same_reading(existing, batch, batch.provenance())
+    provenance: Provenance | None = None
     try:
-        with write_transaction(engine) as connection:
+        with write_transaction(engine) as connection, bulk_write_settings(connection):
             cid = ensure_collection(connection, batch.collection)
             system_id = None
             if batch.system is not None:
@@ -261,42 +323,41 @@ def _store_batch(
                     collection_id=cid,
                     kind=batch.kind,
                     file_name=batch.file_name,
-                    sha256=batch.sha256,
-                    row_count=batch.row_count,
+                    sha256=f"pending {uuid.uuid4().hex}",  # the real one is known at the end
+                    row_count=0,
                     created_at=datetime.now(timezone.utc),
                     created_by=batch.created_by,
                     system_id=system_id,
-                    reading_sha256=batch.reading_sha256,
                     reading=batch.reading,
                 )
             ).inserted_primary_key
             assert inserted is not None  # an INSERT always reports its primary key
             batch_id = int(inserted[0])
-            new_queries: tuple[str, ...] = ()
-            if batch.kind == "run":
-                new_queries = _new_names(connection, Query, cid, batch.vocabularies["queries"])
-            ids = {
-                vocabulary: ensure_names(connection, model, cid, batch.vocabularies[vocabulary])
-                for vocabulary, model in _NAME_MODELS
-            }
-            columns = ["batch_id"]
-            arrays = [np.full(batch.row_count, batch_id, dtype=np.int64)]
-            if system_id is not None:
-                columns.append("system_id")
-                arrays.append(np.full(batch.row_count, system_id, dtype=np.int64))
-            # Rows go in grouped by query (file order within a query): index inserts stay
-            # local and a query's judgments end up next to each other on disk.
-            order = np.argsort(ids["queries"][batch.facts["query_id"]], kind="stable")
-            for column, values in batch.facts.items():
-                vocabulary = batch.name_columns.get(column)
-                columns.append(column)
-                arrays.append(_sql_values(values, ids[vocabulary] if vocabulary else None)[order])
-            insert_rows(connection, FACT_TABLES[batch.kind], columns, arrays, on_rows)
+            writer = _FactWriter(connection, batch, cid, batch_id, system_id, on_rows)
+            for chunk in batch.chunks:
+                writer.write(chunk)
+            provenance = batch.provenance()
+            existing, key = _stored_content(connection, batch, provenance.sha256)
+            if existing is not None:
+                raise _AlreadyStored(existing)
+            connection.execute(
+                update(IngestBatch)
+                .where(IngestBatch.id == batch_id)
+                .values(sha256=key, row_count=writer.rows, reading_sha256=provenance.reading_sha256)
+            )
+    except _AlreadyStored as found:
+        assert provenance is not None
+        return _same_reading(found.existing, batch, provenance)
     except IntegrityError as exc:
-        # A concurrent ingest of the same content won the race: report it as a no-op.
-        existing = find_batch(engine, batch.collection, batch.kind, batch.sha256)
+        if provenance is None:  # refused mid-file: read the rest for the content's hash
+            for _chunk in batch.chunks:
+                pass
+            provenance = batch.provenance()
+        # The same content stored before, or by a concurrent ingest that won the race:
+        # report it as a no-op.
+        existing, _ = _stored_content(engine, batch, provenance.sha256)
         if existing is not None:
-            return _same_reading(existing, batch)
+            return _same_reading(existing, batch, provenance)
         if batch.kind == "run":
             raise StoreError(
                 f"system {batch.system!r} already has entries for some of these (query, item) "
@@ -304,21 +365,81 @@ def _store_batch(
             ) from exc
         raise StoreError(f"the store refused the batch: {exc.orig}") from exc
     return StoredBatch(
-        int(batch_id),
+        batch_id,
         created=True,
-        row_count=batch.row_count,
+        row_count=writer.rows,
         system=batch.system,
-        new_queries=new_queries,
+        new_queries=tuple(sorted(writer.new_queries)),
     )
 
 
-def _same_reading(existing: StoredBatch, batch: NewBatch) -> StoredBatch:
+class _FactWriter:
+    """Writes the chunks of one batch: names to store ids, then the fact rows."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        batch: NewBatch,
+        cid: int,
+        batch_id: int,
+        system_id: int | None,
+        on_rows: Callable[[int], None] | None,
+    ) -> None:
+        self._connection = connection
+        self._batch = batch
+        self._cid = cid
+        self._batch_id = batch_id
+        self._system_id = system_id
+        self._on_rows = on_rows
+        self._names = {
+            vocabulary: NameIds(connection, model, cid) for vocabulary, model in _NAME_MODELS
+        }
+        self.rows = 0
+        self.new_queries: set[str] = set()
+
+    def write(self, chunk: FactChunk) -> None:
+        """Store one chunk's names (new ones created) and rows."""
+        facts = chunk.facts
+        n = len(next(iter(facts.values()))) if facts else 0
+        if n == 0:
+            return
+        if self._batch.kind == "run":
+            queries = list(chunk.names["queries"])
+            seen = self._names["queries"].known(queries)
+            unseen = [q for q, known in zip(queries, seen, strict=True) if not known]
+            self.new_queries.update(_new_names(self._connection, Query, self._cid, unseen))
+        ids = {
+            vocabulary: names.ids(list(chunk.names[vocabulary]))
+            for vocabulary, names in self._names.items()
+        }
+        columns = ["batch_id"]
+        arrays = [np.full(n, self._batch_id, dtype=np.int64)]
+        if self._system_id is not None:
+            columns.append("system_id")
+            arrays.append(np.full(n, self._system_id, dtype=np.int64))
+        # Rows go in grouped by query (file order within a query): index inserts stay
+        # local and a query's judgments end up next to each other on disk.
+        order = np.argsort(ids["queries"][facts["query_id"]], kind="stable")
+        for column, values in facts.items():
+            vocabulary = self._batch.name_columns.get(column)
+            columns.append(column)
+            arrays.append(_sql_values(values, ids[vocabulary] if vocabulary else None)[order])
+        insert_rows(self._connection, FACT_TABLES[self._batch.kind], columns, arrays, self._on_rows)
+        self.rows += n
+
+
+def _same_reading(existing: StoredBatch, batch: NewBatch, provenance: Provenance) -> StoredBatch:
     """The stored batch, when it holds the rows this reading would store; else refuse.
 
     Batches stored before migration 0005 have no digest: their content counts
-    as stored, as it did then.
+    as stored, as it did then. A digest of the former kind (before the
+    readings were digested chunk by chunk, docs/input-formats.md, "Input
+    formats") is compared through the reading's words instead.
     """
-    if existing.reading_sha256 in (None, batch.reading_sha256) or batch.reading_sha256 is None:
+    stored, new = existing.reading_sha256, provenance.reading_sha256
+    if stored is None or new is None or stored == new:
+        return existing
+    if _digest_scheme(stored) != _digest_scheme(new) and existing.reading == batch.reading:
         return existing
     raise StoreError(
         f"{batch.file_name}: already stored as batch {existing.id} when read with "
@@ -326,6 +447,11 @@ def _same_reading(existing: StoredBatch, batch: NewBatch) -> StoredBatch:
         f"it keeps other rows: delete batch {existing.id} first (`orlbuild batches delete "
         f"{existing.id}`) to store it that way"
     )
+
+
+def _digest_scheme(digest: str) -> str:
+    """``2`` for a reading digest written as ``2:...``; ``1`` for a bare hex one."""
+    return digest.split(":", 1)[0] if ":" in digest else "1"
 
 
 def _new_names(

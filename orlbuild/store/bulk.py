@@ -5,11 +5,15 @@ Names (collections, systems, annotators, queries, items) are created with
 processes that ingest files sharing queries and items at the same time never
 duplicate a name nor fail on one. Names are inserted in sorted order and
 tables in a fixed order, so concurrent PostgreSQL transactions take their row
-locks in the same order and cannot deadlock. On PostgreSQL the names are first
-copied into a temporary table (one ``COPY``, one ``INSERT ... SELECT``, one
-join) instead of one round trip per name.
+locks in the same order and cannot deadlock. The names of a chunk are staged
+in a temporary table (SQLite: ``executemany``; PostgreSQL: one ``COPY``), then
+one ``INSERT ... SELECT`` creates the new ones and one join returns every id,
+instead of one round trip per name. :class:`NameIds` keeps the ids it has
+seen (up to :data:`NAME_CACHE` per table), so a name repeated across the
+chunks of a file is looked up once (docs/performance.md, "Ingesting large
+vocabularies").
 
-Facts are inserted with SQLAlchemy Core ``executemany`` in chunks of plain
+Facts are inserted with the driver's ``executemany`` in chunks of plain
 tuples (SQLite, where each write transaction holds the database lock, so
 ``BEGIN IMMEDIATE`` serialises writers); on PostgreSQL with binary
 ``COPY ... FROM STDIN`` through psycopg.
@@ -17,19 +21,35 @@ tuples (SQLite, where each write transaction holds the database lock, so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Column, Connection, MetaData, Table, Text, insert, literal, select
+from sqlalchemy import (
+    Column,
+    Connection,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    func,
+    insert,
+    literal,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from orlbuild.store.models import Collection, System
 
 __all__ = [
     "INSERT_CHUNK",
     "IN_LIST_CHUNK",
+    "NAME_CACHE",
+    "NameIds",
+    "bulk_write_settings",
     "ensure_collection",
     "ensure_names",
     "ensure_system",
@@ -39,14 +59,212 @@ __all__ = [
 #: Ids per ``IN (...)`` list: far below SQLite's 32766 bound parameters.
 IN_LIST_CHUNK = 5_000
 
-#: Rows per ``executemany`` call.
+#: Rows per ``executemany`` call or ``COPY`` progress step.
 INSERT_CHUNK = 50_000
+
+#: Names per table whose ids :class:`NameIds` remembers (24 bytes each); beyond it
+#: they are forgotten and looked up in the store again (bounded ingest memory).
+NAME_CACHE = 8_000_000
+
+#: The temporary table that stages a chunk's names (one per connection).
+STAGED_NAMES = "orlbuild_staged_names"
+
+#: SQLite page cache during a bulk write, in KiB (the connection's own is restored after):
+#: it counts towards the ingest's peak memory, and 8 MiB ingested 200,000 rows as fast
+#: as 128 MiB (docs/performance.md, "Ingesting large vocabularies").
+BULK_CACHE_KIB = 32_768
 
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any) -> Any:
     """``INSERT ... ON CONFLICT DO NOTHING`` for the connection's dialect."""
     dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
     return dialect.insert(table).on_conflict_do_nothing()
+
+
+@contextmanager
+def bulk_write_settings(connection: Connection) -> Iterator[None]:
+    """Settings for a large write, inside the transaction only and restored after.
+
+    SQLite: a bounded page cache (:data:`BULK_CACHE_KIB`); the journal mode
+    is left alone, and the staging table of the names is dropped at the end.
+    PostgreSQL needs none.
+    """
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    cache = connection.exec_driver_sql("PRAGMA cache_size").scalar()
+    connection.exec_driver_sql(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_NAMES}")
+        connection.exec_driver_sql(f"PRAGMA cache_size = {int(cache or 0)}")
+
+
+@contextmanager
+def _driver_cursor(connection: Connection) -> Iterator[Any]:
+    """The driver's own cursor on the connection (inside its transaction).
+
+    Tens of thousands of rows per chunk are not worth SQLAlchemy's per-row
+    work; the driver's errors are wrapped as SQLAlchemy wraps them
+    (``IntegrityError``, ``OperationalError``, ...), so that callers and
+    :mod:`orlbuild.store.driver_errors` see the usual exceptions.
+    """
+    cursor = connection.connection.cursor()
+    dbapi = connection.dialect.loaded_dbapi
+    try:
+        yield cursor
+    except dbapi.Error as exc:
+        raise DBAPIError.instance(None, None, exc, dbapi.Error) from exc
+    finally:
+        cursor.close()
+
+
+class _HashedIds:
+    """Ids of names, keyed by two 64-bit hashes of each name (24 bytes a name, no strings).
+
+    Two different names are taken for one only if both hashes collide (about
+    ``n**2 / 2**129`` for ``n`` names); a name whose first hash is taken by
+    another name is simply not remembered (it is looked up in the store).
+    Entries arrive in a small sorted level merged into the large one when it
+    grows, so remembering ``n`` names costs ``O(n log n)`` in all.
+    """
+
+    def __init__(self) -> None:
+        empty = np.empty(0, dtype=np.int64)
+        self._levels = [(empty, empty, empty), (empty, empty, empty)]
+
+    def __len__(self) -> int:
+        return sum(len(level[0]) for level in self._levels)
+
+    @staticmethod
+    def hashes(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The two hashes of each name."""
+        first = np.fromiter(map(hash, names), dtype=np.int64, count=len(names))
+        second = np.fromiter(
+            map(hash, map("\x1f".__add__, names)), dtype=np.int64, count=len(names)
+        )
+        return first, second
+
+    def get(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The id of each name, ``-1`` where it is not remembered."""
+        found = np.full(len(first), -1, dtype=np.int64)
+        for keys, checks, ids in self._levels:
+            if not len(keys):
+                continue
+            at = np.minimum(np.searchsorted(keys, first), len(keys) - 1)
+            hit = (keys[at] == first) & (checks[at] == second)
+            found[hit] = ids[at[hit]]
+        return found
+
+    def add(self, first: np.ndarray, second: np.ndarray, ids: np.ndarray) -> bool:
+        """Remember new names; ``False`` when one was not (its first hash was taken)."""
+        big, small = self._levels
+        merged = [np.concatenate([a, b]) for a, b in zip(small, (first, second, ids), strict=True)]
+        if len(merged[0]) * 4 > len(big[0]):
+            merged = [np.concatenate([a, b]) for a, b in zip(big, merged, strict=True)]
+            big = (np.empty(0, dtype=np.int64),) * 3
+        order = np.argsort(merged[0], kind="stable")
+        keys, checks, values = (m[order] for m in merged)
+        unique = np.ones(len(keys), dtype=bool)
+        unique[1:] = keys[1:] != keys[:-1]  # a first hash taken twice: keep the first name
+        level = (keys[unique], checks[unique], values[unique])
+        self._levels = [big, level] if len(big[0]) else [level, big]
+        return bool(unique.all())
+
+
+class NameIds:
+    """Store ids of the names of one name table in one collection, chunk by chunk.
+
+    Every name looked up is remembered by its hashes (:class:`_HashedIds`, up
+    to :data:`NAME_CACHE` names), so a name repeated across the chunks of a
+    file costs one store lookup. On SQLite, when the collection held no
+    names of this table when the transaction began (a new collection), a name
+    not remembered is new: the transaction holds the write lock, so it is
+    inserted with the next id and never read back.
+
+    Parameters
+    ----------
+    connection
+        Inside the ingest transaction.
+    model
+        A model with ``collection_id`` and ``name`` columns (Query, Item, Annotator, System).
+    collection_id
+        The owning collection.
+    """
+
+    def __init__(self, connection: Connection, model: Any, collection_id: int) -> None:
+        self._connection = connection
+        self._table: Table = model.__table__
+        self._collection_id = collection_id
+        self._known = _HashedIds()
+        self._next_id: int | None = None
+        if connection.dialect.name == "sqlite":
+            table = self._table
+            held = connection.execute(
+                select(table.c.id).where(table.c.collection_id == collection_id).limit(1)
+            ).first()
+            if held is None:
+                self._next_id = (
+                    int(
+                        connection.execute(
+                            select(func.coalesce(func.max(table.c.id), 0))
+                        ).scalar_one()
+                    )
+                    + 1
+                )
+
+    def known(self, names: Sequence[str]) -> np.ndarray:
+        """Whether each name was looked up before (and is still remembered)."""
+        return self._known.get(*_HashedIds.hashes(names)) >= 0
+
+    def ids(self, names: Sequence[str]) -> np.ndarray:
+        """Get or create the *distinct* ``names``; returns their ``int64`` ids, aligned."""
+        first, second = _HashedIds.hashes(names)
+        found = self._known.get(first, second)
+        missing = np.flatnonzero(found < 0)
+        if not missing.size:
+            return found
+        wanted = [str(names[int(i)]) for i in missing]
+        if self._next_id is not None:
+            new = self._insert_new(wanted)
+        elif self._connection.dialect.name == "postgresql":
+            new = _ids_staged_copy(self._connection, self._table, self._collection_id, wanted)
+        else:
+            new = _ids_staged_executemany(
+                self._connection, self._table, self._collection_id, wanted
+            )
+        found[missing] = new
+        if len(self._known) + len(wanted) > NAME_CACHE:
+            self._known = _HashedIds()
+            self._next_id = None  # names no longer remembered may exist: look them up
+        if not self._known.add(first[missing], second[missing], new):
+            self._next_id = None  # a name not remembered must be looked up from now on
+        return found
+
+    def _insert_new(self, names: list[str]) -> np.ndarray:
+        """SQLite, a table this collection had no names in: insert names known to be new.
+
+        They go in in name order (ids follow it), so that the name index is
+        filled page by page rather than at random places.
+        """
+        assert self._next_id is not None
+        order = sorted(range(len(names)), key=names.__getitem__)
+        first = self._next_id
+        self._next_id += len(names)
+        ids = np.empty(len(names), dtype=np.int64)
+        ids[order] = np.arange(first, self._next_id, dtype=np.int64)
+        rows = zip(
+            range(first, self._next_id),
+            itertools.repeat(self._collection_id),
+            map(names.__getitem__, order),
+        )
+        with _driver_cursor(self._connection) as cursor:
+            cursor.executemany(
+                f'INSERT INTO "{self._table.name}" (id, collection_id, name) VALUES (?, ?, ?)',
+                list(rows),
+            )
+        return ids
 
 
 def ensure_names(
@@ -70,54 +288,73 @@ def ensure_names(
     numpy.ndarray
         ``int64`` ids aligned with ``names``.
     """
-    table: Table = model.__table__
-    unique = sorted(set(names))
-    if connection.dialect.name == "postgresql":
-        ids = _ensure_names_staged(connection, table, collection_id, unique)
-    else:
-        ids = _ensure_names_executemany(connection, table, collection_id, unique)
-    return np.fromiter((ids[n] for n in names), dtype=np.int64, count=len(names))
+    unique, positions = np.unique(np.asarray(names, dtype=object), return_inverse=True)
+    ids = NameIds(connection, model, collection_id).ids(unique.tolist())
+    return ids[positions.reshape(-1)]
 
 
-def _ensure_names_executemany(
-    connection: Connection, table: Table, collection_id: int, unique: list[str]
-) -> dict[str, int]:
-    """Insert-or-ignore with ``executemany``, then select the ids (in-process SQLite: fast)."""
-    statement = _insert_ignoring_conflicts(connection, table)
-    for start in range(0, len(unique), INSERT_CHUNK):
-        part = unique[start : start + INSERT_CHUNK]
-        connection.execute(statement, [{"collection_id": collection_id, "name": n} for n in part])
-    ids: dict[str, int] = {}
-    for start in range(0, len(unique), IN_LIST_CHUNK):
-        part = unique[start : start + IN_LIST_CHUNK]
-        rows = connection.execute(
-            select(table.c.name, table.c.id).where(
-                table.c.collection_id == collection_id, table.c.name.in_(part)
-            )
+def _ids_staged_executemany(
+    connection: Connection, table: Table, collection_id: int, names: list[str]
+) -> np.ndarray:
+    """SQLite: stage the names, insert-or-ignore them in name order, join for their ids.
+
+    The driver's cursor is used directly (inside the connection's transaction):
+    tens of thousands of rows per chunk are not worth SQLAlchemy's per-row work.
+    """
+    name = f'"{table.name}"'
+    with _driver_cursor(connection) as cursor:
+        cursor.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {STAGED_NAMES} "
+            "(position INTEGER PRIMARY KEY, name TEXT NOT NULL)"
         )
-        ids.update((str(name), int(id_)) for name, id_ in rows)
+        cursor.execute(f"DELETE FROM temp.{STAGED_NAMES}")
+        cursor.executemany(
+            f"INSERT INTO temp.{STAGED_NAMES} (position, name) VALUES (?, ?)",
+            list(enumerate(names)),
+        )
+        cursor.execute(
+            f"INSERT INTO {name} (collection_id, name) SELECT ?, name FROM temp.{STAGED_NAMES} "
+            "WHERE true ORDER BY name ON CONFLICT DO NOTHING",
+            (collection_id,),
+        )
+        cursor.execute(
+            f"SELECT s.position, t.id FROM temp.{STAGED_NAMES} AS s CROSS JOIN {name} AS t "
+            "ON t.collection_id = ? AND t.name = s.name",
+            (collection_id,),
+        )
+        return _aligned(cursor.fetchall(), len(names))
+
+
+def _aligned(rows: Iterable[Any], count: int) -> np.ndarray:
+    """Ids of ``(position, id)`` rows, in the order of the positions."""
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=2 * count)
+    ids = np.empty(count, dtype=np.int64)
+    ids[flat[0::2]] = flat[1::2]
     return ids
 
 
-def _ensure_names_staged(
-    connection: Connection, table: Table, collection_id: int, unique: list[str]
-) -> dict[str, int]:
+def _ids_staged_copy(
+    connection: Connection, table: Table, collection_id: int, names: list[str]
+) -> np.ndarray:
     """PostgreSQL: COPY the names into a temporary table, insert-or-ignore and join for ids.
 
     One statement each instead of one round trip per name. The insert runs in
-    ``ORDER BY name`` so that concurrent transactions lock new names in the
-    same order.
+    name order so that concurrent transactions lock new names in the same order.
     """
     staging = Table(
-        f"orlbuild_staged_{table.name}",
+        STAGED_NAMES,
         MetaData(),
+        Column("position", Integer, nullable=False),
         Column("name", Text, nullable=False),
         prefixes=["TEMPORARY"],
         postgresql_on_commit="DROP",
     )
-    staging.drop(connection, checkfirst=True)
-    staging.create(connection)
-    _copy_rows(connection, staging, ["name"], [np.asarray(unique, dtype=object)])
+    staging.create(connection, checkfirst=True)
+    connection.exec_driver_sql(f"TRUNCATE {STAGED_NAMES}")
+    positions = np.arange(len(names), dtype=np.int64)
+    _copy_rows(
+        connection, staging, ["position", "name"], [positions, np.asarray(names, dtype=object)]
+    )
     connection.execute(
         postgresql.insert(table)
         .from_select(
@@ -126,12 +363,19 @@ def _ensure_names_staged(
         )
         .on_conflict_do_nothing()
     )
-    rows = connection.execute(
-        select(table.c.name, table.c.id)
-        .join(staging, staging.c.name == table.c.name)
+    # The staged names have no statistics: ANALYZE them so that the join probes the
+    # name index instead of scanning the whole name table for every chunk; fetch the
+    # ids through the driver (tens of thousands of rows).
+    connection.exec_driver_sql(f"ANALYZE {STAGED_NAMES}")
+    query = (
+        select(staging.c.position, table.c.id)
+        .join(table, staging.c.name == table.c.name)
         .where(table.c.collection_id == collection_id)
+        .compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
     )
-    return {str(name): int(id_) for name, id_ in rows}
+    with _driver_cursor(connection) as cursor:
+        cursor.execute(str(query))
+        return _aligned(cursor.fetchall(), len(names))
 
 
 def ensure_collection(connection: Connection, name: str) -> int:
@@ -146,7 +390,7 @@ def ensure_collection(connection: Connection, name: str) -> int:
 
 def ensure_system(connection: Connection, collection_id: int, name: str) -> int:
     """Get or create the system ``name`` in a collection; returns its id."""
-    return int(ensure_names(connection, System, collection_id, [name])[0])
+    return int(NameIds(connection, System, collection_id).ids([name])[0])
 
 
 def insert_rows(
@@ -159,7 +403,7 @@ def insert_rows(
     """Insert aligned column arrays into ``table``; returns the number of rows.
 
     PostgreSQL gets ``COPY ... FROM STDIN`` (psycopg 3), other databases
-    Core ``executemany`` in chunks of :data:`INSERT_CHUNK` tuples.
+    the driver's ``executemany`` in chunks of :data:`INSERT_CHUNK` tuples.
     ``on_rows`` is called with the number of rows written after each chunk.
     """
     advance = on_rows or (lambda _n: None)
@@ -167,10 +411,9 @@ def insert_rows(
     if total == 0:
         return 0
     if connection.dialect.name == "postgresql":
-        dbapi = connection.dialect.dbapi
         try:
             _copy_rows(connection, table, columns, arrays, advance)
-        except dbapi.IntegrityError as exc:  # type: ignore[union-attr]
+        except connection.dialect.loaded_dbapi.IntegrityError as exc:
             # The raw driver's error, wrapped as SQLAlchemy would wrap an executemany's.
             raise IntegrityError(f"COPY {table.name}", None, exc) from exc
         return total
@@ -178,11 +421,12 @@ def insert_rows(
     sql = str(statement)
     # Positional parameters in the order the compiled statement binds them.
     order = [columns.index(key) for key in statement.positiontup or columns]
-    for start in range(0, total, INSERT_CHUNK):
-        stop = min(start + INSERT_CHUNK, total)
-        parts = [arrays[i][start:stop].tolist() for i in order]
-        connection.exec_driver_sql(sql, list(zip(*parts, strict=True)))
-        advance(stop - start)
+    with _driver_cursor(connection) as cursor:
+        for start in range(0, total, INSERT_CHUNK):
+            stop = min(start + INSERT_CHUNK, total)
+            parts = [arrays[i][start:stop].tolist() for i in order]
+            cursor.executemany(sql, list(zip(*parts, strict=True)))
+            advance(stop - start)
     return total
 
 

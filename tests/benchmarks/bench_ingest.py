@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -98,7 +99,7 @@ def _child(code: str, *args: str) -> dict[str, float]:
     return report
 
 
-def _postgres_database(server: str) -> tuple[str, object]:
+def postgres_database(server: str) -> tuple[str, Callable[[], None]]:
     """Create a fresh database on ``server``; returns its URL and a dropper."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
@@ -128,11 +129,11 @@ def run_benchmark(rows: int = ROWS) -> dict[str, dict[str, float]]:
         results["orlbuild sqlite"] = _child(_ORLBUILD_CHILD, url, str(data))
         server = os.environ.get("ORLBUILD_TEST_PG_URL")
         if server:
-            pg_url, drop = _postgres_database(server)
+            pg_url, drop = postgres_database(server)
             try:
                 results["orlbuild postgresql"] = _child(_ORLBUILD_CHILD, pg_url, str(data))
             finally:
-                drop()  # type: ignore[operator]
+                drop()
     for report in results.values():
         report["rows_per_s"] = report["rows"] / report["seconds"]
     return results

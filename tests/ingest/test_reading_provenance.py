@@ -89,3 +89,23 @@ def test_batches_stored_before_the_digest_stay_a_no_op(
         engine.dispose()
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
     assert code == 0 and "nothing to do" in output
+
+
+def test_digests_of_the_former_scheme_are_compared_through_the_reading_options(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(REPEATED)
+    assert _ingest(migrated_db_url, path)[0] == 0
+    engine = open_store(migrated_db_url)
+    try:
+        with engine.begin() as connection:  # a digest written before the "2:" scheme
+            stored = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
+            assert stored.scalar_one().startswith("2:")
+            connection.execute(sa.text(f"UPDATE ingest_batches SET reading_sha256 = '{'ab' * 32}'"))
+    finally:
+        engine.dispose()
+    code, output = _ingest(migrated_db_url, path)  # the same options: the same rows
+    assert code == 0 and "nothing to do" in output
+    code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
+    assert code == 1 and "already stored as batch 1 when read with" in output
