@@ -63,7 +63,7 @@ def _pairs(se: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
     return first[keep].astype(np.int64), second[keep].astype(np.int64), pair_se[keep]
 
 
-def _upper_quantile(statistics: FloatArray, sig: float) -> float:
+def _upper_quantile(statistics: npt.NDArray[np.floating], sig: float) -> float:
     """The ``1 - sig`` quantile, rounded up to an order statistic (numpy's ``higher``)."""
     k = int(np.ceil((1.0 - sig) * (len(statistics) - 1)))
     return float(np.partition(statistics, k)[k])

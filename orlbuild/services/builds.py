@@ -27,7 +27,13 @@ from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, OrlbuildError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
-from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
+from orlbuild.limits import (
+    PAIRWISE_ROUTES,
+    check_count,
+    check_items_per_query,
+    check_name,
+    check_seed,
+)
 from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import (
     JUDGMENT_LOADERS,
@@ -185,6 +191,8 @@ def build_and_store(
     # Limits first: nothing is read or computed for a build that could not be stored.
     if params.seed is not None:
         check_seed(params.seed)
+    check_count("mc_draws", params.mc_draws)
+    check_count("bootstrap", params.bootstrap)
     # Local workers start (and import the builders) while this process reads the store.
     start_workers(executor, ["orlbuild.builders.build"])
     frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)

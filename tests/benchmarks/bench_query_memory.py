@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
             with block_bytes(2**62):
                 peer_gib, peer_sec, peer_tiers = measure(frame, default)
             assert peer_tiers == tiers, "blocked and one-block tiers differ"
-            line += f" | {peer_gib:7.3f} {peer_sec:7.1f} | {peer_gib / gib:6.1f} {peer_sec / sec:5.2f}"
+            ratios = f"{peer_gib / gib:6.1f} {peer_sec / sec:5.2f}"
+            line += f" | {peer_gib:7.3f} {peer_sec:7.1f} | {ratios}"
         else:
             line += " |       -       - |      -     -"
         lead_gib, lead_sec, _ = measure(frame, leader)

@@ -113,7 +113,7 @@ def test_the_blocked_null_holds_a_bounded_share_of_the_full_one(
 ) -> None:
     """150 items, 1,000 draws: the full null is 1,000 x 11,175 float32 (45 MB)."""
     n, draws = 150, 1_000
-    scores, cov, se, _ = _query(n, seed=2)
+    scores, cov, _, _ = _query(n, seed=2)
     unc = fisher_uncertainty(scores, np.linalg.pinv(np.linalg.pinv(cov)))
     full_null_bytes = draws * (n * (n - 1) // 2) * 4
     monkeypatch.setattr(critical_values, "NULL_BLOCK_BYTES", 2 * 2**20)
