@@ -115,8 +115,8 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
         code, out, err = cli(filled, *args)
         _one_line_error(code, out, err, "read-only", "writable")
         assert _snapshot(filled) == before, command
-        if command == "build":
-            _kept_orls_are_an_orl_file(err, filled)
+        if command in KEPT:
+            KEPT[command](err, filled)
 
 
 def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
@@ -156,6 +156,8 @@ def test_sqlite_lock_timeout_is_one_line(
             holder.dispose()
         _one_line_error(code, out, err, "write lock", "retry")
         assert _snapshot(sqlite_filled) == before, command
+        if command in KEPT:
+            KEPT[command](err, sqlite_filled)
 
 
 def test_sqlite_disk_full_is_one_line(
@@ -191,54 +193,114 @@ def pg_filled(migrated_db_url: str, request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue("filled"))
 
 
-def _kill_on_build_insert(engine: Engine, times: int, killed: list[int]) -> None:
-    """Terminate the connection's backend at its INSERT into builds, ``times`` times in all."""
+def _kill_on_insert(engine: Engine, table: str, times: int, killed: list[int]) -> None:
+    """Terminate the connection's backend at its INSERT into ``table``, ``times`` times in all."""
     admin = create_engine(engine.url, isolation_level="AUTOCOMMIT")
 
     @event.listens_for(engine, "before_cursor_execute")
     def _kill(connection: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.startswith("INSERT INTO builds") and len(killed) < times:
+        if statement.startswith(f"INSERT INTO {table} ") and len(killed) < times:
             pid = cursor.connection.info.backend_pid
             with admin.connect() as other:
                 other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
             killed.append(int(pid))
 
 
+#: Command -> (the table its write inserts into first, its list in the snapshot).
+DROPPED = {
+    "build": ("builds", "builds"),
+    "score --save": ("evaluations", "evaluations"),
+    "audit override": ("builds", "builds"),
+}
+
+
+@pytest.mark.parametrize("command", list(DROPPED))
 @pytest.mark.parametrize("drops", [1, 2])
-def test_a_dropped_postgres_connection_during_a_build_write(
-    pg_filled: str, monkeypatch: pytest.MonkeyPatch, drops: int
+def test_a_dropped_postgres_connection_during_a_write(
+    pg_filled: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drops: int, command: str
 ) -> None:
-    """One drop: the write is retried and the build kept; two: one line, nothing stored."""
+    """One drop: the write is retried and kept; two: one line, nothing stored, and the
+    computed result saved to the file the line names."""
     import orlbuild.store.session as session_module
 
     before = _snapshot(pg_filled)
     real_create = session_module.create_store_engine
     killed: list[int] = []
+    table, counted = DROPPED[command]
 
     def create(url: str, **kwargs: Any) -> Engine:
         engine = real_create(url, **kwargs)
-        _kill_on_build_insert(engine, drops, killed)
+        _kill_on_insert(engine, table, drops, killed)
         return engine
 
     monkeypatch.setattr(session_module, "create_store_engine", create)
-    code, out, err = cli(pg_filled, "build", "--source", "listwise", "--name", "again")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in WRITING_COMMANDS[command]]
+    code, out, err = cli(pg_filled, *args)
     monkeypatch.setattr(session_module, "create_store_engine", real_create)
     assert len(killed) == drops
     after = _snapshot(pg_filled)
     if drops == 1:
         assert code == 0, err
-        assert len(after["builds"]) == len(before["builds"]) + 1
+        assert len(after[counted]) == len(before[counted]) + 1
     else:
         _one_line_error(code, out, err, "connection", "computed but not stored")
         assert after == before
-        _kept_orls_are_an_orl_file(err, pg_filled)
+        KEPT[command](err, pg_filled)
+
+
+def _saved_file(err: str) -> Path:
+    """The file the one-line error names."""
+    return Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
 
 
 def _kept_orls_are_an_orl_file(err: str, url: str) -> None:
     """The error names a JSON ORL file holding the computed build; `eval` reads it."""
-    saved = Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
+    saved = _saved_file(err)
     document = json.loads(saved.read_text())
     assert document["build"]["stored"] is False and set(document["queries"]) == {"q1", "q2", "q3"}
+    _eval_reads(saved, url)
+
+
+def _kept_override_is_an_orl_file(err: str, url: str) -> None:
+    """The overridden ORLs (query q1's tiers 1 and 2 merged) with their parent and override."""
+    saved = _saved_file(err)
+    assert "the override was computed but not stored" in err
+    document = json.loads(saved.read_text())
+    build = document["build"]
+    assert build["stored"] is False and build["parent"] == 1 and build["name"] == "b"
+    assert build["overrides"][-1]["action"] == "merge-tiers"
+    assert build["overrides"][-1]["reason"] == "x"
+    assert document["queries"]["q1"] == {"a": 1, "b": 1, "c": 2, "d": 3}  # tiers 1, 2 merged
+    assert document["queries"]["q2"] == {"a": 1, "b": 2, "c": 3, "d": 4}
+    _eval_reads(saved, url)
+
+
+def _kept_scores_are_a_json_file(err: str, url: str) -> None:
+    """The per-query scores the store refused, equal to what `score` prints."""
+    saved = _saved_file(err)
+    assert "the evaluation was computed but not stored" in err
+    try:
+        document = json.loads(saved.read_text())
+        assert document["stored"] is False and document["system"] == "s1"
+        assert document["build"]["name"] == "b"
+        args = WRITING_COMMANDS["score --save"][:-1]
+        printed = cli_json(url, *args, "--per-query")
+        assert len(document["per_query"]) == 3  # {query: {measure: value}}, as `score` prints
+        assert document["per_query"] == printed["per_query"]
+    finally:
+        saved.unlink()
+
+
+#: Commands whose computation is kept in a file when the store refuses it.
+KEPT = {
+    "build": _kept_orls_are_an_orl_file,
+    "score --save": _kept_scores_are_a_json_file,
+    "audit override": _kept_override_is_an_orl_file,
+}
+
+
+def _eval_reads(saved: Path, url: str) -> None:
+    """``orlbuild eval`` reads the saved file as its ORL file."""
     run = saved.with_suffix(".trec")
     run.write_text(RUN)
     try:
