@@ -13,8 +13,11 @@ read-only stores that still serve every reading command.
 from __future__ import annotations
 
 import json
-import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -368,31 +371,60 @@ def test_mode_ro_uri_serves_reads_and_refuses_writes_in_one_line(
     _one_line_error(code, out, err, "read-only")
 
 
-def test_status_on_a_read_only_store_in_a_read_only_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+#: Runs a command as root without the capabilities that let root ignore file permissions,
+#: so a read-only file in a read-only folder is read-only for it (these tests run as root).
+WITHOUT_DAC = (
+    "setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--inh-caps=-all",
+)  # fmt: skip
+
+
+def _permissions_apply(folder: Path) -> bool:
+    """Whether a process started through :data:`WITHOUT_DAC` is refused a file in ``folder``."""
+    if shutil.which("setpriv") is None:
+        return False
+    probe = subprocess.run([*WITHOUT_DAC, "touch", str(folder / "probe")], capture_output=True)
+    created = (folder / "probe").exists()
+    if created:
+        (folder / "probe").unlink()
+    return probe.returncode != 0 and not created
+
+
+def _orlbuild(*args: str) -> subprocess.CompletedProcess[str]:
+    """``orlbuild ARGS`` in a new process without the permission-bypassing capabilities."""
+    command = [sys.executable, "-c", "from orlbuild.cli.main import run; run()", *args]
+    return subprocess.run([*WITHOUT_DAC, *command], capture_output=True, text=True, timeout=120)
+
+
+def test_a_read_only_store_in_a_read_only_folder(tmp_path: Path) -> None:
     """No ``-wal``/``-shm`` can be created there: the store opens immutable, creating nothing.
 
-    These tests run as root, whom file permissions do not stop, so the folder's
-    permission is what :func:`os.access` reports (patched to "not writable"),
-    and the check is that the command succeeds without creating any file.
+    Real permissions: the file is 0444 and its folder 0555, and the commands run
+    in a process that file permissions stop (root without ``CAP_DAC_OVERRIDE``);
+    reading commands work and create no file, a writing command is one line.
     """
-    folder = tmp_path / "ro"
+    base = Path(tempfile.mkdtemp(prefix="orlbuild-ro-"))  # pytest's tmp_path is root's only
+    folder = base / "ro"
     folder.mkdir()
-    url = f"sqlite:///{folder / 's.db'}"
-    upgrade(url)
-    (tmp_path / "l.tsv").write_text(LISTWISE)
-    assert cli(url, "ingest", "listwise", str(tmp_path / "l.tsv"))[0] == 0
-    assert not list(folder.glob("s.db-*"))  # a clean close leaves the database file only
-    (folder / "s.db").chmod(0o444)
-    folder.chmod(0o555)
-    real_access = os.access
-    monkeypatch.setattr(
-        engine_module.os, "access", lambda p, m: False if Path(p) == folder else real_access(p, m)
-    )
     try:
-        payload = cli_json(url, "status")
-        assert payload["collections"]["default"]["listwise"] == 12
+        url = f"sqlite:///{folder / 's.db'}"
+        upgrade(url)
+        (base / "l.tsv").write_text(LISTWISE)
+        assert cli(url, "ingest", "listwise", str(base / "l.tsv"))[0] == 0
+        assert not list(folder.glob("s.db-*"))  # a clean close leaves the database file only
+        (folder / "s.db").chmod(0o444)
+        folder.chmod(0o555)
+        base.chmod(0o755)
+        if not _permissions_apply(folder):
+            pytest.skip("cannot start a process that file permissions stop (setpriv)")
+        done = _orlbuild("--db", url, "status", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["collections"]["default"]["listwise"] == 12
+        for args in (("orl", "list"), ("batches", "list")):
+            done = _orlbuild("--db", url, *args)
+            assert done.returncode == 0, (args, done.stderr)
+        done = _orlbuild("--db", url, "ingest", "listwise", str(base / "l.tsv"))
+        _one_line_error(done.returncode, done.stdout, done.stderr, "read-only")
         assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
     finally:
         folder.chmod(0o755)
+        shutil.rmtree(base)
