@@ -61,7 +61,25 @@ def filled(migrated_db_url: str, tmp_path: Path) -> str:
         assert code == 0, err
     (tmp_path / "l2.tsv").write_text(LISTWISE.replace("q1", "q9"))
     (tmp_path / "r2.trec").write_text(RUN.replace(" r\n", " other\n"))
+    (tmp_path / "pipeline.toml").write_text(PIPELINE)
     return migrated_db_url
+
+
+#: A pipeline that ingests, builds and scores (each a write).
+PIPELINE = """measures = ["nDCG@10"]
+[[inputs]]
+kind = "listwise"
+path = "l2.tsv"
+[[inputs]]
+kind = "run"
+path = "r2.trec"
+system = "s2"
+[[builds]]
+name = "p"
+source = "listwise"
+[scoring]
+build = "p"
+"""
 
 
 def _snapshot(url: str) -> dict[str, Any]:
@@ -104,6 +122,7 @@ WRITING_COMMANDS = {
     "audit override": ("audit", "override", "b", "--query", "q1", "--merge-tiers", "1",
                        "--reason", "x"),
     "batches delete": ("batches", "delete", "2"),
+    "pipeline": ("pipeline", "{tmp}/pipeline.toml"),
 }  # fmt: skip
 
 
@@ -116,6 +135,9 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
     for command, template in WRITING_COMMANDS.items():
         args = [a.replace("{tmp}", str(tmp_path)) for a in template]
         code, out, err = cli(filled, *args)
+        if command == "pipeline":  # it names the database it uses first, then the error
+            header, err = err.split("\n", 1)
+            assert header.startswith("database: "), header
         _one_line_error(code, out, err, "read-only", "writable")
         assert _snapshot(filled) == before, command
         if command in KEPT:
