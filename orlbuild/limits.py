@@ -145,7 +145,8 @@ COUNT_LIMITS: Mapping[str, CountLimit] = MappingProxyType(
 
 
 def count_problem(name: str, value: int) -> str | None:
-    """What is wrong with ``value`` for the count ``name`` (``None``: nothing), for the TOML.
+    """What is wrong with ``value`` for the count ``name`` (``None``: nothing); the caller
+    names the option and the value (the TOML adds ``(got VALUE)``).
 
     Parameters
     ----------
@@ -156,12 +157,12 @@ def count_problem(name: str, value: int) -> str | None:
     """
     limit = COUNT_LIMITS[name]
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be a whole number from {limit.low:,} to {limit.high:,} (got {value!r})"
+        return f"must be a whole number from {limit.low:,} to {limit.high:,}"
     if value < limit.low:
-        return f"must be at least {limit.low:,} (got {value:,})"
+        return f"must be >= {limit.low}"
     if value > limit.high:
         return (
-            f"{value:,} is over the limit of {limit.high:,}: it would mean {limit.cost(value)}; "
+            f"must be at most {limit.high:,}: {value:,} would mean {limit.cost(value)}; "
             f"{limit.why}"
         )
     return None
@@ -187,7 +188,7 @@ def check_count(name: str, value: int, option: str | None = None) -> int:
     """
     problem = count_problem(name, value)
     if problem is not None:
-        raise ConfigError(f"{option or COUNT_LIMITS[name].option} {problem}")
+        raise ConfigError(f"{option or COUNT_LIMITS[name].option} {problem} (got {value!r})")
     return value
 
 

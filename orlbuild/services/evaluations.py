@@ -69,9 +69,9 @@ __all__ = [
     "missing_queries_note",
     "panels_for_systems",
     "score_and_save",
-    "unstored_scores_document",
     "score_run",
     "score_systems",
+    "unstored_scores_document",
 ]
 
 # The saved evaluations, as the services hand them to the front ends (``orlbuild results``).

@@ -234,7 +234,7 @@ def test_counts_over_their_limit_are_one_line_before_any_work(
     code, out, err = cli(store, *args)
     limit = COUNT_LIMITS[name]
     value = int(args[args.index(limit.option) + 1])
-    _one_line(code, out, err, limit.option, f"{value:,}", f"limit of {limit.high:,}", cost)
+    _one_line(code, out, err, limit.option, f"{value:,}", f"at most {limit.high:,}", cost)
     assert cli_json(store, "orl", "list") == []
 
 
@@ -245,7 +245,7 @@ def test_counts_over_their_limit_are_one_line_before_any_work(
         ("[compare]\nreference_resamples = 100000\n", ("compare.reference_resamples", "10,000")),
         ("[builds.parameters]\nmc_draws = 10000000\n", ("mc_draws", "100,000", "GiB")),
         ("[builds.parameters]\nbootstrap = 10000000\n", ("bootstrap", "10,000", "refits")),
-        ("[power]\nbudgets = [1]\nsubsamples = 0\n", ("power.subsamples", "at least 1")),
+        ("[power]\nbudgets = [1]\nsubsamples = 0\n", ("power.subsamples", ">= 1 (got 0)")),
     ],
 )
 def test_pipeline_counts_over_their_limit(
