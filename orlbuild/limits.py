@@ -162,8 +162,7 @@ def count_problem(name: str, value: int) -> str | None:
         return f"must be >= {limit.low}"
     if value > limit.high:
         return (
-            f"must be at most {limit.high:,}: {value:,} would mean {limit.cost(value)}; "
-            f"{limit.why}"
+            f"must be at most {limit.high:,}: {value:,} would mean {limit.cost(value)}; {limit.why}"
         )
     return None
 
