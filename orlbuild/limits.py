@@ -9,21 +9,28 @@ before a file is read or a build computed. This module imports nothing but
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 from orlbuild.errors import ConfigError
 
 __all__ = [
     "BUILD_MEMORY_MAX",
+    "COUNT_LIMITS",
+    "ITEMS_PER_QUERY_MAX",
     "NAME_MAX",
     "PAIRWISE_ROUTES",
     "PERMUTATIONS_MAX",
     "SEED_MAX",
+    "CountLimit",
+    "check_count",
     "check_items_per_query",
     "check_name",
     "check_permutations",
     "check_seed",
+    "count_problem",
+    "items_per_query_limit",
     "pairwise_peak_bytes",
 ]
 
@@ -42,16 +49,146 @@ PERMUTATIONS_MAX = 1_000_000
 #: Memory one query of a pairwise-route build may need at its peak (bytes): 4 GiB.
 BUILD_MEMORY_MAX = 4 * 2**30
 
-#: Peak bytes per squared item, measured (tracemalloc, one query, docs/reliability.md, "Limits"):
-#: the simultaneous tiering's Monte Carlo null holds ``draws x pairs`` values in a few
-#: copies (about 6 bytes * draws * n**2); a bootstrap holds ``resamples x pairs``
-#: (about 16 bytes * resamples * n**2); otherwise dense n x n arrays (about 80 bytes * n**2).
-_BYTES_PER_DRAW = 6
-_BYTES_PER_RESAMPLE = 16
+#: Most items in one query of a pairwise-route build, whatever the memory allows: the
+#: strength fit and the covariance grow with the cube of the items (a 1,000-item query
+#: took about 4 minutes on a loaded test machine, docs/reliability.md, "Limits").
+ITEMS_PER_QUERY_MAX = 5_000
+
+#: Peak bytes of one query, measured (tracemalloc, ``tests/benchmarks/bench_query_memory.py``):
+#: dense n x n arrays (about 80 bytes * n**2); the simultaneous tiering's Monte Carlo
+#: draws of the scores (float32 normals and their float64 image: 12 bytes * draws * n)
+#: and one block of its null (``NULL_BLOCK_BYTES``); a bootstrap's samples and their
+#: centred copy (16 bytes * resamples * n) and one block of its pairwise differences.
 _DENSE_MATRICES = 80
+_BYTES_PER_DRAW_AND_ITEM = 12
+_BYTES_PER_RESAMPLE_AND_ITEM = 16
+#: One block of the Monte Carlo null or of the bootstrap differences (the builders'
+#: ``NULL_BLOCK_BYTES`` and ``BOOTSTRAP_BLOCK_BYTES``; this module imports no builder).
+_BLOCK_BYTES = 64 * 2**20
 
 #: The routes that hold item-by-item arrays (pairwise or listwise judgments).
 PAIRWISE_ROUTES = frozenset({"bt", "plackett-luce", "rank-centrality"})
+
+
+def _duration(seconds: float) -> str:
+    """``about 3 days``: a rough duration for a limit's message."""
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"about {seconds / size:,.0f} {unit}"
+    return f"about {seconds:,.0f} seconds"
+
+
+def _gib(size: float) -> str:
+    return f"{size / 2**30:,.1f} GiB"
+
+
+@dataclass(frozen=True)
+class CountLimit:
+    """A count option that sizes the work: its range and what a value would cost.
+
+    Attributes
+    ----------
+    option
+        How the CLI names it (``--mc-draws``).
+    low, high
+        The accepted range, both included.
+    cost
+        ``cost(value)``: the memory or time ``value`` would imply, for the message.
+    why
+        Why more is not useful.
+    """
+
+    option: str
+    low: int
+    high: int
+    cost: Callable[[int], str]
+    why: str
+
+
+#: The count options that size work, by their TOML key (docs/reliability.md, "Limits").
+#: Time figures come from docs/performance.md (measured with other jobs running).
+COUNT_LIMITS: Mapping[str, CountLimit] = MappingProxyType(
+    {
+        "permutations": CountLimit(
+            "--permutations", 1, PERMUTATIONS_MAX,
+            lambda v: f"{_duration(v * 1.3e-4)} per test of 63 systems over 50 queries "
+            "(max-t: 1.3 s per 10,000)",
+            "a p-value resolution of 1e-6 is beyond any alpha in use",
+        ),
+        "subsamples": CountLimit(
+            "--subsamples", 1, 100_000,
+            lambda v: f"{v:,} tests per budget and measure, {_duration(v * 0.087)} per budget "
+            "and measure at 63 systems (300 max-t tests took 26 s)",
+            "the power at a budget is a share, known to 0.002 at 100,000 subsets",
+        ),
+        "mc_draws": CountLimit(
+            "--mc-draws", 100, 100_000,
+            lambda v: f"{_gib(_BYTES_PER_DRAW_AND_ITEM * v * 1000)} of Monte Carlo draws "
+            f"and {v * 1000 * 999 // 2:,} null statistics for a 1,000-item query",
+            "a critical value's level is then known to 0.0007",
+        ),
+        "bootstrap": CountLimit(
+            "--bootstrap", 2, 10_000,
+            lambda v: f"{v:,} refits of every query, "
+            f"{_gib(_BYTES_PER_RESAMPLE_AND_ITEM * v * 1000)} of resampled scores for a "
+            "1,000-item query",
+            "percentile intervals and p-values are then known to 0.005",
+        ),
+        "reference_resamples": CountLimit(
+            "--reference-resamples", 0, 10_000,
+            lambda v: f"{v:,} rebuilds of every ORL, {_duration(v * 1.0)} for 36 queries "
+            "(about 1 s per resample)",
+            "a verdict's share of resamples is then known to 0.005",
+        ),
+    }
+)  # fmt: skip
+
+
+def count_problem(name: str, value: int) -> str | None:
+    """What is wrong with ``value`` for the count ``name`` (``None``: nothing); the caller
+    names the option and the value (the TOML adds ``(got VALUE)``).
+
+    Parameters
+    ----------
+    name
+        A key of :data:`COUNT_LIMITS`.
+    value
+        The value given.
+    """
+    limit = COUNT_LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be a whole number from {limit.low:,} to {limit.high:,}"
+    if value < limit.low:
+        return f"must be >= {limit.low}"
+    if value > limit.high:
+        return (
+            f"must be at most {limit.high:,}: {value:,} would mean {limit.cost(value)}; {limit.why}"
+        )
+    return None
+
+
+def check_count(name: str, value: int, option: str | None = None) -> int:
+    """``value`` when it is within the limit of the count ``name``; else one ConfigError line.
+
+    Parameters
+    ----------
+    name
+        A key of :data:`COUNT_LIMITS` (``permutations``, ``subsamples``, ``mc_draws``,
+        ``bootstrap``, ``reference_resamples``).
+    value
+        The value given.
+    option
+        How the user named it (default the CLI option, e.g. ``--mc-draws``).
+
+    Raises
+    ------
+    ConfigError
+        Naming the option, the value, the limit and the memory or time it would imply.
+    """
+    problem = count_problem(name, value)
+    if problem is not None:
+        raise ConfigError(f"{option or COUNT_LIMITS[name].option} {problem} (got {value!r})")
+    return value
 
 
 def pairwise_peak_bytes(
@@ -71,17 +208,41 @@ def pairwise_peak_bytes(
     Returns
     -------
     int
-        Bytes, from the measured per-item-pair costs (docs/reliability.md, "Limits").
+        Bytes, from the measured costs (docs/reliability.md, "Limits"): the Monte
+        Carlo null and the bootstrap differences are computed a block at a time, so
+        they add one block, not ``draws x n**2``.
     """
-    squared = items * items
-    per_pair = _DENSE_MATRICES
+    peak = _DENSE_MATRICES * items * items
+    blocked = False
     if uncertainty == "bootstrap":
-        per_pair = max(per_pair, _BYTES_PER_RESAMPLE * bootstrap)
+        peak += _BYTES_PER_RESAMPLE_AND_ITEM * bootstrap * items
+        blocked = True
+    elif tiering == "simultaneous":
+        peak += _BYTES_PER_DRAW_AND_ITEM * mc_draws * items
     if tiering == "simultaneous":
-        per_pair = max(
-            per_pair, _BYTES_PER_DRAW * (bootstrap if uncertainty == "bootstrap" else mc_draws)
+        blocked = True
+    return peak + (_BLOCK_BYTES if blocked else 0)
+
+
+def items_per_query_limit(*, tiering: str, uncertainty: str, mc_draws: int, bootstrap: int) -> int:
+    """The most items one query may have with these options: within 4 GiB and
+    :data:`ITEMS_PER_QUERY_MAX`."""
+
+    def fits(n: int) -> bool:
+        return (
+            pairwise_peak_bytes(
+                n, tiering=tiering, uncertainty=uncertainty, mc_draws=mc_draws, bootstrap=bootstrap
+            )
+            <= BUILD_MEMORY_MAX
         )
-    return per_pair * squared
+
+    low, high = 1, ITEMS_PER_QUERY_MAX
+    if fits(high):
+        return high
+    while low < high:  # the peak grows with the items: the largest n that fits
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
 
 
 def check_seed(value: int, option: str = "--seed") -> int:
@@ -114,12 +275,7 @@ def check_name(value: str | None, option: str) -> str | None:
 
 def check_permutations(value: int, option: str = "--permutations") -> int:
     """``value`` when it is in ``[1, PERMUTATIONS_MAX]``; else one ConfigError line."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PERMUTATIONS_MAX:
-        raise ConfigError(
-            f"{option} must be from 1 to {PERMUTATIONS_MAX:,} (got {value!r}); more "
-            "permutations do not make a p-value more useful, only the run longer"
-        )
-    return value
+    return check_count("permutations", value, option)
 
 
 def check_items_per_query(
@@ -148,23 +304,26 @@ def check_items_per_query(
     """
     if method not in PAIRWISE_ROUTES or not items:
         return
-
-    def peak(n: int) -> int:
-        return pairwise_peak_bytes(
-            n, tiering=tiering, uncertainty=uncertainty, mc_draws=mc_draws, bootstrap=bootstrap
-        )
-
+    limit = items_per_query_limit(
+        tiering=tiering, uncertainty=uncertainty, mc_draws=mc_draws, bootstrap=bootstrap
+    )
     query, count = max(items.items(), key=lambda pair: pair[1])
-    need = peak(count)
-    if need <= BUILD_MEMORY_MAX:
+    if count <= limit:
         return
-    per_item_pair = peak(1)
-    limit = math.isqrt(BUILD_MEMORY_MAX // per_item_pair)
+    need = pairwise_peak_bytes(
+        count, tiering=tiering, uncertainty=uncertainty, mc_draws=mc_draws, bootstrap=bootstrap
+    )
     over = sum(1 for n in items.values() if n > limit)
     more = f" (and {over - 1} more queries)" if over > 1 else ""
+    cause = (
+        f"the limit is {_gib(BUILD_MEMORY_MAX).replace('.0 ', ' ')} per query, {limit:,} items "
+        "with these options; split the query, or lower the cost (--tiering model or leader, "
+        "fewer --mc-draws or --bootstrap)"
+        if limit < ITEMS_PER_QUERY_MAX
+        else f"the limit is {ITEMS_PER_QUERY_MAX:,} items per query (the fit grows with the "
+        "cube of the items); split the query"
+    )
     raise ConfigError(
         f"query {query!r} has {count:,} items{more}: a {method} build with tiering {tiering} "
-        f"would need about {need / 2**30:,.1f} GiB for it; the limit is "
-        f"{BUILD_MEMORY_MAX / 2**30:.0f} GiB per query, {limit:,} items with these options; "
-        "split the query, or lower the cost (--tiering model or leader, fewer --mc-draws)"
+        f"would need about {_gib(need)} for it; {cause}"
     )

@@ -26,11 +26,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
-from orlbuild.errors import ConfigError
+from orlbuild.errors import ConfigError, OrlbuildError, StoreError
 
 __all__ = [
     "ProtectedPaths",
     "check_output",
+    "keep_unstored",
     "sqlite_store_files",
     "write_output",
 ]
@@ -177,3 +178,41 @@ def write_output(
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     return target
+
+
+def keep_unstored(
+    error: StoreError, what: str, content: Callable[[], str], saved: str
+) -> StoreError:
+    """Save a computed result the store refused to a file that the returned error names.
+
+    A build, an override or a scored system that could not be written (after the one retry
+    on a dropped connection) is not thrown away: it goes to
+    ``orlbuild-unstored-WHAT-TIME-PID.json`` in the temporary folder (docs/reliability.md,
+    "When the database fails").
+
+    Parameters
+    ----------
+    error
+        The store's one-line error.
+    what
+        ``build``, ``override`` or ``evaluation``: the file's name and the message's subject.
+    content
+        Renders the document (called only here, so a failure to render is caught too).
+    saved
+        What the file holds, for the message, e.g. ``its ORLs are saved in {path} (...)``.
+
+    Returns
+    -------
+    StoreError
+        ``error`` with ``; the WHAT was computed but not stored: SAVED``, or ``error`` itself
+        when the file cannot be written either.
+    """
+    from datetime import datetime, timezone
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(tempfile.gettempdir()) / f"orlbuild-unstored-{what}-{stamp}-{os.getpid()}.json"
+    try:
+        write_output(path, content())
+    except OrlbuildError:
+        return error
+    return StoreError(f"{error}; the {what} was computed but not stored: {saved.format(path=path)}")

@@ -35,10 +35,10 @@ from orlbuild.builders.backed_orders import (
     under_judged_items,
 )
 from orlbuild.builders.critical_values import (
-    null_draws_from_bootstrap,
-    null_draws_from_covariance,
-    single_step_critical,
-    step_down_critical,
+    blocked_single_step_critical,
+    blocked_step_down_critical,
+    bootstrap_null,
+    covariance_null,
 )
 from orlbuild.builders.model_tiers import model_tiers
 from orlbuild.builders.pairwise_data import FloatArray
@@ -65,28 +65,27 @@ def simultaneous_critical(
 
     From the covariance (Monte Carlo from ``N(0, C)``) or the bootstrap
     replicates; with ``step_down`` the Romano-Wolf values, else the
-    single-step ``c`` for every pair.
+    single-step ``c`` for every pair. The null is computed a block of pairs at
+    a time (:func:`~orlbuild.builders.critical_values.blocked_step_down_critical`),
+    so its memory is bounded whatever the draws and the items.
     """
     if uncertainty.samples is not None:
-        first, second, null = null_draws_from_bootstrap(
-            uncertainty.scores, uncertainty.samples, uncertainty.se
-        )
+        null = bootstrap_null(uncertainty.scores, uncertainty.samples, uncertainty.se)
     elif uncertainty.cov is not None:
-        first, second, null = null_draws_from_covariance(
-            uncertainty.cov, uncertainty.se, draws=draws, seed=seed
-        )
+        null = covariance_null(uncertainty.cov, uncertainty.se, draws=draws, seed=seed)
     else:
         raise ValueError("the simultaneous rule needs a covariance or bootstrap replicates")
     n = len(uncertainty.scores)
     critical = np.full((n, n), np.inf)
+    first, second = null.first, null.second
     if len(first) == 0:
         return critical
     if step_down:
         diff = uncertainty.scores[first] - uncertainty.scores[second]
         observed = np.abs(diff) / uncertainty.se[first, second]
-        values = step_down_critical(null, observed, sig)
+        values = blocked_step_down_critical(null, observed, sig)
     else:
-        values = np.full(len(first), single_step_critical(null, sig))
+        values = np.full(len(first), blocked_single_step_critical(null, sig))
     critical[first, second] = values
     critical[second, first] = values
     return critical

@@ -33,6 +33,7 @@ from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseCompar
 from orlbuild.records import EstimationError
 
 __all__ = [
+    "BOOTSTRAP_BLOCK_BYTES",
     "Z_95",
     "ScoreUncertainty",
     "bootstrap_samples",
@@ -257,6 +258,15 @@ def bootstrap_samples(
     return np.vstack(rows)
 
 
+#: Memory the bootstrap's pairwise differences may take at once (bytes, docs/reliability.md,
+#: "Limits"): they are computed a block of items at a time, with the same reductions, so the
+#: values do not depend on the block.
+BOOTSTRAP_BLOCK_BYTES = 64 * 2**20
+#: Bytes per resample and item pair in a block: the float64 differences, the two boolean
+#: comparisons and the float64 deviations of the standard deviation.
+_BYTES_PER_DIFFERENCE = 18
+
+
 def bootstrap_uncertainty(
     scores: FloatArray, samples: npt.NDArray[np.float64], *, variance: str
 ) -> ScoreUncertainty:
@@ -271,10 +281,17 @@ def bootstrap_uncertainty(
     variance
         Label stored in the audit, e.g. ``"bootstrap(comparisons, B=200)"``.
     """
-    diffs = samples[:, :, None] - samples[:, None, :]
-    share_le = (diffs <= 0).mean(axis=0)
-    share_ge = (diffs >= 0).mean(axis=0)
-    p = np.minimum(1.0, 2.0 * np.minimum(share_le, share_ge))
-    se = diffs.std(axis=0, ddof=1)
+    resamples, n = samples.shape
+    p = np.empty((n, n))
+    se = np.empty((n, n))
+    # a block of rows at a time: the (B, rows, n) differences stay within the block budget
+    rows = max(1, BOOTSTRAP_BLOCK_BYTES // (_BYTES_PER_DIFFERENCE * resamples * n))
+    for start in range(0, n, rows):
+        block = slice(start, start + rows)
+        diffs = samples[:, block, None] - samples[:, None, :]
+        share_le = (diffs <= 0).mean(axis=0)
+        share_ge = (diffs >= 0).mean(axis=0)
+        p[block] = np.minimum(1.0, 2.0 * np.minimum(share_le, share_ge))
+        se[block] = diffs.std(axis=0, ddof=1)
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     return ScoreUncertainty(scores, low, high, se, p, variance, samples=samples)

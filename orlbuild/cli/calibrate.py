@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.cli.options import FormatOption, seed_option
+from orlbuild.cli.options import FormatOption, count_callback, count_help, seed_option
 from orlbuild.cli.render import emit
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OutputFormat, SimulatedMethod
@@ -44,7 +44,13 @@ def calibrate_command(
     gap: Annotated[float, typer.Option(help="Log-strength gap between true tiers.")] = 1.5,
     sig: Annotated[float, typer.Option(help="The builds' --sig.")] = BuildParameters.sig,
     seed: Annotated[int, typer.Option(callback=seed_option, help="Seed of the simulation.")] = 0,
-    bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples (rank-centrality).")] = 200,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            callback=count_callback("bootstrap"),
+            help=count_help("Bootstrap resamples (rank-centrality)", "bootstrap"),
+        ),
+    ] = 200,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Simulate queries from a Bradley-Terry model and measure every tiering side by side.

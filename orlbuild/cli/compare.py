@@ -27,6 +27,8 @@ from orlbuild.cli.options import (
     SeedOption,
     SystemsOption,
     TestOption,
+    count_callback,
+    count_help,
 )
 from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
@@ -94,9 +96,12 @@ ReferenceResamplesOption = Annotated[
     int,
     typer.Option(
         "--reference-resamples",
-        min=0,
-        help="Rebuild the ORLs on B annotator-bootstrap resamples of the judgments and report "
-        "the share of resamples keeping each verdict (0: off).",
+        callback=count_callback("reference_resamples"),
+        help=count_help(
+            "Rebuild the ORLs on B annotator-bootstrap resamples of the judgments and report "
+            "the share of resamples keeping each verdict (0: off)",
+            "reference_resamples",
+        ),
     ),
 ]
 

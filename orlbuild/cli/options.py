@@ -10,12 +10,20 @@ command's options are declared before its work is imported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
 from orlbuild.errors import ConfigError
-from orlbuild.limits import PERMUTATIONS_MAX, SEED_MAX, check_permutations, check_seed
+from orlbuild.limits import (
+    COUNT_LIMITS,
+    PERMUTATIONS_MAX,
+    SEED_MAX,
+    check_count,
+    check_permutations,
+    check_seed,
+)
 from orlbuild.vocabulary import OutputFormat
 from scoring.vocabulary import (
     CorrectionName,
@@ -40,8 +48,11 @@ __all__ = [
     "PermutationsOption",
     "ScorePrecisionOption",
     "SeedOption",
+    "SubsamplesOption",
     "SystemsOption",
     "TestOption",
+    "count_callback",
+    "count_help",
     "parse_budgets",
 ]
 
@@ -109,6 +120,29 @@ def permutations_option(value: int) -> int:
     return check_permutations(value)
 
 
+def count_callback(name: str) -> Callable[[int], int]:
+    """The callback of a count option that sizes work (``--subsamples``, ``--bootstrap``):
+    its documented limit (:data:`orlbuild.limits.COUNT_LIMITS`), checked before any work."""
+
+    def check(value: int) -> int:
+        return check_count(name, value)
+
+    return check
+
+
+def count_help(text: str, name: str) -> str:
+    """``text`` with the count's limit, for ``--help``."""
+    return f"{text} (at most {COUNT_LIMITS[name].high:,})."
+
+
+SubsamplesOption = Annotated[
+    int,
+    typer.Option(
+        "--subsamples",
+        callback=count_callback("subsamples"),
+        help=count_help("Random query subsets per budget", "subsamples"),
+    ),
+]
 PermutationsOption = Annotated[
     int,
     typer.Option(

@@ -21,6 +21,7 @@ from orlbuild.cli.options import (
     SchedulerOption,
     ScorePrecisionOption,
     SeedOption,
+    SubsamplesOption,
     SystemsOption,
     TestOption,
     parse_budgets,
@@ -45,9 +46,7 @@ def power_command(
     system: SystemsOption,
     measure: MeasureOption,
     budgets: BudgetsOption = None,
-    subsamples: Annotated[
-        int, typer.Option("--subsamples", min=1, help="Random query subsets per budget.")
-    ] = 300,
+    subsamples: SubsamplesOption = 300,
     permutations: PermutationsOption = TestSettings.permutations,
     alpha: AlphaOption = TestSettings.alpha,
     test: TestOption = None,

@@ -18,6 +18,7 @@ from orlbuild.cli.options import (
     SchedulerOption,
     ScorePrecisionOption,
     SeedOption,
+    SubsamplesOption,
     TestOption,
     parse_budgets,
 )
@@ -51,9 +52,7 @@ def report_command(
     alpha: AlphaOption = TestSettings.alpha,
     seed: SeedOption = TestSettings.seed,
     budgets: BudgetsOption = None,
-    subsamples: Annotated[
-        int, typer.Option("--subsamples", min=1, help="Query subsets per budget.")
-    ] = 300,
+    subsamples: SubsamplesOption = 300,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
     jobs: JobsOption = 1,
     scheduler: SchedulerOption = None,

@@ -51,7 +51,7 @@ from orlbuild.errors import ConfigError, OrlbuildError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
-from orlbuild.limits import NAME_MAX, PERMUTATIONS_MAX, SEED_MAX
+from orlbuild.limits import COUNT_LIMITS, NAME_MAX, SEED_MAX, count_problem
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import (
@@ -415,10 +415,9 @@ def _seed(value: int) -> str | None:
     return None if 0 <= value <= SEED_MAX else f"must be a whole number from 0 to {SEED_MAX}"
 
 
-def _permutations(value: int) -> str | None:
-    return _positive(value) or (
-        None if value <= PERMUTATIONS_MAX else f"must be at most {PERMUTATIONS_MAX:,}"
-    )
+def _count(name: str) -> Callable[[int], str | None]:
+    """The documented limit of a count that sizes work, as a TOML key check."""
+    return lambda value: count_problem(name, value)
 
 
 def _name(value: str) -> str | None:
@@ -724,7 +723,7 @@ def _builder_rule(name: str) -> Callable[[float], str | None]:
             check_number(name, value)
         except ConfigError:
             return NUMBER_RULES[name][1]
-        return None
+        return count_problem(name, int(value)) if name in COUNT_LIMITS else None
 
     return check
 
@@ -782,18 +781,16 @@ def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
         )
     spec = TestSettings(
         test=test,
-        permutations=table.get("permutations", int, TestSettings.permutations, check=_permutations),
+        permutations=table.get(
+            "permutations", int, TestSettings.permutations, check=_count("permutations")
+        ),
         correction=None if family_wise or correction is None else CorrectionName(correction),
         alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
         seed=table.get("seed", int, TestSettings.seed, check=_seed),
     )
-    resamples = table.get("reference_resamples", int, 0, check=_non_negative)
+    resamples = table.get("reference_resamples", int, 0, check=_count("reference_resamples"))
     table.finish()
     return spec, resamples
-
-
-def _non_negative(value: int) -> str | None:
-    return None if value >= 0 else "must be >= 0"
 
 
 def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
@@ -816,8 +813,10 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
         )
     spec = PowerSpec(
         budgets=clean,
-        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_positive),
-        permutations=table.get("permutations", int, PowerSpec.permutations, check=_permutations),
+        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_count("subsamples")),
+        permutations=table.get(
+            "permutations", int, PowerSpec.permutations, check=_count("permutations")
+        ),
         alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
         seed=table.get("seed", int, PowerSpec.seed, check=_seed),
         measures=chosen or tuple(measures),

@@ -10,14 +10,10 @@ CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -25,9 +21,15 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.errors import BuildError, ConfigError, OrlbuildError, StoreError
+from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
-from orlbuild.limits import PAIRWISE_ROUTES, check_items_per_query, check_name, check_seed
+from orlbuild.limits import (
+    PAIRWISE_ROUTES,
+    check_count,
+    check_items_per_query,
+    check_name,
+    check_seed,
+)
 from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import (
     JUDGMENT_LOADERS,
@@ -181,6 +183,8 @@ def build_and_store(
     # Limits first: nothing is read or computed for a build that could not be stored.
     if params.seed is not None:
         check_seed(params.seed)
+    check_count("mc_draws", params.mc_draws)
+    check_count("bootstrap", params.bootstrap)
     # The workers start (local ones) or connect and warm up (a cluster's) first, so that
     # their import of the builders overlaps with this process's own import and its
     # reading of the store (docs/parallel.md, "Running on many cores or a cluster").
@@ -216,36 +220,40 @@ def build_and_store(
 
 
 def _kept_computation(
-    error: StoreError, params: BuildParameters, outcome: BuildOutcome
+    error: StoreError,
+    params: BuildParameters,
+    outcome: BuildOutcome,
+    *,
+    what: str = "build",
+    about: Mapping[str, Any] | None = None,
 ) -> StoreError:
-    """Save a computed build that could not be stored as an ORL JSON file; the error names it.
+    """Save a computed build (or override) that could not be stored as an ORL JSON file;
+    the error names it.
 
-    The file is the ``orl export --format json`` document (``"stored": false``),
-    which ``orlbuild eval`` reads as the ORL file (docs/reliability.md, "When the database fails").
+    The file is the ``orl export --format json`` document (``"stored": false``,
+    and ``about``: the parent and the overrides of a derived build), which
+    ``orlbuild eval`` reads as the ORL file (docs/reliability.md, "When the database fails").
     """
     from orlbuild.orl_io.writing import export_orls
-    from orlbuild.output_files import write_output
+    from orlbuild.output_files import keep_unstored
     from orlbuild.vocabulary import ExportFormat
 
-    rows = [
-        (query, item, rank)
-        for query, orl in outcome.orls.items()
-        for rank, tier in enumerate(orl.tiers, start=1)
-        for item in tier
-    ]
-    entries = pd.DataFrame(rows, columns=["query", "item", "rank"])
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = Path(tempfile.gettempdir()) / f"orlbuild-unstored-build-{stamp}-{os.getpid()}.json"
-    try:
-        text = export_orls(
-            entries, ExportFormat.json, build={"stored": False, "parameters": params.to_json()}
-        )
-        write_output(path, text)
-    except OrlbuildError:
-        return error
-    return StoreError(
-        f"{error}; the build was computed but not stored: its ORLs are saved in {path} "
-        "(an ORL file for `orlbuild eval`)"
+    def document() -> str:
+        rows = [
+            (query, item, rank)
+            for query, orl in outcome.orls.items()
+            for rank, tier in enumerate(orl.tiers, start=1)
+            for item in tier
+        ]
+        entries = pd.DataFrame(rows, columns=["query", "item", "rank"])
+        build = {"stored": False, "parameters": params.to_json(), **(about or {})}
+        return export_orls(entries, ExportFormat.json, build=build)
+
+    return keep_unstored(
+        error,
+        what,
+        document,
+        "its ORLs are saved in {path} (an ORL file for `orlbuild eval`)",
     )
 
 
@@ -457,27 +465,35 @@ def _override_once(
     failures = load_query_failures(engine, record.id)
     params = BuildParameters.from_json(record.parameters)
     who = by or current_user()
-    return store_build(
-        engine,
-        collection=record.collection,
-        parameters=params.to_json(),
-        outcome=BuildOutcome(orls=orls, failures=failures),
-        batches=record.batches,
-        name=record.name,
-        created_by=who,
-        parent_id=record.id,
-        overrides=[
-            *record.overrides,
-            {
-                "query": query,
-                "action": action,
-                "argument": argument,
-                "reason": reason.strip(),
-                "created_by": who,
-            },
-        ],
-        known_children=known,
-    )
+    outcome = BuildOutcome(orls=orls, failures=failures)
+    overrides = [
+        *record.overrides,
+        {
+            "query": query,
+            "action": action,
+            "argument": argument,
+            "reason": reason.strip(),
+            "created_by": who,
+        },
+    ]
+    try:
+        return store_build(
+            engine,
+            collection=record.collection,
+            parameters=params.to_json(),
+            outcome=outcome,
+            batches=record.batches,
+            name=record.name,
+            created_by=who,
+            parent_id=record.id,
+            overrides=overrides,
+            known_children=known,
+        )
+    except BuildChangedError:
+        raise  # another override landed first: derived again or refused by the caller
+    except StoreError as error:  # retried once already on a lost connection
+        about = {"parent": record.id, "name": record.name, "overrides": overrides}
+        raise _kept_computation(error, params, outcome, what="override", about=about) from error
 
 
 @dataclass(frozen=True)

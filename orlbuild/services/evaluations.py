@@ -71,6 +71,7 @@ __all__ = [
     "score_and_save",
     "score_run",
     "score_systems",
+    "unstored_scores_document",
 ]
 
 # The saved evaluations, as the services hand them to the front ends (``orlbuild results``).
@@ -276,17 +277,59 @@ def score_systems(
 
 
 def score_and_save(engine: Engine, scores: SystemScores, *, created_by: str | None = None) -> int:
-    """Keep a scored system for ``orlbuild results``; return the new evaluation's id."""
-    return save_evaluation(
-        engine,
-        build_id=scores.build.id,
-        system=scores.system,
-        run_file=scores.run_file,
-        per_query=scores.per_query,
-        missing=scores.missing,
-        conventions=scores.conventions,
-        created_by=created_by,
-    )
+    """Keep a scored system for ``orlbuild results``; return the new evaluation's id.
+
+    When the store refuses the write (after the one retry on a dropped
+    connection), the scores are saved to a JSON file the one-line error names
+    (:func:`unstored_scores_document`, docs/reliability.md, "When the database fails").
+    """
+    try:
+        return save_evaluation(
+            engine,
+            build_id=scores.build.id,
+            system=scores.system,
+            run_file=scores.run_file,
+            per_query=scores.per_query,
+            missing=scores.missing,
+            conventions=scores.conventions,
+            created_by=created_by,
+        )
+    except StoreError as error:
+        from orlbuild.output_files import keep_unstored
+
+        raise keep_unstored(
+            error,
+            "evaluation",
+            lambda: unstored_scores_document(scores),
+            "its per-query scores are saved in {path}",
+        ) from error
+
+
+def unstored_scores_document(scores: SystemScores) -> str:
+    """The JSON document of scores that could not be stored: ``stored: false``, the build,
+    the system, how it was scored, the means and ``per_query`` (NaN: ``null``)."""
+    import json
+    import math
+
+    def value(number: object) -> float | None:
+        result = float(number)  # type: ignore[arg-type]
+        return result if math.isfinite(result) else None
+
+    frame = scores.per_query
+    document = {
+        "stored": False,
+        "build": build_summary(scores.build),
+        "system": scores.system,
+        "run_file": scores.run_file,
+        "missing": scores.missing,
+        "conventions": scores.conventions,
+        "means": {str(m): value(v) for m, v in frame.mean(axis=0, skipna=True).items()},
+        "per_query": {
+            str(query): {str(m): value(v) for m, v in row.items()}
+            for query, row in frame.iterrows()
+        },
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _build_and_orls(

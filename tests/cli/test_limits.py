@@ -7,7 +7,6 @@ one line, exit 1, no traceback, and (for builds) nothing computed or stored.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,12 @@ import pytest
 import orlbuild.builders.build as build_module
 from orlbuild.errors import ConfigError
 from orlbuild.limits import (
-    BUILD_MEMORY_MAX,
+    COUNT_LIMITS,
+    ITEMS_PER_QUERY_MAX,
     PERMUTATIONS_MAX,
     SEED_MAX,
     check_items_per_query,
-    pairwise_peak_bytes,
+    items_per_query_limit,
 )
 from orlbuild.pipeline.config import load_config
 from tests.store_cli import cli, cli_json
@@ -109,12 +109,14 @@ def test_a_query_with_50000_items_is_refused_before_the_builders_allocate(
 
     monkeypatch.setattr(build_module, "build_orls", never)
     code, out, err = cli(migrated_db_url, "build", "--source", "pairwise")
-    default_limit = math.isqrt(
-        BUILD_MEMORY_MAX
-        // pairwise_peak_bytes(1, tiering="simultaneous", uncertainty="fisher", mc_draws=2000,
-                               bootstrap=200)
-    )  # fmt: skip
-    words = ("'huge'", "50,000 items", "4 GiB per query", f"{default_limit:,} items", "GiB for it")
+    default_limit = items_per_query_limit(
+        tiering="simultaneous", uncertainty="fisher", mc_draws=2000, bootstrap=200
+    )
+    assert default_limit == ITEMS_PER_QUERY_MAX == 5_000  # was 598 before the null was blocked
+    words = ("'huge'", "50,000 items", f"{default_limit:,} items per query", "GiB for it")
+    _one_line(code, out, err, *words)
+    code, out, err = cli(migrated_db_url, "build", "--source", "pairwise", "--mc-draws", "100000")
+    words = ("'huge'", "50,000 items", "4 GiB per query", "2,945 items", "--mc-draws")
     _one_line(code, out, err, *words)
     assert cli_json(migrated_db_url, "orl", "list") == []
 
@@ -192,17 +194,72 @@ def test_pipeline_build_seed_and_name(tmp_path: Path) -> None:
 
 
 def test_the_item_limit_follows_the_memory_the_options_need() -> None:
-    """700 items: too many for the simultaneous tiering's draws, fine for the leader test."""
+    """3,000 items: too many for 100,000 Monte Carlo draws, fine for the leader test."""
 
-    def check(items: int, tiering: str, method: str = "bt") -> None:
+    def check(items: int, tiering: str, method: str = "bt", draws: int = 2000) -> None:
         check_items_per_query(
-            {"q": items}, method=method, tiering=tiering, uncertainty="fisher", mc_draws=2000,
+            {"q": items}, method=method, tiering=tiering, uncertainty="fisher", mc_draws=draws,
             bootstrap=200,
         )  # fmt: skip
 
-    with pytest.raises(ConfigError, match="700 items"):
-        check(700, "simultaneous")
-    check(700, "leader")
+    check(3_000, "simultaneous")  # 598 items was the limit before the null was blocked
+    with pytest.raises(ConfigError, match="3,000 items"):
+        check(3_000, "simultaneous", draws=100_000)
+    check(3_000, "leader", draws=100_000)
     check(50_000, "simultaneous", method="direct")  # no item-by-item arrays
-    with pytest.raises(ConfigError, match="50,000 items"):
-        check(50_000, "leader")
+    with pytest.raises(ConfigError, match=r"5,001 items.*5,000 items per query"):
+        check(5_001, "leader")
+
+
+COUNT_OVER_LIMITS = [
+    (("build", "--source", "pairwise", "--mc-draws", str(10**9)), "mc_draws", "GiB"),
+    (("build", "--source", "pairwise", "--bootstrap", str(10**7)), "bootstrap", "refits"),
+    (("power", "-b", "x", "-s", "a", "-m", "nDCG@10", "--subsamples", str(10**9)), "subsamples",
+     "years"),
+    (("report", "-b", "x", "--subsamples", "100001"), "subsamples", "hours"),
+    (("compare", "-b", "x", "-s", "a", "-s", "b", "-m", "nDCG@10", "--reference-resamples",
+      "20000"), "reference_resamples", "hours"),
+    (("compare", "-b", "x", "-s", "a", "-s", "b", "-m", "nDCG@10", "--permutations",
+      str(10**12)), "permutations", "years"),
+    (("calibrate", "--bootstrap", "50000"), "bootstrap", "GiB"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "name", "cost"), COUNT_OVER_LIMITS)
+def test_counts_over_their_limit_are_one_line_before_any_work(
+    store: str, args: tuple[str, ...], name: str, cost: str
+) -> None:
+    """Option, value, limit and what the value would cost, before a file is read or a build
+    computed (``store`` fails the test if a build is computed)."""
+    code, out, err = cli(store, *args)
+    limit = COUNT_LIMITS[name]
+    value = int(args[args.index(limit.option) + 1])
+    _one_line(code, out, err, limit.option, f"{value:,}", f"at most {limit.high:,}", cost)
+    assert cli_json(store, "orl", "list") == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("[power]\nbudgets = [1]\nsubsamples = 1000000\n", ("power.subsamples", "100,000")),
+        ("[compare]\nreference_resamples = 100000\n", ("compare.reference_resamples", "10,000")),
+        ("[builds.parameters]\nmc_draws = 10000000\n", ("mc_draws", "100,000", "GiB")),
+        ("[builds.parameters]\nbootstrap = 10000000\n", ("bootstrap", "10,000", "refits")),
+        ("[power]\nbudgets = [1]\nsubsamples = 0\n", ("power.subsamples", ">= 1 (got 0)")),
+    ],
+)
+def test_pipeline_counts_over_their_limit(
+    tmp_path: Path, extra: str, words: tuple[str, ...]
+) -> None:
+    for name in ("pairs.tsv", "a.trec"):
+        (tmp_path / name).write_text("x\n")
+    config = tmp_path / "pipeline.toml"
+    text = (
+        MINIMAL.replace("[scoring]", extra + "[scoring]") if "builds." in extra else MINIMAL + extra
+    )
+    config.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    message = str(info.value)
+    for word in words:
+        assert word in message, message

@@ -13,8 +13,11 @@ read-only stores that still serve every reading command.
 from __future__ import annotations
 
 import json
-import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,7 +61,25 @@ def filled(migrated_db_url: str, tmp_path: Path) -> str:
         assert code == 0, err
     (tmp_path / "l2.tsv").write_text(LISTWISE.replace("q1", "q9"))
     (tmp_path / "r2.trec").write_text(RUN.replace(" r\n", " other\n"))
+    (tmp_path / "pipeline.toml").write_text(PIPELINE)
     return migrated_db_url
+
+
+#: A pipeline that ingests, builds and scores (each a write).
+PIPELINE = """measures = ["nDCG@10"]
+[[inputs]]
+kind = "listwise"
+path = "l2.tsv"
+[[inputs]]
+kind = "run"
+path = "r2.trec"
+system = "s2"
+[[builds]]
+name = "p"
+source = "listwise"
+[scoring]
+build = "p"
+"""
 
 
 def _snapshot(url: str) -> dict[str, Any]:
@@ -101,6 +122,7 @@ WRITING_COMMANDS = {
     "audit override": ("audit", "override", "b", "--query", "q1", "--merge-tiers", "1",
                        "--reason", "x"),
     "batches delete": ("batches", "delete", "2"),
+    "pipeline": ("pipeline", "{tmp}/pipeline.toml"),
 }  # fmt: skip
 
 
@@ -113,10 +135,13 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
     for command, template in WRITING_COMMANDS.items():
         args = [a.replace("{tmp}", str(tmp_path)) for a in template]
         code, out, err = cli(filled, *args)
+        if command == "pipeline":  # it names the database it uses first, then the error
+            header, err = err.split("\n", 1)
+            assert header.startswith("database: "), header
         _one_line_error(code, out, err, "read-only", "writable")
         assert _snapshot(filled) == before, command
-        if command == "build":
-            _kept_orls_are_an_orl_file(err, filled)
+        if command in KEPT:
+            KEPT[command](err, filled)
 
 
 def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
@@ -156,6 +181,8 @@ def test_sqlite_lock_timeout_is_one_line(
             holder.dispose()
         _one_line_error(code, out, err, "write lock", "retry")
         assert _snapshot(sqlite_filled) == before, command
+        if command in KEPT:
+            KEPT[command](err, sqlite_filled)
 
 
 def test_sqlite_disk_full_is_one_line(
@@ -191,54 +218,114 @@ def pg_filled(migrated_db_url: str, request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue("filled"))
 
 
-def _kill_on_build_insert(engine: Engine, times: int, killed: list[int]) -> None:
-    """Terminate the connection's backend at its INSERT into builds, ``times`` times in all."""
+def _kill_on_insert(engine: Engine, table: str, times: int, killed: list[int]) -> None:
+    """Terminate the connection's backend at its INSERT into ``table``, ``times`` times in all."""
     admin = create_engine(engine.url, isolation_level="AUTOCOMMIT")
 
     @event.listens_for(engine, "before_cursor_execute")
     def _kill(connection: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.startswith("INSERT INTO builds") and len(killed) < times:
+        if statement.startswith(f"INSERT INTO {table} ") and len(killed) < times:
             pid = cursor.connection.info.backend_pid
             with admin.connect() as other:
                 other.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
             killed.append(int(pid))
 
 
+#: Command -> (the table its write inserts into first, its list in the snapshot).
+DROPPED = {
+    "build": ("builds", "builds"),
+    "score --save": ("evaluations", "evaluations"),
+    "audit override": ("builds", "builds"),
+}
+
+
+@pytest.mark.parametrize("command", list(DROPPED))
 @pytest.mark.parametrize("drops", [1, 2])
-def test_a_dropped_postgres_connection_during_a_build_write(
-    pg_filled: str, monkeypatch: pytest.MonkeyPatch, drops: int
+def test_a_dropped_postgres_connection_during_a_write(
+    pg_filled: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, drops: int, command: str
 ) -> None:
-    """One drop: the write is retried and the build kept; two: one line, nothing stored."""
+    """One drop: the write is retried and kept; two: one line, nothing stored, and the
+    computed result saved to the file the line names."""
     import orlbuild.store.session as session_module
 
     before = _snapshot(pg_filled)
     real_create = session_module.create_store_engine
     killed: list[int] = []
+    table, counted = DROPPED[command]
 
     def create(url: str, **kwargs: Any) -> Engine:
         engine = real_create(url, **kwargs)
-        _kill_on_build_insert(engine, drops, killed)
+        _kill_on_insert(engine, table, drops, killed)
         return engine
 
     monkeypatch.setattr(session_module, "create_store_engine", create)
-    code, out, err = cli(pg_filled, "build", "--source", "listwise", "--name", "again")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in WRITING_COMMANDS[command]]
+    code, out, err = cli(pg_filled, *args)
     monkeypatch.setattr(session_module, "create_store_engine", real_create)
     assert len(killed) == drops
     after = _snapshot(pg_filled)
     if drops == 1:
         assert code == 0, err
-        assert len(after["builds"]) == len(before["builds"]) + 1
+        assert len(after[counted]) == len(before[counted]) + 1
     else:
         _one_line_error(code, out, err, "connection", "computed but not stored")
         assert after == before
-        _kept_orls_are_an_orl_file(err, pg_filled)
+        KEPT[command](err, pg_filled)
+
+
+def _saved_file(err: str) -> Path:
+    """The file the one-line error names."""
+    return Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
 
 
 def _kept_orls_are_an_orl_file(err: str, url: str) -> None:
     """The error names a JSON ORL file holding the computed build; `eval` reads it."""
-    saved = Path(re.search(r"saved in (\S+\.json)", err).group(1))  # type: ignore[union-attr]
+    saved = _saved_file(err)
     document = json.loads(saved.read_text())
     assert document["build"]["stored"] is False and set(document["queries"]) == {"q1", "q2", "q3"}
+    _eval_reads(saved, url)
+
+
+def _kept_override_is_an_orl_file(err: str, url: str) -> None:
+    """The overridden ORLs (query q1's tiers 1 and 2 merged) with their parent and override."""
+    saved = _saved_file(err)
+    assert "the override was computed but not stored" in err
+    document = json.loads(saved.read_text())
+    build = document["build"]
+    assert build["stored"] is False and build["parent"] == 1 and build["name"] == "b"
+    assert build["overrides"][-1]["action"] == "merge-tiers"
+    assert build["overrides"][-1]["reason"] == "x"
+    assert document["queries"]["q1"] == {"a": 1, "b": 1, "c": 2, "d": 3}  # tiers 1, 2 merged
+    assert document["queries"]["q2"] == {"a": 1, "b": 2, "c": 3, "d": 4}
+    _eval_reads(saved, url)
+
+
+def _kept_scores_are_a_json_file(err: str, url: str) -> None:
+    """The per-query scores the store refused, equal to what `score` prints."""
+    saved = _saved_file(err)
+    assert "the evaluation was computed but not stored" in err
+    try:
+        document = json.loads(saved.read_text())
+        assert document["stored"] is False and document["system"] == "s1"
+        assert document["build"]["name"] == "b"
+        args = WRITING_COMMANDS["score --save"][:-1]
+        printed = cli_json(url, *args, "--per-query")
+        assert len(document["per_query"]) == 3  # {query: {measure: value}}, as `score` prints
+        assert document["per_query"] == printed["per_query"]
+    finally:
+        saved.unlink()
+
+
+#: Commands whose computation is kept in a file when the store refuses it.
+KEPT = {
+    "build": _kept_orls_are_an_orl_file,
+    "score --save": _kept_scores_are_a_json_file,
+    "audit override": _kept_override_is_an_orl_file,
+}
+
+
+def _eval_reads(saved: Path, url: str) -> None:
+    """``orlbuild eval`` reads the saved file as its ORL file."""
     run = saved.with_suffix(".trec")
     run.write_text(RUN)
     try:
@@ -306,31 +393,60 @@ def test_mode_ro_uri_serves_reads_and_refuses_writes_in_one_line(
     _one_line_error(code, out, err, "read-only")
 
 
-def test_status_on_a_read_only_store_in_a_read_only_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+#: Runs a command as root without the capabilities that let root ignore file permissions,
+#: so a read-only file in a read-only folder is read-only for it (these tests run as root).
+WITHOUT_DAC = (
+    "setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--inh-caps=-all",
+)  # fmt: skip
+
+
+def _permissions_apply(folder: Path) -> bool:
+    """Whether a process started through :data:`WITHOUT_DAC` is refused a file in ``folder``."""
+    if shutil.which("setpriv") is None:
+        return False
+    probe = subprocess.run([*WITHOUT_DAC, "touch", str(folder / "probe")], capture_output=True)
+    created = (folder / "probe").exists()
+    if created:
+        (folder / "probe").unlink()
+    return probe.returncode != 0 and not created
+
+
+def _orlbuild(*args: str) -> subprocess.CompletedProcess[str]:
+    """``orlbuild ARGS`` in a new process without the permission-bypassing capabilities."""
+    command = [sys.executable, "-c", "from orlbuild.cli.main import run; run()", *args]
+    return subprocess.run([*WITHOUT_DAC, *command], capture_output=True, text=True, timeout=120)
+
+
+def test_a_read_only_store_in_a_read_only_folder(tmp_path: Path) -> None:
     """No ``-wal``/``-shm`` can be created there: the store opens immutable, creating nothing.
 
-    These tests run as root, whom file permissions do not stop, so the folder's
-    permission is what :func:`os.access` reports (patched to "not writable"),
-    and the check is that the command succeeds without creating any file.
+    Real permissions: the file is 0444 and its folder 0555, and the commands run
+    in a process that file permissions stop (root without ``CAP_DAC_OVERRIDE``);
+    reading commands work and create no file, a writing command is one line.
     """
-    folder = tmp_path / "ro"
+    base = Path(tempfile.mkdtemp(prefix="orlbuild-ro-"))  # pytest's tmp_path is root's only
+    folder = base / "ro"
     folder.mkdir()
-    url = f"sqlite:///{folder / 's.db'}"
-    upgrade(url)
-    (tmp_path / "l.tsv").write_text(LISTWISE)
-    assert cli(url, "ingest", "listwise", str(tmp_path / "l.tsv"))[0] == 0
-    assert not list(folder.glob("s.db-*"))  # a clean close leaves the database file only
-    (folder / "s.db").chmod(0o444)
-    folder.chmod(0o555)
-    real_access = os.access
-    monkeypatch.setattr(
-        engine_module.os, "access", lambda p, m: False if Path(p) == folder else real_access(p, m)
-    )
     try:
-        payload = cli_json(url, "status")
-        assert payload["collections"]["default"]["listwise"] == 12
+        url = f"sqlite:///{folder / 's.db'}"
+        upgrade(url)
+        (base / "l.tsv").write_text(LISTWISE)
+        assert cli(url, "ingest", "listwise", str(base / "l.tsv"))[0] == 0
+        assert not list(folder.glob("s.db-*"))  # a clean close leaves the database file only
+        (folder / "s.db").chmod(0o444)
+        folder.chmod(0o555)
+        base.chmod(0o755)
+        if not _permissions_apply(folder):
+            pytest.skip("cannot start a process that file permissions stop (setpriv)")
+        done = _orlbuild("--db", url, "status", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["collections"]["default"]["listwise"] == 12
+        for args in (("orl", "list"), ("batches", "list")):
+            done = _orlbuild("--db", url, *args)
+            assert done.returncode == 0, (args, done.stderr)
+        done = _orlbuild("--db", url, "ingest", "listwise", str(base / "l.tsv"))
+        _one_line_error(done.returncode, done.stdout, done.stderr, "read-only")
         assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
     finally:
         folder.chmod(0o755)
+        shutil.rmtree(base)
