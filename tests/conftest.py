@@ -22,6 +22,13 @@ from orlbuild.store.schema import upgrade
 
 PG_ENV_VAR = "ORLBUILD_TEST_PG_URL"
 
+# Every test database is thrown away after its test, so no commit needs to wait for
+# its WAL flush: libpq reads PGOPTIONS in this process and in every command the tests
+# start. Commits stay atomic and visible to other sessions at once; only a crash of
+# the server itself could lose one, which no test does. Creating and dropping a test
+# database takes about 0.8 s instead of 2 s.
+os.environ.setdefault("PGOPTIONS", "-c synchronous_commit=off")
+
 
 def _fresh_postgres_database(server_url: str) -> Iterator[str]:
     """Create a uniquely named database on the server, yield its URL, drop it afterwards."""
