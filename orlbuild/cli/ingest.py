@@ -3,17 +3,22 @@ runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, TypedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 
 from orlbuild.cli.options import ScorePrecisionOption
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy
-from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress, progress_bar
-from orlbuild.services.ingests import IngestResult, ingest_file
+from orlbuild.services.ingests import (
+    IngestInterrupted,
+    IngestResult,
+    ingest_file_interruptibly,
+    ingest_runs,
+)
 from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind, SystemNameSource
 from scoring.vocabulary import ScorePrecisionName
 
@@ -36,16 +41,26 @@ FormatOpt = Annotated[
 ]
 
 
-class _RunReading(TypedDict):
-    """How run files are read: the options passed on to every file's ingest."""
-
-    fmt: InputFormat | None
-    duplicates: DuplicatePolicy
-    score_precision: ScorePrecisionName
-
-
 #: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
+
+
+@contextmanager
+def _exit_when_interrupted() -> Iterator[None]:
+    """Say what an ingest stopped by Ctrl-C left in the store, and exit 130."""
+    try:
+        yield
+    except IngestInterrupted as stop:
+        typer.echo(str(stop), err=True)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+
+
+def _emit(results: list[IngestResult]) -> None:
+    """Each outcome on standard output, its warnings on standard error."""
+    for result in results:
+        for warning in result.warnings:
+            typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(result.message)
 
 
 def _ingest(
@@ -60,53 +75,22 @@ def _ingest(
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
     query: str | None = None,
 ) -> None:
-    """Open the store, ingest one file with a progress display, print the outcome.
-
-    Ctrl-C rolls the file's transaction back, or lands after its commit: the
-    store says which, and the message tells it (exit 130).
-    """
-    from orlbuild.services.ingests import interrupted_ingest_outcome, newest_batch
-
-    state = get_state(ctx)
-    with opened_store(ctx, writes=True) as engine:
-        before = newest_batch(engine)
-        try:
-            with ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars:
-                result = ingest_file(
-                    engine,
-                    kind,
-                    file,
-                    collection=collection,
-                    fmt=fmt,
-                    system=system,
-                    duplicates=duplicates,
-                    score_precision=score_precision,
-                    query=query,
-                    on_progress=bars.read,
-                    on_write=bars.write,
-                )
-        except KeyboardInterrupt:
-            # Said from the store after the fact: Ctrl-C may land just after the commit.
-            stored = interrupted_ingest_outcome(
-                engine,
-                before,
-                kind=str(kind),
-                collection=collection.strip(),
-                system=None if system is None else system.strip(),
-            )
-            name = "standard input" if file == "-" else file
-            if stored is None:
-                typer.echo(f"interrupted: nothing from {name} was stored", err=True)
-            else:
-                typer.echo(
-                    f"interrupted after the commit: {name} was stored as batch {stored[0]} "
-                    f"({stored[1]} rows)",
-                    err=True,
-                )
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-    for warning in result.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-    typer.echo(result.message)
+    """Ingest one file with a progress display (standard error), print the outcome."""
+    quiet = get_state(ctx).quiet
+    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+        result = ingest_file_interruptibly(
+            engine,
+            kind,
+            file,
+            collection=collection,
+            fmt=fmt,
+            system=system,
+            duplicates=duplicates,
+            score_precision=score_precision,
+            query=query,
+            progress=lambda size: ingest_progress(size, f"ingest {kind}", quiet=quiet),
+        )
+    _emit([result])
 
 
 #: Judgment kinds and their help text (the command bodies are identical).
@@ -213,60 +197,31 @@ def run_command(
             "name the system: --system NAME (one file) or --system-from tag|stem",
             param_hint="'--system' / '--system-from'",
         )
-    reading = _RunReading(fmt=fmt, duplicates=duplicates, score_precision=score_precision)
     if system is not None:
-        _ingest(ctx, InputKind.run, files[0], collection=collection, system=system, **reading)
+        _ingest(
+            ctx,
+            InputKind.run,
+            files[0],
+            collection=collection,
+            fmt=fmt,
+            system=system,
+            duplicates=duplicates,
+            score_precision=score_precision,
+        )
         return
-    _ingest_runs(ctx, files, collection=collection, system_from=system_from, reading=reading)
-
-
-def _ingest_runs(
-    ctx: typer.Context,
-    files: list[str],
-    *,
-    collection: str,
-    system_from: SystemNameSource | None,
-    reading: _RunReading,
-) -> None:
-    """Check every run, then store each with a progress bar over the files (standard error).
-
-    Ctrl-C exits 130 saying which files the store holds.
-    """
-    from orlbuild.services.ingests import (
-        check_runs,
-        interrupted_runs_message,
-        newest_batch,
-        store_runs,
-    )
-
     quiet = get_state(ctx).quiet
-    stored: list[IngestResult] = []
-    with opened_store(ctx, writes=True) as engine:
-        try:
-            with progress_bar(len(files), "check runs", quiet=quiet) as checked:
-                runs = check_runs(
-                    files, system_from=system_from, on_checked=lambda: checked(1), **reading
-                )
-        except KeyboardInterrupt:
-            typer.echo("interrupted: nothing was stored", err=True)
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-        before = newest_batch(engine)
-
-        def done(result: IngestResult) -> None:
-            stored.append(result)
-            advance(1)
-
-        try:
-            with progress_bar(len(runs), "ingest runs", quiet=quiet) as advance:
-                store_runs(engine, runs, collection=collection, on_stored=done, **reading)
-        except KeyboardInterrupt:
-            message = interrupted_runs_message(engine, before, runs, stored, collection=collection)
-            typer.echo(message, err=True)
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-    for result in stored:
-        for warning in result.warnings:
-            typer.echo(f"Warning: {warning}", err=True)
-        typer.echo(result.message)
+    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+        results = ingest_runs(
+            engine,
+            files,
+            collection=collection,
+            system_from=system_from,
+            fmt=fmt,
+            duplicates=duplicates,
+            score_precision=score_precision,
+            progress=lambda total, label: progress_bar(total, label, quiet=quiet),
+        )
+    _emit(results)
 
 
 def register(app: typer.Typer) -> None:
