@@ -8,15 +8,10 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.options import (
-    CollectionOption,
-    FormatOption,
-    JobsOption,
-    SchedulerOption,
-    seed_option,
-)
+from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
+from orlbuild.cli.statistics_options import seed_option
 from orlbuild.executor import resolve_executor
 from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar

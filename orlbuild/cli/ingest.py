@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import ScorePrecisionOption
+from orlbuild.cli.input_options import (
+    IngestCollectionOption,
+    InputFileArgument,
+    InputFormatOption,
+    PairwiseQueryOption,
+    RunDuplicatesOption,
+    RunFilesArgument,
+    RunSystemOption,
+    ScorePrecisionOption,
+    SystemFromOption,
+)
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy
 from orlbuild.progress import ingest_progress, progress_bar
@@ -19,27 +28,12 @@ from orlbuild.services.ingests import (
     ingest_file_interruptibly,
     ingest_runs,
 )
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind, SystemNameSource
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
     help="Load judgments and runs into the store (one batch per file).", no_args_is_help=True
 )
-
-FileArg = Annotated[str, typer.Argument(help="Input file, or '-' for standard input.")]
-CollectionOpt = Annotated[
-    str, typer.Option("--collection", "-c", help="Collection (namespace) to store into.")
-]
-FormatOpt = Annotated[
-    InputFormat | None,
-    typer.Option(
-        "--format",
-        "-f",
-        help="Input format (default: TREC qrels/runs by content, else the file extension or "
-        "content); pairwise also takes the shapes arena, prefs-release and trec-prefs.",
-    ),
-]
-
 
 #: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
@@ -114,9 +108,9 @@ def _judgment_command(kind: InputKind) -> Callable[..., None]:
 
     def command(
         ctx: typer.Context,
-        file: FileArg,
-        collection: CollectionOpt = DEFAULT_COLLECTION,
-        fmt: FormatOpt = None,
+        file: InputFileArgument,
+        collection: IngestCollectionOption = DEFAULT_COLLECTION,
+        fmt: InputFormatOption = None,
     ) -> None:
         _ingest(ctx, kind, file, collection=collection, fmt=fmt)
 
@@ -131,57 +125,24 @@ for _kind in (InputKind.listwise, InputKind.graded):
 @ingest_app.command("pairwise", help=JUDGMENT_COMMANDS[InputKind.pairwise])
 def pairwise_command(
     ctx: typer.Context,
-    file: FileArg,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-    query: Annotated[
-        str | None,
-        typer.Option(
-            "--query",
-            help="Put every row into this one query (one leaderboard), e.g. for LMArena "
-            "battles whose question_id names a battle, not a query.",
-        ),
-    ] = None,
+    file: InputFileArgument,
+    collection: IngestCollectionOption = DEFAULT_COLLECTION,
+    fmt: InputFormatOption = None,
+    query: PairwiseQueryOption = None,
 ) -> None:
     """Ingest pairwise preferences (see JUDGMENT_COMMANDS)."""
     _ingest(ctx, InputKind.pairwise, file, collection=collection, fmt=fmt, query=query)
 
 
-RunFilesArg = Annotated[
-    list[str],
-    typer.Argument(
-        help="Run files (TREC runs, or query, item, rank, score); '-' for standard input "
-        "(one file, with --system).",
-        show_default=False,
-    ),
-]
-
-
 @ingest_app.command("run")
 def run_command(
     ctx: typer.Context,
-    files: RunFilesArg,
-    system: Annotated[
-        str | None,
-        typer.Option("--system", "-s", help="Name of the system (one file only)."),
-    ] = None,
-    system_from: Annotated[
-        SystemNameSource | None,
-        typer.Option(
-            "--system-from",
-            help="Name each run's system after its tag (the TREC run's sixth column, or a "
-            "'tag' column) or its file's stem (bm25.trec.gz: bm25).",
-        ),
-    ] = None,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-    duplicates: Annotated[
-        DuplicatePolicy,
-        typer.Option(
-            "--duplicates",
-            help="A repeated (query, item): 'error', or 'keep-first' (best-ordered line).",
-        ),
-    ] = DuplicatePolicy.error,
+    files: RunFilesArgument,
+    system: RunSystemOption = None,
+    system_from: SystemFromOption = None,
+    collection: IngestCollectionOption = DEFAULT_COLLECTION,
+    fmt: InputFormatOption = None,
+    duplicates: RunDuplicatesOption = DuplicatePolicy.error,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
 ) -> None:
     """Ingest systems' runs (TREC run, or query, item, rank, score), one batch and one
