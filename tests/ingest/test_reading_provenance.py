@@ -30,6 +30,14 @@ def _ingest(url: str, path: Path, *options: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _stored(url: str, tmp_path: Path, content: str = REPEATED, name: str = "run.txt") -> Path:
+    """A run file ingested with the default reading (``--score-precision float32``)."""
+    path = tmp_path / name
+    path.write_text(content)
+    assert _ingest(url, path)[0] == 0
+    return path
+
+
 def _scores(url: str) -> list[float]:
     with store_engine(url) as engine:
         return sorted(load_run(engine, "default", "s")["score"].tolist())
@@ -38,9 +46,7 @@ def _scores(url: str) -> list[float]:
 def test_another_precision_that_keeps_other_rows_is_refused(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path)
     before = store_counts(migrated_db_url)
     kept = _scores(migrated_db_url)
     assert kept == [1.0, 67.62227935791016]  # float32: the earlier line
@@ -65,9 +71,7 @@ def test_another_precision_that_keeps_other_rows_is_refused(
 def test_another_precision_that_keeps_the_same_rows_is_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "plain.txt"
-    path.write_text(PLAIN)  # nothing repeated: the precision chooses nothing
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path, PLAIN, "plain.txt")  # the precision chooses nothing
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
     assert code == 0 and "nothing to do" in output
 
@@ -75,9 +79,7 @@ def test_another_precision_that_keeps_the_same_rows_is_a_no_op(
 def test_batches_stored_before_the_digest_stay_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path)
     # what a batch from before migration 0005 holds
     with store_engine(migrated_db_url) as engine, engine.begin() as connection:
         connection.execute(sa.text("UPDATE ingest_batches SET reading_sha256 = NULL"))
@@ -88,9 +90,7 @@ def test_batches_stored_before_the_digest_stay_a_no_op(
 def test_digests_of_the_former_scheme_are_compared_through_the_reading_options(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path)
     # a digest written before the "2:" scheme
     with store_engine(migrated_db_url) as engine, engine.begin() as connection:
         stored = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
