@@ -35,7 +35,7 @@ def _stored_build(url: str) -> int:
     )
     store_judgments(url, "listwise", frame)
     with store_engine(url) as engine:
-        build_id, _, _ = build_and_store(engine, BuildParameters(source="listwise"), name="audited")
+        build_id = build_and_store(engine, BuildParameters(source="listwise"), name="audited").id
     return build_id
 
 
