@@ -1,6 +1,7 @@
-"""What a build produces for each query: tiers, scores, intervals and the audit trail.
+"""The records the layers hand each other: the rows of an input file, chunk by chunk,
+and what a build produces for each query (tiers, scores, intervals and the audit trail).
 
-The records here are plain frozen dataclasses so that the store, the CLI and
+The records here are plain dataclasses so that ingest, the store, the CLI and
 the tests can read them without knowing which route produced them
 (docs/tiers-and-audit.md, "Audit").
 """
@@ -9,17 +10,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from orlbuild.errors import BuildError
 
 __all__ = [
     "AnnotatorReliability",
     "BuildOutcome",
     "EstimationError",
+    "NamedChunk",
     "QueryBuildError",
     "QueryFailure",
     "QueryORL",
     "TieDecision",
 ]
+
+
+@dataclass(frozen=True)
+class NamedChunk:
+    """Checked rows of an input file with their own names, one chunk of a stream.
+
+    :class:`orlbuild.ingest.reading.InputStream` yields them;
+    :func:`orlbuild.store.batches.store_batch` writes them.
+
+    Attributes
+    ----------
+    names
+        ``queries``, ``items``, ``annotators`` -> the chunk's distinct names
+        (object arrays).
+    facts
+        Column -> aligned array; the code columns (``query_id``, ``item_id``,
+        ...) index ``names``. The other columns hold values (``NaN`` floats
+        become SQL NULL when stored).
+    """
+
+    names: dict[str, np.ndarray]
+    facts: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        """Rows in the chunk."""
+        return len(next(iter(self.facts.values()))) if self.facts else 0
 
 
 @dataclass(frozen=True)

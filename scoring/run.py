@@ -244,12 +244,10 @@ def _ordered_run(
             )
         query_codes, item_codes = query_codes[first], item_codes[first]
 
-    starts = _group_starts(query_codes)
     if depth is not None:
-        lengths = np.diff(np.append(starts, len(query_codes)))
-        keep = np.arange(len(query_codes)) - np.repeat(starts, lengths) < depth
+        keep = _within_depth(query_codes, depth)
         query_codes, item_codes = query_codes[keep], item_codes[keep]
-        starts = _group_starts(query_codes)
+    starts = _group_starts(query_codes)
     offsets = np.append(starts, len(query_codes)).astype(np.int64)
     return FlatRun(queries[query_codes[starts]], offsets, items[item_codes])
 
@@ -309,12 +307,10 @@ def flat_runs_from_codes(
     group = coded.runs.astype(np.int64) * n_queries + coded.query_codes
     order = trec_order(group, -comparable_scores(scores, precision), coded.item_codes, items)
     group, item_codes = group[order], coded.item_codes[order]
-    starts = _group_starts(group)
     if depth is not None:
-        lengths = np.diff(np.append(starts, len(group)))
-        keep = np.arange(len(group)) - np.repeat(starts, lengths) < depth
+        keep = _within_depth(group, depth)
         group, item_codes = group[keep], item_codes[keep]
-        starts = _group_starts(group)
+    starts = _group_starts(group)
     heads = group[starts]
     run_of = heads // n_queries
     cuts = np.searchsorted(run_of, np.arange(coded.n_runs + 1))
@@ -337,6 +333,13 @@ def _group_starts(codes: np.ndarray) -> np.ndarray:
     if not len(codes):
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+
+
+def _within_depth(codes: np.ndarray, depth: int) -> np.ndarray:
+    """Mask of the first ``depth`` rows of each run of equal (sorted) codes."""
+    starts = _group_starts(codes)
+    lengths = np.diff(np.append(starts, len(codes)))
+    return np.arange(len(codes)) - np.repeat(starts, lengths) < depth
 
 
 def rankings_from_frame(

@@ -15,7 +15,7 @@ import numpy as np
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.services.builds import build_and_store
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import open_store
+from tests.stores import store_engine
 
 N_QUERIES = 30
 
@@ -51,14 +51,11 @@ def evaluation_store(migrated_db_url: str, tmp_path: Path) -> str:
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         ingest_file(engine, "graded", tmp_path / "graded.qrels")
         ingest_file(engine, "listwise", tmp_path / "listwise.tsv")
         for system in ("ideal", "twin", "reversed", "partial"):
             ingest_file(engine, "run", tmp_path / f"{system}.trec", system=system)
         build_and_store(engine, BuildParameters(source="graded"), name="graded")
         build_and_store(engine, BuildParameters(source="listwise"), name="lists")
-    finally:
-        engine.dispose()
     return migrated_db_url

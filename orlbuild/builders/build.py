@@ -30,7 +30,8 @@ from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.pairwise_data import (
     PairwiseComparisons,
     comparisons_from_arrays,
-    group_positions,
+    pair_arrays,
+    query_blocks,
     row_counts,
 )
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
@@ -74,13 +75,6 @@ QueryMapper = Callable[
 def query_rng(seed: int, query: str) -> np.random.Generator:
     """The random generator of one query in a build with ``seed``."""
     return np.random.default_rng([seed, zlib.crc32(query.encode("utf-8"))])
-
-
-def _blocks(queries: pd.Series) -> Iterator[tuple[str, np.ndarray]]:
-    """(query, row positions) for every query, in sorted query order."""
-    codes, names = pd.factorize(queries.astype(str), sort=True)
-    for block in group_positions(codes.astype(np.int64)):
-        yield str(names[codes[block[0]]]), block
 
 
 def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
@@ -167,16 +161,9 @@ def _pairwise(
 
 def pairwise_query_comparisons(frame: pd.DataFrame) -> Iterator[tuple[str, PairwiseComparisons]]:
     """``(query, comparisons)`` of every query of a checked pairwise frame, in query order."""
-    winners = frame["winner"].to_numpy(dtype=object)
-    losers = frame["loser"].to_numpy(dtype=object)
-    ties = (
-        frame["tie"].fillna(0).to_numpy().astype(bool)
-        if "tie" in frame.columns
-        else np.zeros(len(frame), dtype=bool)
-    )
+    winners, losers, ties, annotators = pair_arrays(frame)
     counts = row_counts(frame)
-    annotators = frame["annotator"].to_numpy(dtype=object)
-    for query, block in _blocks(frame["query"]):
+    for query, block in query_blocks(frame["query"]):
         comps = comparisons_from_arrays(
             winners[block],
             losers[block],
@@ -195,11 +182,11 @@ def _query_builders(
     """One closure per query that builds its ORL from the right slice of data."""
     if params.source == "graded":
         grades = aggregate_grades(frame, str(params.grade_agg))
-        for query, block in _blocks(grades["query"]):
+        for query, block in query_blocks(grades["query"]):
             part = grades.iloc[block].set_index("item")["grade"]
             yield query, partial(_graded, part)
     elif params.source == "listwise":
-        for query, block in _blocks(frame["query"]):
+        for query, block in query_blocks(frame["query"]):
             part = frame.iloc[block]
             yield query, partial(_listwise, part, params)
     elif reliabilities is not None:

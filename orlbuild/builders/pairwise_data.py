@@ -17,6 +17,7 @@ expansion (docs/tiers-and-audit.md, "Build routes"):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,8 @@ __all__ = [
     "comparisons_from_pairwise",
     "factorize_ids",
     "group_positions",
+    "pair_arrays",
+    "query_blocks",
     "row_counts",
 ]
 
@@ -160,6 +163,33 @@ def group_positions(codes: IntArray, *, within: IntArray | None = None) -> list[
     order = np.lexsort((codes,) if within is None else (within, codes))
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     return [block for block in np.split(order, bounds) if len(block)]
+
+
+def query_blocks(queries: pd.Series) -> Iterator[tuple[str, IntArray]]:
+    """(query, row positions) for every query, in sorted query order."""
+    codes, names = pd.factorize(queries.astype(str), sort=True)
+    for block in group_positions(codes.astype(np.int64)):
+        yield str(names[codes[block[0]]]), block
+
+
+def pair_arrays(
+    frame: pd.DataFrame,
+) -> tuple[
+    npt.NDArray[np.object_], npt.NDArray[np.object_], npt.NDArray[np.bool_], npt.NDArray[np.object_]
+]:
+    """The ``winner``, ``loser``, ``tie`` (all ``False`` when absent) and ``annotator``
+    columns of a checked pairwise frame, as the arrays :func:`comparisons_from_arrays` takes."""
+    ties = (
+        frame["tie"].fillna(0).to_numpy().astype(bool)
+        if "tie" in frame.columns
+        else np.zeros(len(frame), dtype=bool)
+    )
+    return (
+        frame["winner"].to_numpy(dtype=object),
+        frame["loser"].to_numpy(dtype=object),
+        ties,
+        frame["annotator"].to_numpy(dtype=object),
+    )
 
 
 def comparisons_from_pairwise(

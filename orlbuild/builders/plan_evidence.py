@@ -12,14 +12,14 @@ with ``sig = 0`` is planned at ``sig = 0.05``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from orlbuild.builders.build import query_rng
 from orlbuild.builders.pairwise import PAIRWISE_MODELS
-from orlbuild.builders.pairwise_data import comparisons_from_arrays, group_positions
+from orlbuild.builders.pairwise_data import comparisons_from_arrays, pair_arrays, query_blocks
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.planning import QueryEvidence
 from orlbuild.builders.tier_procedures import simultaneous_critical
@@ -38,12 +38,6 @@ def _covariance(unc: ScoreUncertainty) -> np.ndarray:
         return unc.cov
     assert unc.samples is not None
     return np.atleast_2d(np.cov(unc.samples, rowvar=False))
-
-
-def _query_blocks(frame: pd.DataFrame) -> Iterator[tuple[str, np.ndarray]]:
-    codes, names = pd.factorize(frame["query"].astype(str), sort=True)
-    for block in group_positions(codes.astype(np.int64)):
-        yield str(names[codes[block[0]]]), block
 
 
 def pairwise_evidence(
@@ -81,18 +75,11 @@ def pairwise_evidence(
     frame["annotator"] = frame["annotator"].fillna("_").astype(str)
     keys = ["query", "annotator", "winner", "loser"] + (["tie"] if "tie" in frame.columns else [])
     frame = frame.sort_values(keys, kind="stable", ignore_index=True)
-    winners = frame["winner"].to_numpy(dtype=object)
-    losers = frame["loser"].to_numpy(dtype=object)
-    ties = (
-        frame["tie"].fillna(0).to_numpy().astype(bool)
-        if "tie" in frame.columns
-        else np.zeros(len(frame), dtype=bool)
-    )
-    annotators = frame["annotator"].to_numpy(dtype=object)
+    winners, losers, ties, annotators = pair_arrays(frame)
     sig = params.sig if params.sig > 0 else PLANNING_SIG
     seed = int(params.seed or 0)
     evidence, skipped = [], {}
-    for query, block in _query_blocks(frame):
+    for query, block in query_blocks(frame["query"]):
         if query not in tiers:
             continue
         comps = comparisons_from_arrays(

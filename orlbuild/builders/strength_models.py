@@ -218,12 +218,10 @@ class RankedLists:
 
 
 @dataclass(frozen=True)
-class PlackettLuceModel:
-    """Plackett-Luce on strict rankings (lists of one item carry no information)."""
+class _ListsModel:
+    """What every model of ranked lists shares: the lists, each one unit of resampling."""
 
     data: RankedLists
-    reg: float
-    solver: str = "ilsr"
 
     @property
     def comparisons(self) -> PairwiseComparisons:
@@ -239,6 +237,14 @@ class PlackettLuceModel:
     def unit_sizes(self) -> None:
         """Each list is one unit."""
         return None
+
+
+@dataclass(frozen=True)
+class PlackettLuceModel(_ListsModel):
+    """Plackett-Luce on strict rankings (lists of one item carry no information)."""
+
+    reg: float
+    solver: str = "ilsr"
 
     @property
     def alpha(self) -> float:
@@ -274,30 +280,13 @@ class PlackettLuceModel:
 
 
 @dataclass(frozen=True)
-class BordaModel:
+class BordaModel(_ListsModel):
     """Borda: one minus the mean normalised rank over the lists holding the item.
 
     A list with ``T`` tiers gives tier ``r`` the normalised rank
     ``(r - 1) / (T - 1)`` (0 best, 1 worst; a one-tier list gives 0), so lists
     of different lengths weigh the same.
     """
-
-    data: RankedLists
-
-    @property
-    def comparisons(self) -> PairwiseComparisons:
-        """The implied pairwise comparisons."""
-        return self.data.comparisons
-
-    @property
-    def unit_annotators(self) -> IntArray:
-        """Annotator of each list."""
-        return self.data.annotators
-
-    @property
-    def unit_sizes(self) -> None:
-        """Each list is one unit."""
-        return None
 
     def fit(self, unit_weights: FloatArray | None = None) -> FloatArray:
         """Borda scores (items absent from a resample keep their full-data score)."""

@@ -8,19 +8,14 @@ import pandas as pd
 import typer
 
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
-from orlbuild.cli.options import (
-    CollectionOption,
-    FormatOption,
-    JobsOption,
-    SchedulerOption,
-    seed_option,
-)
+from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
+from orlbuild.cli.statistics_options import seed_option
 from orlbuild.executor import resolve_executor
 from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
-from orlbuild.services.builds import build_and_store, version_note
+from orlbuild.services.builds import build_and_store
 from orlbuild.vocabulary import (
     DEFAULT_COLLECTION,
     AnnotatorWeighting,
@@ -152,7 +147,7 @@ def build_command(
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
     with opened_store(ctx, writes=True) as engine:
-        build_id, resolved, outcome = build_and_store(
+        new = build_and_store(
             engine,
             params,
             collection=collection,
@@ -161,7 +156,7 @@ def build_command(
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )
-        renamed = None if name is None else version_note(engine, name, build_id)
+    build_id, resolved, outcome, renamed = new.id, new.params, new.outcome, new.new_version
     for warning in outcome.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if renamed is not None:

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.cli.options import FormatOption, count_callback, count_help, seed_option
+from orlbuild.cli.options import FormatOption
 from orlbuild.cli.render import emit
+from orlbuild.cli.statistics_options import count_callback, count_help, seed_option
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OutputFormat, SimulatedMethod
 

@@ -13,26 +13,28 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from orlbuild.cli.input_options import ScorePrecisionOption
 from orlbuild.cli.options import (
-    AlphaOption,
     BuildOption,
-    CorrectionOption,
     FormatOption,
     JobsOption,
     MeasureOption,
     MissingOption,
-    PermutationsOption,
     SchedulerOption,
-    ScorePrecisionOption,
-    SeedOption,
     SystemsOption,
-    TestOption,
-    count_callback,
-    count_help,
 )
 from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
+from orlbuild.cli.statistics_options import (
+    AlphaOption,
+    CorrectionOption,
+    PermutationsOption,
+    SeedOption,
+    TestOption,
+    count_callback,
+    count_help,
+)
 from orlbuild.services.comparisons import compare_panels
 from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
 from orlbuild.vocabulary import OutputFormat

@@ -7,20 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.options import (
+from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
+from orlbuild.cli.options import FormatOption, MeasureOption, MissingOption, PerQueryOption
+from orlbuild.cli.render import emit, report_plan
+from orlbuild.cli.statistics_options import (
     AlphaOption,
     CorrectionOption,
-    DuplicatesOption,
-    FormatOption,
-    MeasureOption,
-    MissingOption,
     PermutationsOption,
-    PerQueryOption,
-    ScorePrecisionOption,
     SeedOption,
     TestOption,
 )
-from orlbuild.cli.render import emit, report_plan
 from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName

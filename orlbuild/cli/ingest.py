@@ -3,49 +3,58 @@ runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, TypedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import typer
 
-from orlbuild.cli.options import ScorePrecisionOption
+from orlbuild.cli.input_options import (
+    IngestCollectionOption,
+    InputFileArgument,
+    InputFormatOption,
+    PairwiseQueryOption,
+    RunDuplicatesOption,
+    RunFilesArgument,
+    RunSystemOption,
+    ScorePrecisionOption,
+    SystemFromOption,
+)
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy
-from orlbuild.ingest.source import input_size
 from orlbuild.progress import ingest_progress, progress_bar
-from orlbuild.services.ingests import IngestResult, ingest_file
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind, SystemNameSource
+from orlbuild.services.ingests import (
+    IngestInterrupted,
+    IngestResult,
+    ingest_file_interruptibly,
+    ingest_runs,
+)
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
     help="Load judgments and runs into the store (one batch per file).", no_args_is_help=True
 )
 
-FileArg = Annotated[str, typer.Argument(help="Input file, or '-' for standard input.")]
-CollectionOpt = Annotated[
-    str, typer.Option("--collection", "-c", help="Collection (namespace) to store into.")
-]
-FormatOpt = Annotated[
-    InputFormat | None,
-    typer.Option(
-        "--format",
-        "-f",
-        help="Input format (default: TREC qrels/runs by content, else the file extension or "
-        "content); pairwise also takes the shapes arena, prefs-release and trec-prefs.",
-    ),
-]
-
-
-class _RunReading(TypedDict):
-    """How run files are read: the options passed on to every file's ingest."""
-
-    fmt: InputFormat | None
-    duplicates: DuplicatePolicy
-    score_precision: ScorePrecisionName
-
-
 #: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
+
+
+@contextmanager
+def _exit_when_interrupted() -> Iterator[None]:
+    """Say what an ingest stopped by Ctrl-C left in the store, and exit 130."""
+    try:
+        yield
+    except IngestInterrupted as stop:
+        typer.echo(str(stop), err=True)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+
+
+def _emit(results: list[IngestResult]) -> None:
+    """Each outcome on standard output, its warnings on standard error."""
+    for result in results:
+        for warning in result.warnings:
+            typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(result.message)
 
 
 def _ingest(
@@ -60,53 +69,22 @@ def _ingest(
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
     query: str | None = None,
 ) -> None:
-    """Open the store, ingest one file with a progress display, print the outcome.
-
-    Ctrl-C rolls the file's transaction back, or lands after its commit: the
-    store says which, and the message tells it (exit 130).
-    """
-    from orlbuild.services.ingests import interrupted_ingest_outcome, newest_batch
-
-    state = get_state(ctx)
-    with opened_store(ctx, writes=True) as engine:
-        before = newest_batch(engine)
-        try:
-            with ingest_progress(input_size(file), f"ingest {kind}", quiet=state.quiet) as bars:
-                result = ingest_file(
-                    engine,
-                    kind,
-                    file,
-                    collection=collection,
-                    fmt=fmt,
-                    system=system,
-                    duplicates=duplicates,
-                    score_precision=score_precision,
-                    query=query,
-                    on_progress=bars.read,
-                    on_write=bars.write,
-                )
-        except KeyboardInterrupt:
-            # Said from the store after the fact: Ctrl-C may land just after the commit.
-            stored = interrupted_ingest_outcome(
-                engine,
-                before,
-                kind=str(kind),
-                collection=collection.strip(),
-                system=None if system is None else system.strip(),
-            )
-            name = "standard input" if file == "-" else file
-            if stored is None:
-                typer.echo(f"interrupted: nothing from {name} was stored", err=True)
-            else:
-                typer.echo(
-                    f"interrupted after the commit: {name} was stored as batch {stored[0]} "
-                    f"({stored[1]} rows)",
-                    err=True,
-                )
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-    for warning in result.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
-    typer.echo(result.message)
+    """Ingest one file with a progress display (standard error), print the outcome."""
+    quiet = get_state(ctx).quiet
+    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+        result = ingest_file_interruptibly(
+            engine,
+            kind,
+            file,
+            collection=collection,
+            fmt=fmt,
+            system=system,
+            duplicates=duplicates,
+            score_precision=score_precision,
+            query=query,
+            progress=lambda size: ingest_progress(size, f"ingest {kind}", quiet=quiet),
+        )
+    _emit([result])
 
 
 #: Judgment kinds and their help text (the command bodies are identical).
@@ -130,9 +108,9 @@ def _judgment_command(kind: InputKind) -> Callable[..., None]:
 
     def command(
         ctx: typer.Context,
-        file: FileArg,
-        collection: CollectionOpt = DEFAULT_COLLECTION,
-        fmt: FormatOpt = None,
+        file: InputFileArgument,
+        collection: IngestCollectionOption = DEFAULT_COLLECTION,
+        fmt: InputFormatOption = None,
     ) -> None:
         _ingest(ctx, kind, file, collection=collection, fmt=fmt)
 
@@ -147,57 +125,24 @@ for _kind in (InputKind.listwise, InputKind.graded):
 @ingest_app.command("pairwise", help=JUDGMENT_COMMANDS[InputKind.pairwise])
 def pairwise_command(
     ctx: typer.Context,
-    file: FileArg,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-    query: Annotated[
-        str | None,
-        typer.Option(
-            "--query",
-            help="Put every row into this one query (one leaderboard), e.g. for LMArena "
-            "battles whose question_id names a battle, not a query.",
-        ),
-    ] = None,
+    file: InputFileArgument,
+    collection: IngestCollectionOption = DEFAULT_COLLECTION,
+    fmt: InputFormatOption = None,
+    query: PairwiseQueryOption = None,
 ) -> None:
     """Ingest pairwise preferences (see JUDGMENT_COMMANDS)."""
     _ingest(ctx, InputKind.pairwise, file, collection=collection, fmt=fmt, query=query)
 
 
-RunFilesArg = Annotated[
-    list[str],
-    typer.Argument(
-        help="Run files (TREC runs, or query, item, rank, score); '-' for standard input "
-        "(one file, with --system).",
-        show_default=False,
-    ),
-]
-
-
 @ingest_app.command("run")
 def run_command(
     ctx: typer.Context,
-    files: RunFilesArg,
-    system: Annotated[
-        str | None,
-        typer.Option("--system", "-s", help="Name of the system (one file only)."),
-    ] = None,
-    system_from: Annotated[
-        SystemNameSource | None,
-        typer.Option(
-            "--system-from",
-            help="Name each run's system after its tag (the TREC run's sixth column, or a "
-            "'tag' column) or its file's stem (bm25.trec.gz: bm25).",
-        ),
-    ] = None,
-    collection: CollectionOpt = DEFAULT_COLLECTION,
-    fmt: FormatOpt = None,
-    duplicates: Annotated[
-        DuplicatePolicy,
-        typer.Option(
-            "--duplicates",
-            help="A repeated (query, item): 'error', or 'keep-first' (best-ordered line).",
-        ),
-    ] = DuplicatePolicy.error,
+    files: RunFilesArgument,
+    system: RunSystemOption = None,
+    system_from: SystemFromOption = None,
+    collection: IngestCollectionOption = DEFAULT_COLLECTION,
+    fmt: InputFormatOption = None,
+    duplicates: RunDuplicatesOption = DuplicatePolicy.error,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
 ) -> None:
     """Ingest systems' runs (TREC run, or query, item, rank, score), one batch and one
@@ -213,60 +158,31 @@ def run_command(
             "name the system: --system NAME (one file) or --system-from tag|stem",
             param_hint="'--system' / '--system-from'",
         )
-    reading = _RunReading(fmt=fmt, duplicates=duplicates, score_precision=score_precision)
     if system is not None:
-        _ingest(ctx, InputKind.run, files[0], collection=collection, system=system, **reading)
+        _ingest(
+            ctx,
+            InputKind.run,
+            files[0],
+            collection=collection,
+            fmt=fmt,
+            system=system,
+            duplicates=duplicates,
+            score_precision=score_precision,
+        )
         return
-    _ingest_runs(ctx, files, collection=collection, system_from=system_from, reading=reading)
-
-
-def _ingest_runs(
-    ctx: typer.Context,
-    files: list[str],
-    *,
-    collection: str,
-    system_from: SystemNameSource | None,
-    reading: _RunReading,
-) -> None:
-    """Check every run, then store each with a progress bar over the files (standard error).
-
-    Ctrl-C exits 130 saying which files the store holds.
-    """
-    from orlbuild.services.ingests import (
-        check_runs,
-        interrupted_runs_message,
-        newest_batch,
-        store_runs,
-    )
-
     quiet = get_state(ctx).quiet
-    stored: list[IngestResult] = []
-    with opened_store(ctx, writes=True) as engine:
-        try:
-            with progress_bar(len(files), "check runs", quiet=quiet) as checked:
-                runs = check_runs(
-                    files, system_from=system_from, on_checked=lambda: checked(1), **reading
-                )
-        except KeyboardInterrupt:
-            typer.echo("interrupted: nothing was stored", err=True)
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-        before = newest_batch(engine)
-
-        def done(result: IngestResult) -> None:
-            stored.append(result)
-            advance(1)
-
-        try:
-            with progress_bar(len(runs), "ingest runs", quiet=quiet) as advance:
-                store_runs(engine, runs, collection=collection, on_stored=done, **reading)
-        except KeyboardInterrupt:
-            message = interrupted_runs_message(engine, before, runs, stored, collection=collection)
-            typer.echo(message, err=True)
-            raise typer.Exit(INTERRUPTED_EXIT) from None
-    for result in stored:
-        for warning in result.warnings:
-            typer.echo(f"Warning: {warning}", err=True)
-        typer.echo(result.message)
+    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+        results = ingest_runs(
+            engine,
+            files,
+            collection=collection,
+            system_from=system_from,
+            fmt=fmt,
+            duplicates=duplicates,
+            score_precision=score_precision,
+            progress=lambda total, label: progress_bar(total, label, quiet=quiet),
+        )
+    _emit(results)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,26 +9,28 @@ import pandas as pd
 import typer
 
 from orlbuild.cli.compare import load_panels
+from orlbuild.cli.input_options import ScorePrecisionOption
 from orlbuild.cli.options import (
-    AlphaOption,
-    BudgetsOption,
     BuildOption,
     FormatOption,
     JobsOption,
     MeasureOption,
     MissingOption,
-    PermutationsOption,
     SchedulerOption,
-    ScorePrecisionOption,
-    SeedOption,
-    SubsamplesOption,
     SystemsOption,
-    TestOption,
-    parse_budgets,
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import checked_output, get_state
+from orlbuild.cli.statistics_options import (
+    AlphaOption,
+    BudgetsOption,
+    PermutationsOption,
+    SeedOption,
+    SubsamplesOption,
+    TestOption,
+    parse_budgets,
+)
 from orlbuild.progress import progress_bar
 from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps
 from orlbuild.services.evaluations import build_summary

@@ -7,22 +7,19 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import (
+from orlbuild.cli.input_options import ScorePrecisionOption
+from orlbuild.cli.options import BuildOption, JobsOption, MissingOption, SchedulerOption
+from orlbuild.cli.state import checked_output, get_state, opened_store
+from orlbuild.cli.statistics_options import (
     AlphaOption,
     BudgetsOption,
-    BuildOption,
     CorrectionOption,
-    JobsOption,
-    MissingOption,
     PermutationsOption,
-    SchedulerOption,
-    ScorePrecisionOption,
     SeedOption,
     SubsamplesOption,
     TestOption,
     parse_budgets,
 )
-from orlbuild.cli.state import checked_output, get_state, opened_store
 from orlbuild.progress import progress_bar
 from scoring.settings import TestSettings
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
 from orlbuild.cli.options import (
     BuildOption,
-    DuplicatesOption,
     FormatOption,
     MeasureOption,
     MissingOption,
     PerQueryOption,
-    ScorePrecisionOption,
 )
 from orlbuild.cli.render import emit
 from orlbuild.cli.score_tables import score_report

@@ -34,6 +34,7 @@ from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import ColumnChunk, RecordLayout, is_comment, read_chunks
 from orlbuild.ingest.source import STDIN, Source, detect_format, sniff_trec
 from orlbuild.ingest.trec_reader import NAME_LENGTH
+from orlbuild.records import NamedChunk
 from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
@@ -41,7 +42,6 @@ __all__ = [
     "SHAPE_FORMATS",
     "TABULAR_FORMATS",
     "InputStream",
-    "NamedChunk",
     "ParsedInput",
     "ReadingDigest",
     "input_format",
@@ -201,28 +201,6 @@ def _concatenate(parts: list[Facts]) -> Facts:
         )
         for name in names
     }
-
-
-@dataclass(frozen=True)
-class NamedChunk:
-    """Checked rows of a file with their own names (one chunk of :class:`InputStream`).
-
-    Attributes
-    ----------
-    names
-        ``queries``, ``items``, ``annotators`` -> the chunk's distinct names
-        (object arrays).
-    facts
-        Column -> aligned array; the code columns (``query_id``, ``item_id``,
-        ...) index ``names``.
-    """
-
-    names: dict[str, np.ndarray]
-    facts: Facts
-
-    def __len__(self) -> int:
-        """Rows in the chunk."""
-        return len(next(iter(self.facts.values()))) if self.facts else 0
 
 
 #: The scheme of reading digests: every name column hashed as names row by row,

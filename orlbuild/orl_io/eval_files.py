@@ -67,6 +67,14 @@ class ParsedFile:
     notes: tuple[str, ...] = ()
 
 
+def _refuse_swapped(
+    path: Path, first: str | None, found: InputFormat, message: str, hint: str
+) -> None:
+    """Refuse a file whose first line is ``found`` (TREC run or qrels) in the other's place."""
+    if sniff_trec(first) is found:
+        raise InputError(message, file=str(path), line=1, value=(first or "").strip(), hint=hint)
+
+
 def parse_file(
     kind: str,
     path: str | Path,
@@ -163,13 +171,13 @@ def read_orl_file(
     path = Path(path)
     first = first_line(path)
     suffix = base_suffix(str(path))
-    if fmt is None and sniff_trec(first) is InputFormat.trec:
-        raise InputError(
+    if fmt is None:
+        _refuse_swapped(
+            path,
+            first,
+            InputFormat.trec,
             "this is a TREC run (query Q0 item rank score tag), not ORLs",
-            file=str(path),
-            line=1,
-            value=(first or "").strip(),
-            hint="give the qrels (or ORL file) first and the runs after it",
+            "give the qrels (or ORL file) first and the runs after it",
         )
     if suffix == ".json" and fmt is None and sniff_trec(first) is None:
         return _orls_from_json(path), []
@@ -284,13 +292,13 @@ def read_run_file(
     """
     path = Path(path)
     first = None if str(path) == STDIN else first_line(path)
-    if fmt is None and sniff_trec(first) is InputFormat.qrels:
-        raise InputError(
+    if fmt is None:
+        _refuse_swapped(
+            path,
+            first,
+            InputFormat.qrels,
             "this is TREC qrels (query iteration item grade), not a run",
-            file=str(path),
-            line=1,
-            value=(first or "").strip(),
-            hint="give the qrels first and the runs after it",
+            "give the qrels first and the runs after it",
         )
     if str(path) != STDIN and (
         fmt is InputFormat.trec or (fmt is None and sniff_trec(first) is InputFormat.trec)

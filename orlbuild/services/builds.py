@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TIERING_COLUMNS",
     "BuildQuality",
+    "NewBuild",
     "assess_build",
     "build_and_store",
     "build_or_reuse",
@@ -117,6 +118,29 @@ def version_note(bind: Bind, name: str, build_id: int) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class NewBuild:
+    """A build made and stored by :func:`build_and_store`.
+
+    Attributes
+    ----------
+    id
+        The build's id.
+    params
+        The parameters resolved against the data.
+    outcome
+        The ORLs, failures, warnings and reliabilities.
+    new_version
+        :func:`version_note`: what storing the build under a name already taken
+        did to the name (``None`` without a name, or for the name's first build).
+    """
+
+    id: int
+    params: BuildParameters
+    outcome: BuildOutcome
+    new_version: str | None = None
+
+
 def build_and_store(
     engine: Engine,
     params: BuildParameters,
@@ -127,7 +151,7 @@ def build_and_store(
     progress: Progress | None = None,
     created_by: str | None = None,
     executor: Executor | None = None,
-) -> tuple[int, BuildParameters, BuildOutcome]:
+) -> NewBuild:
     """Read the collection's judgments of ``params.source``, build the ORLs, store the build.
 
     With ``on_error="stop"`` any failed query raises
@@ -162,10 +186,8 @@ def build_and_store(
 
     Returns
     -------
-    build_id : int
-    params : BuildParameters
-        Resolved parameters.
-    outcome : BuildOutcome
+    NewBuild
+        The build's id, resolved parameters and outcome, and the note on its name.
 
     Raises
     ------
@@ -174,6 +196,7 @@ def build_and_store(
     ConfigError
         An unknown source or invalid options.
     """
+    given = name  # the note names the build as it was asked for
     if name is not None:
         name = check_build_name(name)
     if params.source not in JUDGMENT_LOADERS:
@@ -216,7 +239,8 @@ def build_and_store(
         )
     except StoreError as error:  # retried once already on a lost connection
         raise _kept_computation(error, resolved, outcome) from error
-    return build_id, resolved, outcome
+    note = None if given is None else version_note(engine, given, build_id)
+    return NewBuild(build_id, resolved, outcome, note)
 
 
 def _kept_computation(
@@ -651,7 +675,7 @@ def build_or_reuse(
     )
     if record is not None:
         return record, True
-    build_id, _, _ = build_and_store(
+    new = build_and_store(
         engine,
         params,
         collection=collection,
@@ -660,4 +684,4 @@ def build_or_reuse(
         progress=progress,
         executor=executor,
     )
-    return get_build(engine, build_id), False
+    return get_build(engine, new.id), False

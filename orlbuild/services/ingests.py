@@ -1,6 +1,6 @@
 """Ingest one input file: read and validate it, then store it as one batch in one transaction.
 
-:func:`ingest_file` (``orlbuild ingest``) reads and checks the file chunk by
+:func:`ingest_file` reads and checks the file chunk by
 chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
 into one open transaction, which commits only after the last line was read
 and checked: any error rolls it back and leaves the store untouched, and
@@ -12,7 +12,10 @@ another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 (:func:`orlbuild.ingest.source.file_sha256`), so a stored file is skipped without
 being parsed. :func:`ingest_runs` (``orlbuild ingest run FILE...``) names every
 run's system and checks every file before it stores any, then stores each with
-:func:`ingest_file` (docs/input-formats.md, "System names of runs").
+:func:`ingest_file` (docs/input-formats.md, "System names of runs"). It and
+:func:`ingest_file_interruptibly` (``orlbuild ingest KIND FILE``) show progress
+bars and, stopped by Ctrl-C, raise :class:`IngestInterrupted` saying what the
+store holds.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from orlbuild.errors import ConfigError, InputError, OrlbuildError, StoreError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
 from orlbuild.ingest.reading import InputStream, read_input
-from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256
+from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256, input_size
 from orlbuild.store.batches import (
     NewBatch,
     Provenance,
@@ -54,6 +57,8 @@ if TYPE_CHECKING:
     from orlbuild.progress import IngestProgress
 
 __all__ = [
+    "FilesProgress",
+    "IngestInterrupted",
     "IngestProgressFactory",
     "IngestResult",
     "IngestedInput",
@@ -62,6 +67,7 @@ __all__ = [
     "check_run_files",
     "check_runs",
     "ingest_file",
+    "ingest_file_interruptibly",
     "ingest_runs",
     "ingest_unless_stored",
     "interrupted_ingest_outcome",
@@ -73,8 +79,21 @@ __all__ = [
     "store_runs",
 ]
 
-#: ``progress(size_in_bytes)`` opens the read/write progress bars of one file.
-IngestProgressFactory = Callable[[int], AbstractContextManager["IngestProgress"]]
+#: ``progress(size_in_bytes)`` opens the read/write progress bars of one file
+#: (``None``: the size is not known, as for standard input).
+IngestProgressFactory = Callable[[int | None], AbstractContextManager["IngestProgress"]]
+
+#: ``progress(total, description)`` opens a progress bar over ``total`` files and
+#: yields its ``advance(n)`` callable.
+FilesProgress = Callable[[int, str], AbstractContextManager[Callable[[int], None]]]
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an ingest; the message says what the store holds, read after the fact.
+
+    Still a :class:`KeyboardInterrupt`, so that callers which do not say
+    anything about it stop as before.
+    """
 
 
 @dataclass(frozen=True)
@@ -446,6 +465,77 @@ def interrupted_ingest_outcome(
     return int(row["id"]), int(row["row_count"])
 
 
+def ingest_file_interruptibly(
+    engine: Engine,
+    kind: InputKind,
+    file: str,
+    *,
+    collection: str = DEFAULT_COLLECTION,
+    fmt: InputFormat | None = None,
+    system: str | None = None,
+    duplicates: DuplicatePolicy = DuplicatePolicy.error,
+    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    query: str | None = None,
+    progress: IngestProgressFactory | None = None,
+) -> IngestResult:
+    """:func:`ingest_file` (``orlbuild ingest KIND FILE``) with its progress bars, saying
+    what Ctrl-C left in the store.
+
+    Parameters
+    ----------
+    engine, kind, collection, fmt, system, duplicates, score_precision, query
+        As for :func:`ingest_file`.
+    file
+        The file, or ``-`` for standard input.
+    progress
+        Opens the progress bars of the file (called with its size in bytes).
+
+    Returns
+    -------
+    IngestResult
+
+    Raises
+    ------
+    IngestInterrupted
+        Ctrl-C: the transaction was rolled back ("nothing ... was stored"), or
+        the interruption came just after the commit and the message names the
+        batch (:func:`interrupted_ingest_outcome`).
+    """
+    before = newest_batch(engine)
+    try:
+        bars = progress(input_size(file)) if progress is not None else nullcontext(None)
+        with bars as shown:
+            return ingest_file(
+                engine,
+                kind,
+                file,
+                collection=collection,
+                fmt=fmt,
+                system=system,
+                duplicates=duplicates,
+                score_precision=score_precision,
+                query=query,
+                on_progress=None if shown is None else shown.read,
+                on_write=None if shown is None else shown.write,
+            )
+    except KeyboardInterrupt:
+        # Said from the store after the fact: Ctrl-C may land just after the commit.
+        stored = interrupted_ingest_outcome(
+            engine,
+            before,
+            kind=str(kind),
+            collection=collection.strip(),
+            system=None if system is None else system.strip(),
+        )
+        name = "standard input" if file == STDIN else file
+        if stored is None:
+            raise IngestInterrupted(f"interrupted: nothing from {name} was stored") from None
+        raise IngestInterrupted(
+            f"interrupted after the commit: {name} was stored as batch {stored[0]} "
+            f"({stored[1]} rows)"
+        ) from None
+
+
 @dataclass(frozen=True)
 class RunFile:
     """One run file of ``orlbuild ingest run FILE...`` and the system it is stored for."""
@@ -688,9 +778,10 @@ def ingest_runs(
     fmt: InputFormat | None = None,
     duplicates: DuplicatePolicy = DuplicatePolicy.error,
     score_precision: ScorePrecisionName = ScorePrecisionName.float32,
+    progress: FilesProgress | None = None,
 ) -> list[IngestResult]:
-    """Ingest many runs: every file checked first, then each stored in its own transaction
-    (docs/input-formats.md, "System names of runs").
+    """Ingest many runs (``orlbuild ingest run FILE...``): every file checked first, then
+    each stored in its own transaction (docs/input-formats.md, "System names of runs").
 
     Nothing is stored until every file has its system name (no two alike) and
     has been read and checked as its ingest will read it: a bad file, a run
@@ -710,6 +801,9 @@ def ingest_runs(
         As for :func:`ingest_file`.
     system, system_from
         How each run's system is named (:func:`run_system_names`).
+    progress
+        Opens a bar over the files, once as they are checked (``check runs``),
+        once as they are stored (``ingest runs``).
 
     Returns
     -------
@@ -724,24 +818,51 @@ def ingest_runs(
         One of several files failed while being stored (the store refused it,
         or the database failed): the runs before it stay stored, and the
         message names them with their batches, and the runs not stored.
+    IngestInterrupted
+        Ctrl-C: the message names the runs stored and the runs not stored
+        (:func:`interrupted_runs_message`).
     """
-    _check_name(collection, "collection")
-    runs = check_runs(
-        paths,
-        system=system,
-        system_from=system_from,
-        fmt=fmt,
-        duplicates=duplicates,
-        score_precision=score_precision,
-    )
-    return store_runs(
-        engine,
-        runs,
-        collection=collection,
-        fmt=fmt,
-        duplicates=duplicates,
-        score_precision=score_precision,
-    )
+    bar = progress if progress is not None else _no_bar
+    try:
+        with bar(len(paths), "check runs") as checked:
+            runs = check_runs(
+                paths,
+                system=system,
+                system_from=system_from,
+                fmt=fmt,
+                duplicates=duplicates,
+                score_precision=score_precision,
+                on_checked=lambda: checked(1),
+            )
+    except KeyboardInterrupt:
+        raise IngestInterrupted("interrupted: nothing was stored") from None
+    before = newest_batch(engine)
+    stored: list[IngestResult] = []
+    try:
+        with bar(len(runs), "ingest runs") as advance:
+
+            def done(result: IngestResult) -> None:
+                stored.append(result)
+                advance(1)
+
+            store_runs(
+                engine,
+                runs,
+                collection=collection,
+                fmt=fmt,
+                duplicates=duplicates,
+                score_precision=score_precision,
+                on_stored=done,
+            )
+    except KeyboardInterrupt:
+        message = interrupted_runs_message(engine, before, runs, stored, collection=collection)
+        raise IngestInterrupted(message) from None
+    return stored
+
+
+def _no_bar(_total: int, _description: str) -> AbstractContextManager[Callable[[int], None]]:
+    """No progress bar."""
+    return nullcontext(lambda _n: None)
 
 
 def interrupted_runs_message(

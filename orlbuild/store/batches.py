@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from sqlalchemy import (
@@ -33,6 +33,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from orlbuild.errors import StoreError
+from orlbuild.records import NamedChunk
 from orlbuild.store.bulk import (
     IN_LIST_CHUNK,
     NameIds,
@@ -60,7 +61,6 @@ from orlbuild.vocabulary import InputKind
 
 __all__ = [
     "FACT_TABLES",
-    "FactChunk",
     "NewBatch",
     "Provenance",
     "StoredBatch",
@@ -86,22 +86,6 @@ FACT_TABLES: dict[InputKind, Table] = {
 }
 
 
-class FactChunk(Protocol):
-    """Rows of a batch with their names: what :func:`store_batch` writes, chunk by chunk.
-
-    ``names`` maps ``queries``, ``items`` and ``annotators`` to the distinct
-    names of the chunk (object arrays); the code columns of ``facts`` (``query_id``,
-    ``item_id``, ...) index them. The other columns hold values (``NaN``
-    floats become SQL NULL).
-    """
-
-    @property
-    def names(self) -> Mapping[str, np.ndarray]: ...
-
-    @property
-    def facts(self) -> Mapping[str, np.ndarray]: ...
-
-
 @dataclass(frozen=True)
 class Provenance:
     """What is known of a file once it has been read: its content and reading digests."""
@@ -123,7 +107,7 @@ class NewBatch:
     file_name, created_by
         Provenance.
     chunks
-        The rows (:class:`FactChunk`), read once: a bad line raises while they
+        The rows (:class:`NamedChunk`), read once: a bad line raises while they
         are consumed, inside the transaction, which then stores nothing.
     provenance
         Called once the chunks are consumed: the content's SHA-256 and the
@@ -145,7 +129,7 @@ class NewBatch:
     collection: str
     file_name: str
     created_by: str
-    chunks: Iterable[FactChunk]
+    chunks: Iterable[NamedChunk]
     provenance: Callable[[], Provenance]
     name_columns: Mapping[str, str]
     system: str | None = None
@@ -259,11 +243,11 @@ class _AlreadyStored(Exception):
 class _Consumed:
     """The chunks of a batch, counting whether any was taken (a retry cannot re-read them)."""
 
-    def __init__(self, chunks: Iterable[FactChunk]) -> None:
+    def __init__(self, chunks: Iterable[NamedChunk]) -> None:
         self._chunks = iter(chunks)
         self.started = False
 
-    def __iter__(self) -> Iterator[FactChunk]:
+    def __iter__(self) -> Iterator[NamedChunk]:
         for chunk in self._chunks:
             self.started = True
             yield chunk
@@ -397,7 +381,7 @@ class _FactWriter:
         self.rows = 0
         self.new_queries: set[str] = set()
 
-    def write(self, chunk: FactChunk) -> None:
+    def write(self, chunk: NamedChunk) -> None:
         """Store one chunk's names (new ones created) and rows."""
         facts = chunk.facts
         n = len(next(iter(facts.values()))) if facts else 0

@@ -64,7 +64,7 @@ def one_build(url: str, params: BuildParameters, executor: Executor) -> tuple[fl
     try:
         with Timed("store_build") as write:
             start = time.perf_counter()
-            build_id, _, _ = service.build_and_store(engine, params, executor=executor)
+            build_id = service.build_and_store(engine, params, executor=executor).id
             total = time.perf_counter() - start
         stored = repr(service.built_orls(engine, build_id)[0])
     finally:

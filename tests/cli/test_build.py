@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from store_cli import cli, cli_json
 
-from orlbuild.store import open_store
 from orlbuild.store.batches import delete_batch
 from orlbuild.store.builds import builds_using_batch, get_build, load_build_orls
 from scoring.orl import ORL
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 from tests.builders.store_data import store_judgments
+from tests.stores import store_engine
 
 
 @pytest.fixture
@@ -34,8 +34,7 @@ def test_build_json_and_stored_metadata(pairwise_db: tuple[str, int]) -> None:
     assert set(doc) >= {"build", "name", "queries", "tiers", "warnings"}
     assert doc["name"] == "first" and doc["queries"] == 3
     assert set(doc["tiers"]) == {"q0", "q1", "q2"} and all(t >= 2 for t in doc["tiers"].values())
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         record = get_build(engine, doc["build"])
         assert record.method == "bt" and record.seed == 3
         assert record.parameters["uncertainty"] == "fisher" and record.parameters["reg"] == 0.5
@@ -44,8 +43,6 @@ def test_build_json_and_stored_metadata(pairwise_db: tuple[str, int]) -> None:
         orls = load_build_orls(engine, "first")
         assert set(orls) == {"q0", "q1", "q2"} and all(isinstance(o, ORL) for o in orls.values())
         assert builds_using_batch(engine, batch) == [doc["build"]]
-    finally:
-        engine.dispose()
 
 
 def test_same_inputs_and_seed_give_identical_orls(pairwise_db: tuple[str, int]) -> None:
@@ -171,13 +168,10 @@ def test_graded_and_listwise_builds(migrated_db_url: str) -> None:
     )  # fmt: skip
     store_judgments(migrated_db_url, "graded", graded)
     doc = cli_json(migrated_db_url, "build", "--source", "graded", "--grade-agg", "max")
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         orl = load_build_orls(engine, doc["build"])["q"]
         assert dict(orl.items()) == {"x": 1, "y": 2}
         assert orl.grades == {"x": 3.0, "y": 1.0}
-    finally:
-        engine.dispose()
     lists = pd.DataFrame(
         {"query": "q", "annotator": "a", "item": ["x", "y", "z"], "rank": [1, 1, 2]}
     )
@@ -191,8 +185,7 @@ def test_graded_and_listwise_builds(migrated_db_url: str) -> None:
 def test_a_batch_read_by_a_build_cannot_be_deleted(pairwise_db: tuple[str, int]) -> None:
     url, batch = pairwise_db
     build = cli_json(url, "build", "--source", "pairwise")["build"]
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         from orlbuild.errors import StoreError
 
         with pytest.raises(StoreError, match="build_batches"):
@@ -201,8 +194,6 @@ def test_a_batch_read_by_a_build_cannot_be_deleted(pairwise_db: tuple[str, int])
         record = get_build(engine, build)  # provenance survives by hash
         assert record.batches[0].id == -1 and len(record.batches[0].sha256) == 64
         assert load_build_orls(engine, build)
-    finally:
-        engine.dispose()
 
 
 def test_progress_advances_once_per_query(pairwise_db: tuple[str, int]) -> None:
@@ -223,11 +214,8 @@ def test_progress_advances_once_per_query(pairwise_db: tuple[str, int]) -> None:
         yield advance
 
     url, _ = pairwise_db
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         build_and_store(engine, BuildParameters(source="pairwise"), progress=progress)
-    finally:
-        engine.dispose()
     assert seen == {"total": 3, "steps": 3}
 
 
@@ -294,11 +282,8 @@ def test_counted_rows_ingested_give_the_orl_of_expanded_rows(
         docs[name] = cli_json(
             migrated_db_url, "build", "--source", "pairwise", "--collection", name, "--name", name
         )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         built = {name: load_build_orls(engine, name) for name in docs}
-    finally:
-        engine.dispose()
     assert docs["expanded"]["tiers"] == docs["counted"]["tiers"]
     assert {q: dict(o.items()) for q, o in built["expanded"].items()} == {
         q: dict(o.items()) for q, o in built["counted"].items()

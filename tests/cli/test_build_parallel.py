@@ -19,10 +19,10 @@ from orlbuild.executor import resolve_executor
 from orlbuild.pipeline.config import ExecutionSpec, load_config
 from orlbuild.pipeline.runner import run_pipeline
 from orlbuild.services.builds import build_and_store
-from orlbuild.store import open_store
 from orlbuild.store.builds import get_build, load_query_orls
 from orlbuild.store.models import Build, OrlEntry, TieDecisionRow
 from tests.builders.store_data import store_judgments
+from tests.stores import store_engine
 
 SAMPLE = Path(__file__).parents[2] / "sample_data"
 
@@ -55,12 +55,9 @@ def stored(url: str, build: int) -> tuple[str, list[str], dict[str, object]]:
     code, tsv, err = cli(url, "orl", "export", str(build), "--format", "tsv")
     assert code == 0, err
     decisions = cli_json(url, "audit", str(build))["decisions"]
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         orls = load_query_orls(engine, build)
         parameters = get_build(engine, build).parameters
-    finally:
-        engine.dispose()
     rows = [repr({k: v for k, v in d.items() if k != "build"}) for d in decisions]
     return tsv + repr(orls), rows, parameters
 
@@ -110,15 +107,11 @@ def test_a_failing_query_in_a_worker_is_one_line_and_stores_nothing(
         assert len(lines) == 1 and "q05" in lines[0] and "Traceback" not in err, err
         errors.append(lines[0])
     assert len(set(errors)) == 1, errors
-    engine = open_store(url)
-    try:
-        with engine.connect() as connection:
-            counts = [
-                connection.scalar(select(func.count()).select_from(table))
-                for table in (Build, OrlEntry, TieDecisionRow)
-            ]
-    finally:
-        engine.dispose()
+    with store_engine(url) as engine, engine.connect() as connection:
+        counts = [
+            connection.scalar(select(func.count()).select_from(table))
+            for table in (Build, OrlEntry, TieDecisionRow)
+        ]
     assert counts == [0, 0, 0]
 
 
@@ -153,11 +146,8 @@ def test_pipeline_execution_table(tmp_path: Path) -> None:
     serial = run_pipeline(load_config(config_path), db_url=f"sqlite:///{tmp_path / 'serial.db'}")
     assert [b.name for b in parallel.builds] == [b.name for b in serial.builds]
     for result, db in ((parallel, "parallel.db"), (serial, "serial.db")):
-        engine = open_store(f"sqlite:///{tmp_path / db}")
-        try:
+        with store_engine(f"sqlite:///{tmp_path / db}") as engine:
             orls = [repr(load_query_orls(engine, b.build_id)) for b in result.builds]
-        finally:
-            engine.dispose()
         lines.append(repr(orls))
     assert lines[-1] == lines[-2]
     assert "q01" in lines[-1]
@@ -175,15 +165,12 @@ def test_progress_counts_finished_queries_on_two_processes(migrated_db_url: str)
         totals.append(total)
         yield calls.append
 
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         build_and_store(
             engine,
             BuildParameters(source="pairwise", seed=1),
             progress=progress,
             executor=resolve_executor(2),
         )
-    finally:
-        engine.dispose()
     assert totals == [12]
     assert sum(calls) == 12 and len(calls) > 1  # chunk by chunk, as queries finish

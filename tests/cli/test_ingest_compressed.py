@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from orlbuild.cli.main import app
-from orlbuild.store import open_store
 from orlbuild.store.read import load_graded, load_listwise, load_pairwise, load_run
+from tests.stores import store_engine
 
 FILES = {
     "pairwise": ("pairs.tsv", "query\tannotator\twinner\tloser\nq1\ta1\td1\td2\nq1\ta2\td2\td3\n"),
@@ -37,11 +37,8 @@ def _ingest(url: str, kind: str, path: Path, collection: str) -> Result:
 
 
 def _stored(url: str, kind: str, collection: str) -> pd.DataFrame:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         frame = LOADERS[kind](engine, collection)  # type: ignore[operator]
-    finally:
-        engine.dispose()
     frame = frame.drop(columns=[c for c in ("batch_id",) if c in frame.columns])
     return frame.sort_values(list(frame.columns)).reset_index(drop=True)
 

@@ -18,8 +18,9 @@ import pytest
 
 import orlbuild.cli.ingest as ingest_cli
 import orlbuild.services.ingests as ingests
-from orlbuild.store import list_systems, load_run, open_store
+from orlbuild.store import list_systems, load_run
 from tests.store_cli import cli, cli_json
+from tests.stores import store_engine
 
 
 def _run(tag: str, queries: tuple[str, ...] = ("q1", "q2"), docs: int = 3) -> str:
@@ -36,11 +37,8 @@ def _run_files(folder: Path, n: int, names: tuple[str, ...] | None = None) -> li
 
 
 def _systems(url: str) -> list[str]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         return list_systems(engine)
-    finally:
-        engine.dispose()
 
 
 def _batches(url: str) -> list[tuple[str, str]]:
@@ -72,11 +70,8 @@ def test_systems_from_tags(migrated_db_url: str, tmp_path: Path) -> None:
     ]
     assert _systems(migrated_db_url) == ["bm25", "dense", "t5"]
     assert [system for _, system in _batches(migrated_db_url)] == ["bm25", "dense", "t5"]
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         run = load_run(engine, "default", "dense")
-    finally:
-        engine.dispose()
     assert len(run) == 6 and set(run["query"]) == {"q1", "q2"}
 
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner, Result
 from orlbuild.cli.main import app
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import load_config
+from tests.stores import store_engine
 
 # a1 (relevant) and b1 tie in float32 only: float32 puts b1 first (id descending).
 QRELS = "q1 0 a1 1\nq2 0 c1 1\n"
@@ -114,7 +115,6 @@ def test_ingest_keep_first_compares_at_the_score_precision(
     migrated_db_url: str, tmp_path: Path, precision: str | None, kept: float
 ) -> None:
     """Equal in float32: the earlier line wins (the default); float64 keeps the higher score."""
-    from orlbuild.store import open_store
     from orlbuild.store.read import load_run
 
     path = tmp_path / "dup.txt"
@@ -126,11 +126,8 @@ def test_ingest_keep_first_compares_at_the_score_precision(
         f"skipped 1 repeated rows (kept the best-ordered line, scores as {precision or 'float32'})"
         in result.stdout
     )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         run = load_run(engine, "default", "s")
-    finally:
-        engine.dispose()
     assert run["score"].tolist() == [kept]  # stored at full precision
 
 

@@ -18,11 +18,12 @@ from evaluation_store import N_QUERIES, evaluation_store
 from store_cli import cli, cli_json
 
 from orlbuild.orl_io.eval_files import read_run_file
-from orlbuild.store import load_run, open_store
+from orlbuild.store import load_run
 from orlbuild.store.builds import load_build_orls
 from scoring import evaluate_run
 from scoring.settings import TestSettings
 from scoring.statistics import score_panels, system_comparison
+from tests.stores import store_engine
 
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP@5", "KendallTau"]
 
@@ -37,13 +38,10 @@ def store(migrated_db_url: str, tmp_path: Path) -> str:
 
 
 def expected_scores(url: str, system: str, measures: list[str], missing: str) -> pd.DataFrame:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         orls = load_build_orls(engine, "graded")
         run = load_run(engine, "default", system)
         return evaluate_run(orls, run, measures, missing=missing).to_frame()  # type: ignore[arg-type]
-    finally:
-        engine.dispose()
 
 
 def assert_document_matches(doc: dict, expected: pd.DataFrame) -> None:  # type: ignore[type-arg]
@@ -74,11 +72,8 @@ def test_score_equals_scoring_evaluate(store: str, missing: str) -> None:
 def test_score_run_file_equals_scoring_evaluate(store: str, tmp_path: Path) -> None:
     run_file = tmp_path / "reversed.trec"
     doc = cli_json(store, "score", "-b", "graded", "--run", str(run_file), *measure_args(MEASURES))
-    engine = open_store(store)
-    try:
+    with store_engine(store) as engine:
         orls = load_build_orls(engine, "graded")
-    finally:
-        engine.dispose()
     assert doc["system"] == "reversed"
     assert_document_matches(doc, evaluate_run(orls, read_run_file(run_file), MEASURES).to_frame())
 

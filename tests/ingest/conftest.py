@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from orlbuild.cli.main import app
-from orlbuild.store import open_store
 from orlbuild.store.status import store_status
+from tests.stores import store_engine
 
 GOOD_PAIRWISE = "query\tannotator\twinner\tloser\nq1\ta1\td1\td2\nq1\ta2\td2\td3\nq2\ta1\td4\td1\n"
 
@@ -37,11 +37,8 @@ def counted_pairwise_tuples(frame: pd.DataFrame) -> list[tuple[object, ...]]:
 
 def store_counts(url: str) -> dict[str, Any]:
     """The ``orlbuild status`` document of the whole store."""
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         return store_status(engine)
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture

@@ -10,18 +10,16 @@ import pytest
 
 from orlbuild.ingest import DuplicatePolicy
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run, open_store
+from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
 
 def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, str, bool]]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         frame = load_pairwise(engine, collection)
-    finally:
-        engine.dispose()
     return pairwise_tuples(frame)
 
 
@@ -80,11 +78,8 @@ def test_listwise_tabular_and_nested_jsonl_agree(migrated_db_url: str, write_fil
     )
     result = run_cli(migrated_db_url, "ingest", "listwise", str(write_file("l.jsonl", jsonl)))
     assert result.exit_code == 0, result.output
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_listwise(engine)
-    finally:
-        engine.dispose()
     ranks = {a: dict(zip(g["item"], g["rank"], strict=True)) for a, g in frame.groupby("annotator")}
     assert ranks["a1"] == ranks["a2"] == {"d3": 1, "d1": 2, "d7": 2, "d2": 3}
     assert list(frame.columns) == ["query", "annotator", "item", "rank", "batch_id"]
@@ -100,12 +95,9 @@ def test_graded_qrels_and_tabular(migrated_db_url: str, write_file: Write) -> No
     assert (
         run_cli(migrated_db_url, "ingest", "graded", str(write_file("g.csv", csv))).exit_code == 0
     )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_graded(engine)
         only_q2 = load_graded(engine, queries=["q2"])
-    finally:
-        engine.dispose()
     assert sorted(
         zip(frame["query"], frame["annotator"], frame["item"], frame["grade"], strict=True)
     ) == [
@@ -125,11 +117,8 @@ def test_trec_run_from_stdin_with_format_and_collection(migrated_db_url: str) ->
         stdin=run,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_run(engine, "web", "bm25")
-    finally:
-        engine.dispose()
     expected = pd.DataFrame(
         {"query": ["q1", "q1", "q2"], "item": ["d1", "d2", "d1"], "rank": [1, 2, 0]}
     )
@@ -141,11 +130,8 @@ def test_trec_run_from_stdin_with_format_and_collection(migrated_db_url: str) ->
 def test_tabular_run_without_scores(migrated_db_url: str, write_file: Write) -> None:
     path = write_file("r.tsv", "query\titem\trank\nq1\td2\t1\nq1\td1\t2\n")
     assert run_cli(migrated_db_url, "ingest", "run", str(path), "-s", "x").exit_code == 0
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_run(engine, "default", "x")
-    finally:
-        engine.dispose()
     assert frame["item"].tolist() == ["d2", "d1"]
     assert frame["score"].isna().all()
 
@@ -154,12 +140,9 @@ def test_keep_first_keeps_the_best_ordered_duplicate(
     migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file("r.trec", "q1 Q0 d1 2 0.5 t\nq1 Q0 d2 1 0.9 t\nq1 Q0 d1 3 0.7 t\n")
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         result = ingest_file(engine, "run", path, system="s", duplicates=DuplicatePolicy.keep_first)
         frame = load_run(engine, "default", "s")
-    finally:
-        engine.dispose()
     assert result.rows == 2 and result.dropped == 1
     assert dict(zip(frame["item"], frame["score"], strict=True)) == {"d1": 0.7, "d2": 0.9}
     cli = run_cli(

@@ -18,9 +18,10 @@ import pytest
 from orlbuild.ingest import read_input
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
-from orlbuild.store import load_graded, load_run, open_store
+from orlbuild.store import load_graded, load_run
 from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import run_cli
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "trec_comments"
@@ -50,12 +51,9 @@ def test_golden_run_and_qrels_with_comments_ingest(
             f"Warning: {qrels if name == 'qrels.txt' else run}: skipped {count} "
             "comment line(s) starting with '#'"
         ]
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         grades = load_graded(engine)
         entries = load_run(engine, "default", "bm25")
-    finally:
-        engine.dispose()
     assert (
         sorted(map(list, grades[["query", "annotator", "item", "grade"]].itertuples(index=False)))
         == EXPECTED["qrels.txt"]["rows"]
@@ -117,8 +115,5 @@ def test_hash_inside_an_id_is_data(migrated_db_url: str, write_file: Write) -> N
     result = run_cli(migrated_db_url, "ingest", "run", str(path), "--system", "s")
     assert result.exit_code == 0, result.output
     assert "comment" not in result.output
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         assert sorted(load_run(engine, "default", "s")["item"]) == ["d2", "doc#1"]
-    finally:
-        engine.dispose()

@@ -15,9 +15,10 @@ from orlbuild.errors import InputError
 from orlbuild.ingest import read_input
 from orlbuild.ingest.source import MAX_LINE_CHARS
 from orlbuild.ingest.trec_reader import fast_trec_frame
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 HUGE = "99999999999999999999"  # > 2**64
@@ -114,11 +115,8 @@ def test_json_integer_ids_are_stored_as_text_with_a_note(
         f"{path}: 4 identifier(s) were JSON numbers, stored as their decimal text "
         "(first: query 1 on line 1)" in result.output
     )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_pairwise(engine)
-    finally:
-        engine.dispose()
     assert sorted(frame["winner"]) == ["10", "b"] and set(frame["query"]) == {"1"}
 
 

@@ -11,7 +11,7 @@ from rich.progress import Progress
 
 from orlbuild.progress import IngestProgress
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import open_store
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 PAIRS = "query,winner,loser\n" + "".join(f"q{i % 7},d{i},d{i + 1}\n" for i in range(2500))
@@ -21,8 +21,7 @@ def test_write_phase_reports_every_row(migrated_db_url: str, write_file: Write) 
     path = write_file("p.csv", PAIRS)
     read: list[int] = []
     written: list[tuple[int, int]] = []
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         result = ingest_file(
             engine,
             "pairwise",
@@ -30,8 +29,6 @@ def test_write_phase_reports_every_row(migrated_db_url: str, write_file: Write) 
             on_progress=read.append,
             on_write=lambda n, total: written.append((n, total)),
         )
-    finally:
-        engine.dispose()
     assert sum(read) == path.stat().st_size
     assert sum(n for n, _ in written) == result.rows == 2500
     assert {total for _, total in written} == {2500}

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from orlbuild.ingest import read_input
 from orlbuild.ingest.rows import is_comment
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -83,11 +84,8 @@ def test_quotes_in_a_plain_tsv_are_data(migrated_db_url: str, write_file: Write)
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
     assert result.exit_code == 0, result.output
     assert f"{path}: 2 line(s) hold a double quote; a TSV has no quoting" in result.output
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_pairwise(engine)
-    finally:
-        engine.dispose()
     assert sorted(frame["query"]) == ['"Star Wars" movies', "q2"]
     assert '"d3' in set(frame["winner"])
 

@@ -12,8 +12,9 @@ import pytest
 from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from tests.ingest.conftest import run_cli
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -52,11 +53,8 @@ def test_query_option_makes_one_leaderboard(migrated_db_url: str, write_file: Wr
     assert "--query 'arena' puts every row into one query; the file's 30 query id(s)" in (
         result.output
     )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_pairwise(engine)
-    finally:
-        engine.dispose()
     assert set(frame["query"]) == {"arena"} and len(frame) == 30
     # the same content read into another query is another reading: refused, never merged
     again = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--query", "other")

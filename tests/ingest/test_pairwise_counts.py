@@ -13,19 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from tests.ingest.conftest import counted_pairwise_tuples, run_cli, store_counts
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
 
 def _stored(url: str) -> list[tuple[object, ...]]:
     """``(query, winner, loser, tie, count)`` of every stored preference, sorted."""
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         rows = counted_pairwise_tuples(load_pairwise(engine))
-    finally:
-        engine.dispose()
     return [(q, w, lo, t, n) for q, _a, w, lo, t, n in rows]
 
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orlbuild.ingest import read_input
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
 from tests.ingest.conftest import (
     counted_pairwise_tuples,
@@ -22,6 +22,7 @@ from tests.ingest.conftest import (
     run_cli,
     store_counts,
 )
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "pairwise_shapes"
@@ -29,11 +30,8 @@ EXPECTED = json.loads((GOLDEN / "expected.json").read_text())
 
 
 def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, str, bool]]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         return pairwise_tuples(load_pairwise(engine, collection))
-    finally:
-        engine.dispose()
 
 
 @pytest.mark.parametrize(
@@ -62,11 +60,8 @@ def test_golden_counts_in_a_json_array_with_one_query(migrated_db_url: str, tmp_
     assert result.exit_code == 0, result.output
     assert "skipped 1 row(s) with count 0" in result.output
     assert "--query 'arena' puts every row into one query" in result.output
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         stored = counted_pairwise_tuples(load_pairwise(engine))
-    finally:
-        engine.dispose()
     assert stored == [tuple(row) for row in EXPECTED["arena_counts.json"]]
 
 
@@ -113,11 +108,8 @@ def test_arena_columns_are_never_read_as_winner_and_loser(
         ("q1", "u1", "d1", "d3", True),
         ("q1", "u1", "d2", "d1", False),
     ]
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         items = set(load_pairwise(engine)[["winner", "loser"]].stack())
-    finally:
-        engine.dispose()
     assert items == {"d1", "d2", "d3"}
 
 

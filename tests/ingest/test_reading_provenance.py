@@ -14,9 +14,9 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from orlbuild.store import open_store
 from orlbuild.store.read import load_run
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import store_engine
 
 # d1 twice: equal in float32 (the earlier line is kept), not in float64 (the higher one is)
 REPEATED = "q1 Q0 d1 1 67.62227935791016 s\nq1 Q0 d1 2 67.62227973937988 s\nq1 Q0 d2 3 1.0 s\n"
@@ -30,20 +30,23 @@ def _ingest(url: str, path: Path, *options: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _stored(url: str, tmp_path: Path, content: str = REPEATED, name: str = "run.txt") -> Path:
+    """A run file ingested with the default reading (``--score-precision float32``)."""
+    path = tmp_path / name
+    path.write_text(content)
+    assert _ingest(url, path)[0] == 0
+    return path
+
+
 def _scores(url: str) -> list[float]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         return sorted(load_run(engine, "default", "s")["score"].tolist())
-    finally:
-        engine.dispose()
 
 
 def test_another_precision_that_keeps_other_rows_is_refused(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path)
     before = store_counts(migrated_db_url)
     kept = _scores(migrated_db_url)
     assert kept == [1.0, 67.62227935791016]  # float32: the earlier line
@@ -68,9 +71,7 @@ def test_another_precision_that_keeps_other_rows_is_refused(
 def test_another_precision_that_keeps_the_same_rows_is_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "plain.txt"
-    path.write_text(PLAIN)  # nothing repeated: the precision chooses nothing
-    assert _ingest(migrated_db_url, path)[0] == 0
+    path = _stored(migrated_db_url, tmp_path, PLAIN, "plain.txt")  # the precision chooses nothing
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
     assert code == 0 and "nothing to do" in output
 
@@ -78,15 +79,10 @@ def test_another_precision_that_keeps_the_same_rows_is_a_no_op(
 def test_batches_stored_before_the_digest_stay_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
-    engine = open_store(migrated_db_url)
-    try:
-        with engine.begin() as connection:  # what a batch from before migration 0005 holds
-            connection.execute(sa.text("UPDATE ingest_batches SET reading_sha256 = NULL"))
-    finally:
-        engine.dispose()
+    path = _stored(migrated_db_url, tmp_path)
+    # what a batch from before migration 0005 holds
+    with store_engine(migrated_db_url) as engine, engine.begin() as connection:
+        connection.execute(sa.text("UPDATE ingest_batches SET reading_sha256 = NULL"))
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
     assert code == 0 and "nothing to do" in output
 
@@ -94,17 +90,12 @@ def test_batches_stored_before_the_digest_stay_a_no_op(
 def test_digests_of_the_former_scheme_are_compared_through_the_reading_options(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text(REPEATED)
-    assert _ingest(migrated_db_url, path)[0] == 0
-    engine = open_store(migrated_db_url)
-    try:
-        with engine.begin() as connection:  # a digest written before the "2:" scheme
-            stored = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
-            assert stored.scalar_one().startswith("2:")
-            connection.execute(sa.text(f"UPDATE ingest_batches SET reading_sha256 = '{'ab' * 32}'"))
-    finally:
-        engine.dispose()
+    path = _stored(migrated_db_url, tmp_path)
+    # a digest written before the "2:" scheme
+    with store_engine(migrated_db_url) as engine, engine.begin() as connection:
+        stored = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
+        assert stored.scalar_one().startswith("2:")
+        connection.execute(sa.text(f"UPDATE ingest_batches SET reading_sha256 = '{'ab' * 32}'"))
     code, output = _ingest(migrated_db_url, path)  # the same options: the same rows
     assert code == 0 and "nothing to do" in output
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from tests.ingest.conftest import pairwise_tuples
+from tests.stores import store_engine
 
 # Printable identifiers, commas, quotes, tabs and non-ASCII included; no surrounding
 # whitespace (it is stripped by design) and no line breaks.
@@ -70,8 +71,7 @@ def test_pairwise_rows_round_trip(
         writer.writerows(body)
     delimiter = "," if style == "csv" else "\t"
     collection = f"c{next(_collections)}"  # one database, a fresh namespace per example
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         ingest_file(
             engine,
             "pairwise",
@@ -80,6 +80,4 @@ def test_pairwise_rows_round_trip(
             stream=io.BytesIO(buffer.getvalue().encode("utf-8")),
         )
         frame = load_pairwise(engine, collection)
-    finally:
-        engine.dispose()
     assert pairwise_tuples(frame) == sorted(rows)

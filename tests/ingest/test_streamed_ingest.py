@@ -15,9 +15,9 @@ import pytest
 
 import orlbuild.ingest.rows as rows_module
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import open_store
 from orlbuild.store.read import load_pairwise
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -34,8 +34,7 @@ def test_chunks_are_written_while_the_file_is_read(
 ) -> None:
     path = write_file("p.tsv", "query\twinner\tloser\n" + ROWS)
     events: list[str] = []
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         result = ingest_file(
             engine,
             "pairwise",
@@ -44,8 +43,6 @@ def test_chunks_are_written_while_the_file_is_read(
             on_write=lambda n, _total: events.append("write"),
         )
         stored = load_pairwise(engine, "default")
-    finally:
-        engine.dispose()
     assert result.rows == 300 and len(stored) == 300
     assert events.count("write") == 6  # one per chunk of 50 rows
     assert sorted(zip(stored["winner"], stored["loser"], strict=True)) == sorted(

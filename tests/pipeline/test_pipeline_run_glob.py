@@ -9,7 +9,8 @@ import pytest
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import load_config
 from orlbuild.pipeline.runner import ingest_input
-from orlbuild.store import list_systems, open_store
+from orlbuild.store import list_systems
+from tests.stores import store_engine
 
 HEAD = """
 measures = ["RDQm2-a1@10"]
@@ -75,15 +76,12 @@ def test_the_runner_ingests_every_file_of_the_glob(workdir: Path, migrated_db_ur
     config = load_config(
         _config(workdir, '\n[[inputs]]\nkind = "run"\npath = "runs/*.trec"\nsystem_from = "stem"\n')
     )
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         outcomes = [ingest_input(engine, spec) for spec in config.inputs]
         assert [o.created for o in outcomes] == [True] * 4
         assert list_systems(engine) == ["alpha", "mid", "zeta"]
         again = [ingest_input(engine, spec) for spec in config.inputs]
         assert [o.created for o in again] == [False] * 4  # a rerun stores nothing new
-    finally:
-        engine.dispose()
 
 
 def test_a_single_run_may_be_named_by_its_tag(workdir: Path) -> None:

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import select
 from store_cli import cli, cli_json
 
-from orlbuild.store import open_store
 from orlbuild.store.models import Build, BuildOverride, Evaluation, IngestBatch
 from orlbuild.store.users import USER_ENV_VAR, current_user
+from tests.stores import store_engine
 
 SAMPLE = Path(__file__).parents[2] / "sample_data"
 
@@ -37,15 +37,11 @@ def test_orlbuild_user_names_every_write(
         url, "score", "--build", str(build), "--system", "bm25", "-m", "AP@10", "--save"
     )
     assert code == 0, err
-    engine = open_store(url)
-    try:
-        with engine.connect() as connection:
-            names = {
-                table.__tablename__: set(connection.scalars(select(table.created_by)))
-                for table in (IngestBatch, Build, BuildOverride, Evaluation)
-            }
-    finally:
-        engine.dispose()
+    with store_engine(url) as engine, engine.connect() as connection:
+        names = {
+            table.__tablename__: set(connection.scalars(select(table.created_by)))
+            for table in (IngestBatch, Build, BuildOverride, Evaluation)
+        }
     assert names == {
         "ingest_batches": {"alice.reviewer"},
         "builds": {"alice.reviewer"},

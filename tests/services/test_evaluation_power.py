@@ -25,9 +25,9 @@ from orlbuild.services.comparisons import (
     power_steps,
 )
 from orlbuild.services.evaluations import panels_for_systems
-from orlbuild.store import open_store
 from orlbuild.vocabulary import ExecutorKind
 from scoring.settings import TestSettings
+from tests.stores import store_engine
 
 POWER_ARGS = [
     "power", "-b", "graded", "-s", "ideal", "-s", "reversed", "-s", "partial",
@@ -141,8 +141,7 @@ def test_report_progress_total_is_the_work_done(store: str) -> None:
         def __exit__(self, *exc: object) -> None:
             return None
 
-    engine = open_store(store)
-    try:
+    with store_engine(store) as engine:
         evaluation = evaluate_stored_build(
             engine,
             "graded",
@@ -153,8 +152,6 @@ def test_report_progress_total_is_the_work_done(store: str) -> None:
             power=PowerSpec((10, 20, 25), 10, 100, 0.05, 0, ("RDQm2-a1@5", "KendallTau")),
             progress=Bar,
         )
-    finally:
-        engine.dispose()
     assert evaluation.power is not None and set(evaluation.power) == {"RDQm2-a1@5"}
     assert evaluation.power["RDQm2-a1@5"].budgets == (10, 20)
     assert totals == [sum(done)] == [2 * 10 + 1]
@@ -170,8 +167,7 @@ def test_report_and_compare_test_the_same_panels(store: str) -> None:
     system (``partial``) answers 20 of 30 queries.
     """
     systems = ["partial", "ideal", "reversed"]
-    engine = open_store(store)
-    try:
+    with store_engine(store) as engine:
         scored = panels_for_systems(engine, "graded", systems, measures=["AP@5"], missing="skip")
         direct = compare_panels(scored.panels, TestSettings(permutations=200, seed=4))
         evaluation = evaluate_stored_build(
@@ -182,8 +178,6 @@ def test_report_and_compare_test_the_same_panels(store: str) -> None:
             missing="skip",
             compare=TestSettings(permutations=200, seed=4),
         )
-    finally:
-        engine.dispose()
     panel = scored.panels["AP@5"]
     assert list(panel.index) == list(scored.scores["partial"].per_query.index)
     pd.testing.assert_frame_equal(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from orlbuild.ingest.source import Source, file_sha256
 from orlbuild.services.ingests import ingest_unless_stored
-from orlbuild.store import open_store
+from tests.stores import store_engine
 
 SAMPLE = Path(__file__).parents[2] / "sample_data"
 
@@ -42,8 +42,7 @@ def test_a_stored_file_is_skipped_without_being_read(migrated_db_url: str, tmp_p
 
     run = tmp_path / "bm25.trec.gz"
     run.write_bytes(gzip.compress((SAMPLE / "runs" / "bm25.trec").read_bytes()))
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         first = ingest_unless_stored(
             engine, "run", run, collection="c", system="bm25", progress=progress
         )
@@ -53,8 +52,6 @@ def test_a_stored_file_is_skipped_without_being_read(migrated_db_url: str, tmp_p
         # The same content under another system creates that system (issue 23).
         other = ingest_unless_stored(engine, "run", run, collection="c", system="other")
         other_again = ingest_unless_stored(engine, "run", run, collection="c", system="other")
-    finally:
-        engine.dispose()
     assert first.created and first.rows > 0
     assert (again.created, again.batch_id, again.rows) == (False, first.batch_id, first.rows)
     assert "skipped run bm25.trec.gz (bm25): already stored as batch" in again.message

@@ -18,7 +18,7 @@ from evaluation_store import evaluation_store
 import orlbuild.services.evaluations as service
 from orlbuild.errors import InputError
 from orlbuild.executor import resolve_executor
-from orlbuild.store import open_store
+from tests.stores import store_engine
 
 MEASURES = ["RDQm2-a1@5", "nDCG(grade=native)@5", "AP", "KendallTau"]
 SYSTEMS = ["ideal", "reversed", "partial", "twin"]
@@ -45,8 +45,7 @@ def sent_out(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def scored(url: str, executor: object, missing: str = "zero") -> dict[str, object]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         result = service.score_systems(
             engine,
             "graded",
@@ -55,8 +54,6 @@ def scored(url: str, executor: object, missing: str = "zero") -> dict[str, objec
             missing=missing,  # type: ignore[arg-type]
             executor=executor,  # type: ignore[arg-type]
         )
-    finally:
-        engine.dispose()
     return {
         name: (s.per_query, s.missing_queries, s.queries_without_orl, s.evaluation.warnings)
         for name, s in result.items()

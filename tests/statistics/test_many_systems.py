@@ -19,8 +19,8 @@ from store_cli import cli, cli_json
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.services.builds import build_and_store
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import open_store
 from tests.report.html_page import Page
+from tests.stores import store_engine
 
 N_QUERIES = 50
 N_SYSTEMS = 63
@@ -52,8 +52,7 @@ def many_store(tmp_path_factory: pytest.TempPathFactory) -> str:
             q: list(rng.permutation(v)) if rng.random() < shuffled else v for q, v in ideal.items()
         }
     (folder / "graded.qrels").write_text("\n".join(qrels) + "\n")
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         ingest_file(engine, "graded", folder / "graded.qrels")
         for name, lists in runs.items():
             path = folder / f"{name}.trec"
@@ -66,8 +65,6 @@ def many_store(tmp_path_factory: pytest.TempPathFactory) -> str:
             )
             ingest_file(engine, "run", path, system=name)
         build_and_store(engine, BuildParameters(source="graded"), name="graded")
-    finally:
-        engine.dispose()
     return url
 
 

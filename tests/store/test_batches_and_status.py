@@ -18,11 +18,11 @@ from orlbuild.store import (
     list_systems,
     load_pairwise,
     load_run,
-    open_store,
 )
 from orlbuild.store.batches import delete_batch
 from orlbuild.store.models import Build, BuildBatch, Collection
 from tests.ingest.conftest import run_cli
+from tests.stores import store_engine
 
 PAIRS = "query\tannotator\twinner\tloser\ttie\nq1\ta1\td1\td2\t0\nq2\ta1\td2\td3\t1\n"
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
@@ -33,18 +33,14 @@ def filled_db_url(migrated_db_url: str, tmp_path: Path) -> str:
     """A store with batch 1 = two pairwise rows and batch 2 = a run of system 'bm25'."""
     (tmp_path / "p.tsv").write_text(PAIRS)
     (tmp_path / "r.trec").write_text(RUN)
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         ingest_file(engine, "pairwise", tmp_path / "p.tsv")
         ingest_file(engine, "run", tmp_path / "r.trec", system="bm25")
-    finally:
-        engine.dispose()
     return migrated_db_url
 
 
 def test_read_api_frames(filled_db_url: str) -> None:
-    engine = open_store(filled_db_url)
-    try:
+    with store_engine(filled_db_url) as engine:
         pairs = load_pairwise(engine, "default")
         only_q2 = load_pairwise(engine, "default", queries=["q2", "unknown"])
         run = load_run(engine, "default", "bm25")
@@ -56,8 +52,6 @@ def test_read_api_frames(filled_db_url: str) -> None:
             load_run(engine, "default", "x")
         with pytest.raises(StoreError, match="no ingest batch with id 99"):
             batch_fingerprints(engine, [99])
-    finally:
-        engine.dispose()
     assert pairs.to_dict("records") == [
         {
             "query": "q1",
@@ -120,13 +114,10 @@ def test_status_json_shape(filled_db_url: str) -> None:
 def test_delete_batch_removes_its_rows_only(filled_db_url: str) -> None:
     result = run_cli(filled_db_url, "batches", "delete", "1")
     assert result.exit_code == 0 and "deleted batch 1 (2 rows)" in result.output
-    engine = open_store(filled_db_url)
-    try:
+    with store_engine(filled_db_url) as engine:
         assert load_pairwise(engine).empty
         assert len(load_run(engine, "default", "bm25")) == 2
         assert list_batches(engine)["id"].tolist() == [2]
-    finally:
-        engine.dispose()
     assert run_cli(filled_db_url, "batches", "delete", "1").exit_code == 1
 
 

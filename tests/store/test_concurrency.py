@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from orlbuild.services.ingests import ingest_file
-from orlbuild.store import load_pairwise, open_store
+from orlbuild.store import load_pairwise
 from orlbuild.store.status import store_status
+from tests.stores import store_engine
 
 PROCESSES = 4
 ROWS = 3000
@@ -58,11 +59,8 @@ def test_parallel_ingests_store_every_row_once(migrated_db_url: str, tmp_path: P
     # The collection exists already: creating it would serialise the first transactions.
     seed = tmp_path / "seed.tsv"
     seed.write_text("query\tannotator\twinner\tloser\nseed\tseed\tseed1\tseed2\n")
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         ingest_file(engine, "pairwise", seed)
-    finally:
-        engine.dispose()
     expected.append(("seed", "seed", "seed1", "seed2"))
 
     go = tmp_path / "go"
@@ -84,12 +82,9 @@ def test_parallel_ingests_store_every_row_once(migrated_db_url: str, tmp_path: P
         assert code == 0, err
         assert f"stored {ROWS} pairwise rows" in out
 
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         frame = load_pairwise(engine)
         counts = store_status(engine)["collections"]["default"]
-    finally:
-        engine.dispose()
     stored = Counter(
         zip(frame["query"], frame["annotator"], frame["winner"], frame["loser"], strict=True)
     )
@@ -128,9 +123,6 @@ def test_parallel_ingests_of_the_same_file_store_it_once(
         outputs.append(out)
     assert sum("stored 3000 pairwise rows" in out for out in outputs) == 1
     assert sum("already stored as batch" in out for out in outputs) == 1
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         counts = store_status(engine)["collections"]["default"]
-    finally:
-        engine.dispose()
     assert (counts["pairwise"], counts["batches"]) == (ROWS, 1)

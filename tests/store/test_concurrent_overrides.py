@@ -24,6 +24,7 @@ from orlbuild.store import open_store
 from orlbuild.store.builds import get_build, list_builds
 from tests.builders.store_data import store_judgments
 from tests.store_cli import cli
+from tests.stores import store_engine
 
 
 def _stored_build(url: str) -> int:
@@ -33,11 +34,8 @@ def _stored_build(url: str) -> int:
         columns=["query", "item", "rank"],
     )
     store_judgments(url, "listwise", frame)
-    engine = open_store(url)
-    try:
-        build_id, _, _ = build_and_store(engine, BuildParameters(source="listwise"), name="audited")
-    finally:
-        engine.dispose()
+    with store_engine(url) as engine:
+        build_id = build_and_store(engine, BuildParameters(source="listwise"), name="audited").id
     return build_id
 
 
@@ -79,12 +77,9 @@ def _race(
 
 
 def _newest_overrides(url: str) -> list[str]:
-    engine = open_store(url)
-    try:
+    with store_engine(url) as engine:
         newest = int(list_builds(engine)["id"].max())
         return sorted(o["query"] for o in get_build(engine, newest).overrides)
-    finally:
-        engine.dispose()
 
 
 def test_overrides_by_name_at_the_same_moment_keep_both(
@@ -94,12 +89,9 @@ def test_overrides_by_name_at_the_same_moment_keep_both(
     outcomes = _race(migrated_db_url, monkeypatch, "audited", ("q1", "q2"))
     assert all(isinstance(o, int) for o in outcomes), outcomes
     assert _newest_overrides(migrated_db_url) == ["q1", "q2"]
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         second = get_build(engine, max(outcomes))
         assert get_build(engine, second.parent_id or 0).parent_id == original  # a chain
-    finally:
-        engine.dispose()
 
 
 def test_overrides_by_id_at_the_same_moment_refuse_the_second(
@@ -139,11 +131,8 @@ def test_a_sequential_override_of_an_old_id_is_still_allowed(migrated_db_url: st
 
 def test_the_cli_refusal_is_one_line(migrated_db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     original = _stored_build(migrated_db_url)
-    engine = open_store(migrated_db_url)
-    try:
+    with store_engine(migrated_db_url) as engine:
         override_build(engine, original, query="q1", reason="first", merge_tier=1)
-    finally:
-        engine.dispose()
     real = builds_service.derived_builds
     monkeypatch.setattr(builds_service, "derived_builds", lambda bind, i: ())  # read before it
     code, out, err = cli(

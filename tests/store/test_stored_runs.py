@@ -13,9 +13,10 @@ import pytest
 
 from orlbuild.errors import InputError, StoreError
 from orlbuild.services.build_evaluation import evaluate_stored_build
-from orlbuild.store import list_systems, open_store
+from orlbuild.store import list_systems
 from scoring import ORL, evaluate_run
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import store_engine
 
 QRELS = "q1 0 d1 2\nq1 0 d2 1\nq2 0 e1 1\nq2 0 e2 1\nq3 0 f1 1\n"
 MEASURES = ("-m", "RDQm2-a1@10", "-m", "nDCG@10")
@@ -78,11 +79,8 @@ def test_runs_without_scores_in_compare_report_and_pipeline(built: str, tmp_path
     _run(built, tmp_path, "b", "query,item,rank\nq1,d1,1\nq2,e2,1\nq3,f1,1\n")
     _ok(built, "compare", "--build", "g", "--system", "a", "--system", "b", *MEASURES)
     _ok(built, "report", "--build", "g", "-o", str(tmp_path / "r.html"))
-    engine = open_store(built)
-    try:
+    with store_engine(built) as engine:
         evaluation = evaluate_stored_build(engine, "g", ["RDQm2-a1@10"])
-    finally:
-        engine.dispose()
     assert set(evaluation.per_query) == {"a", "b"}
 
 
@@ -105,14 +103,11 @@ def test_deleting_a_runs_last_batch_leaves_no_ghost_system(built: str, tmp_path:
 
     runs = store_counts(built)["collections"]["default"]["runs"]
     assert list(runs) == ["keep"]
-    engine = open_store(built)
-    try:
+    with store_engine(built) as engine:
         assert list_systems(engine) == ["keep"]
         evaluation = evaluate_stored_build(engine, "g", ["RDQm2-a1@10"])
         with pytest.raises(StoreError, match="no system 'ghost'"):
             evaluate_stored_build(engine, "g", ["RDQm2-a1@10"], systems=["keep", "ghost"])
-    finally:
-        engine.dispose()
     assert list(evaluation.per_query) == ["keep"]
 
     # score/compare/report refusing it: tests/ingest/test_bad_inputs.py
@@ -137,11 +132,8 @@ def test_partial_overlap_names_the_missing_queries(built: str, tmp_path: Path) -
     )
     assert compare.exit_code == 0
     assert "part: 1 ORL queries are missing from the run (scored 0): 'q3'" in compare.output
-    engine = open_store(built)
-    try:
+    with store_engine(built) as engine:
         evaluation = evaluate_stored_build(engine, "g", ["RDQm2-a1@10"])
-    finally:
-        engine.dispose()
     notes = evaluation.report_data("t").notes
     assert "part: 1 ORL queries are missing from the run (scored 0): 'q3'" in notes
     report = run_cli(built, "report", "--build", "g", "-o", str(tmp_path / "r.html"))
@@ -179,13 +171,10 @@ def test_overlap_check_is_a_library_error(built: str) -> None:
 
     from orlbuild.services.evaluations import score_run
 
-    engine = open_store(built)
-    try:
+    with store_engine(built) as engine:
         run = pd.DataFrame({"query": ["x"], "item": ["d1"], "score": [1.0]})
         with pytest.raises(InputError, match="share no query"):
             score_run(engine, "g", run, system="x", measures=["nDCG@10"])
-    finally:
-        engine.dispose()
 
 
 def test_system_left_without_run_by_an_older_store_is_noted(built: str, tmp_path: Path) -> None:
@@ -195,14 +184,11 @@ def test_system_left_without_run_by_an_older_store_is_noted(built: str, tmp_path
     from orlbuild.store.models import Collection, System
 
     _run(built, tmp_path, "real", "query,item,rank,score\nq1,d1,1,2.0\n")
-    engine = open_store(built)
-    try:
+    with store_engine(built) as engine:
         with engine.begin() as connection:
             cid = connection.scalar(select(Collection.id).where(Collection.name == "default"))
             connection.execute(insert(System).values(collection_id=cid, name="old-ghost"))
         evaluation = evaluate_stored_build(engine, "g", ["RDQm2-a1@10"])
-    finally:
-        engine.dispose()
     assert list(evaluation.per_query) == ["real"]
     assert (
         "old-ghost has no run (its batches were deleted): left out"

@@ -1,0 +1,155 @@
+"""The options of the significance tests and resampling, declared once (``--test``,
+``--correction``, ``--alpha``, ``--permutations``, ``--seed``, ``--subsamples``,
+``--budgets``), with the callbacks that check their limits before any work
+(docs/development.md, "Development"). Like :mod:`orlbuild.cli.options`, this
+module loads no NumPy, pandas, SciPy or SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+
+from orlbuild.errors import ConfigError
+from orlbuild.limits import (
+    COUNT_LIMITS,
+    PERMUTATIONS_MAX,
+    SEED_MAX,
+    check_count,
+    check_permutations,
+    check_seed,
+)
+from scoring.vocabulary import CorrectionName, SignificanceTest
+
+__all__ = [
+    "AlphaOption",
+    "BudgetsOption",
+    "CorrectionOption",
+    "PermutationsOption",
+    "SeedOption",
+    "SubsamplesOption",
+    "TestOption",
+    "count_callback",
+    "count_help",
+    "parse_budgets",
+    "permutations_option",
+    "seed_option",
+]
+
+TestOption = Annotated[
+    SignificanceTest | None,
+    typer.Option(
+        "--test",
+        help="max-t (studentized step-down Tukey HSD; default for 3+ systems), tukey-hsd, "
+        "randomization (sign flips; default for 2) or t.",
+        show_default=False,
+    ),
+]
+
+
+def seed_option(value: int | None) -> int | None:
+    """``--seed`` callback: a seed within the documented limit, checked before any work."""
+    return None if value is None else check_seed(value)
+
+
+def permutations_option(value: int) -> int:
+    """``--permutations`` callback: 1 to the documented cap, checked before any work."""
+    return check_permutations(value)
+
+
+def count_callback(name: str) -> Callable[[int], int]:
+    """The callback of a count option that sizes work (``--subsamples``, ``--bootstrap``):
+    its documented limit (:data:`orlbuild.limits.COUNT_LIMITS`), checked before any work."""
+
+    def check(value: int) -> int:
+        return check_count(name, value)
+
+    return check
+
+
+def count_help(text: str, name: str) -> str:
+    """``text`` with the count's limit, for ``--help``."""
+    return f"{text} (at most {COUNT_LIMITS[name].high:,})."
+
+
+SubsamplesOption = Annotated[
+    int,
+    typer.Option(
+        "--subsamples",
+        callback=count_callback("subsamples"),
+        help=count_help("Random query subsets per budget", "subsamples"),
+    ),
+]
+PermutationsOption = Annotated[
+    int,
+    typer.Option(
+        "--permutations",
+        callback=permutations_option,
+        help="Draws of the randomization tests (a minimum: raised when too few to reject; "
+        f"at most {PERMUTATIONS_MAX:,}).",
+    ),
+]
+SeedOption = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        callback=seed_option,
+        help=f"Seed of sign flips (and subsets), 0 to {SEED_MAX}.",
+    ),
+]
+CorrectionOption = Annotated[
+    CorrectionName | None,
+    typer.Option(
+        "--correction",
+        help="Adjust p-values over the pairs of each measure (default holm; "
+        "not with max-t or tukey-hsd, which are family-wise already).",
+        show_default=False,
+    ),
+]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+]
+
+
+BudgetsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--budgets",
+        metavar="<int,...>",
+        help="Query budgets, e.g. 25,50,100 (default 25..500 step 25, up to the queries).",
+        show_default=False,
+    ),
+]
+
+
+def parse_budgets(text: str | None) -> list[int] | None:
+    """``"50,25,50"`` -> ``[25, 50]``; ``None`` stays ``None`` (the default budgets).
+
+    Parameters
+    ----------
+    text
+        The ``--budgets`` value: positive whole numbers separated by commas.
+
+    Returns
+    -------
+    list of int or None
+        The distinct budgets in increasing order.
+
+    Raises
+    ------
+    ConfigError
+        For a part that is not a positive whole number, or no budget at all.
+    """
+    if text is None:
+        return None
+    budgets = set()
+    for part in text.split(","):
+        value = part.strip()
+        if not value.isdigit() or int(value) < 1:
+            raise ConfigError(
+                f"--budgets: {value!r} is not a positive whole number; write e.g. 25,50,100"
+            )
+        budgets.add(int(value))
+    return sorted(budgets)
