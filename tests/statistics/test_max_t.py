@@ -7,8 +7,6 @@ The side-by-side power against the sign-flip test with Holm is in
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,10 +22,7 @@ from scoring.statistics import (
     system_tiers,
 )
 from scoring.statistics.tiers import compact_letters
-
-
-def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(m, k=1)
+from tests.permutation_panels import all_pairs, equal_systems_panel, every_within_query_shuffle
 
 
 def abs_t(scores: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -60,18 +55,9 @@ def step_down(observed: np.ndarray, permuted: np.ndarray) -> np.ndarray:
 
 def brute_force_max_t(scores: np.ndarray) -> np.ndarray:
     """Exact step-down max-T p-values over every within-query permutation (tiny panels)."""
-    n, m = scores.shape
-    first, second = all_pairs(m)
-    permuted = []
-    for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
-        shuffled = np.array([scores[q, list(p)] for q, p in enumerate(perms)])
-        permuted.append(abs_t(shuffled, first, second))
+    first, second = all_pairs(scores.shape[1])
+    permuted = [abs_t(shuffled, first, second) for shuffled in every_within_query_shuffle(scores)]
     return step_down(abs_t(scores, first, second), np.array(permuted))
-
-
-def equal_systems_panel(rng: np.random.Generator, n_queries: int, n_systems: int) -> np.ndarray:
-    difficulty = rng.normal(0.5, 0.2, size=(n_queries, 1))
-    return np.clip(difficulty + rng.normal(0.0, 0.15, size=(n_queries, n_systems)), 0.0, 1.0)
 
 
 def test_monte_carlo_approaches_the_exact_step_down_distribution() -> None:

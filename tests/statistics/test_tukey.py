@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,29 +14,16 @@ from scoring.statistics import (
     system_comparison,
     tukey_hsd_pvalues,
 )
-
-
-def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(m, k=1)
-
-
-def equal_systems_panel(rng: np.random.Generator, n_queries: int, n_systems: int) -> np.ndarray:
-    """Every system drawn from the same distribution: shared query difficulty plus noise."""
-    difficulty = rng.normal(0.5, 0.2, size=(n_queries, 1))
-    return np.clip(difficulty + rng.normal(0.0, 0.15, size=(n_queries, n_systems)), 0.0, 1.0)
+from tests.permutation_panels import all_pairs, equal_systems_panel, every_within_query_shuffle
 
 
 def brute_force_tukey(scores: np.ndarray) -> np.ndarray:
     """Exact Tukey HSD p-values over every within-query permutation (tiny panels only)."""
-    n, m = scores.shape
     sums = scores.sum(axis=0)
-    first, second = all_pairs(m)
+    first, second = all_pairs(scores.shape[1])
     observed = np.abs(sums[first] - sums[second])
-    ranges = []
-    for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
-        shuffled = np.array([scores[q, list(p)] for q, p in enumerate(perms)]).sum(axis=0)
-        ranges.append(shuffled.max() - shuffled.min())
-    ranges_array = np.array(ranges)
+    shuffled_sums = [shuffled.sum(axis=0) for shuffled in every_within_query_shuffle(scores)]
+    ranges_array = np.array([s.max() - s.min() for s in shuffled_sums])
     return np.array([(ranges_array >= d - 1e-12).mean() for d in observed])
 
 

@@ -1,0 +1,28 @@
+"""Panels and pairs the permutation tests' checks share (``tests/statistics/test_tukey.py``,
+``tests/statistics/test_max_t.py``)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+
+
+def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices ``(a, b)``, ``a < b``, of every pair of ``m`` systems."""
+    return np.triu_indices(m, k=1)
+
+
+def equal_systems_panel(rng: np.random.Generator, n_queries: int, n_systems: int) -> np.ndarray:
+    """Every system drawn from the same distribution: shared query difficulty plus noise."""
+    difficulty = rng.normal(0.5, 0.2, size=(n_queries, 1))
+    return np.clip(difficulty + rng.normal(0.0, 0.15, size=(n_queries, n_systems)), 0.0, 1.0)
+
+
+def every_within_query_shuffle(scores: np.ndarray) -> Iterator[np.ndarray]:
+    """The panel under every within-query permutation of the systems, each equally likely
+    under the null (``m!**n`` panels: tiny panels only)."""
+    n, m = scores.shape
+    for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
+        yield np.array([scores[q, list(p)] for q, p in enumerate(perms)])
