@@ -7,6 +7,10 @@ import itertools
 from collections.abc import Iterator
 
 import numpy as np
+import pandas as pd
+
+from scoring.settings import TestSettings
+from scoring.statistics import system_comparison
 
 
 def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -26,3 +30,20 @@ def every_within_query_shuffle(scores: np.ndarray) -> Iterator[np.ndarray]:
     n, m = scores.shape
     for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
         yield np.array([scores[q, list(p)] for q, p in enumerate(perms)])
+
+
+def null_family_wise_error(test: str, experiments: int = 200) -> float:
+    """Share of null experiments in which ``test`` finds any significant pair.
+
+    Each experiment: 20 equal systems (:func:`equal_systems_panel`), 50 queries,
+    alpha = 0.05, 1,000 permutations; the panels are the same for every test.
+    """
+    rng = np.random.default_rng(2026)
+    any_significant = 0
+    for experiment in range(experiments):
+        panel = pd.DataFrame(equal_systems_panel(rng, 50, 20))
+        pairs = system_comparison(
+            panel, TestSettings(test=test, permutations=1000, seed=experiment)
+        ).pairs
+        any_significant += bool(pairs["significant"].any())
+    return any_significant / experiments
