@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from scoring.settings import TestSettings
-from scoring.statistics import system_comparison
+from scoring.statistics import get_paired_test, system_comparison
 
 
 def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -30,6 +30,14 @@ def every_within_query_shuffle(scores: np.ndarray) -> Iterator[np.ndarray]:
     n, m = scores.shape
     for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
         yield np.array([scores[q, list(p)] for q, p in enumerate(perms)])
+
+
+def assert_registered(name: str, pvalues: Callable[..., np.ndarray], scores: np.ndarray) -> None:
+    """The paired-test registry's ``name`` is ``pvalues``: the same p-values from one seed."""
+    pairs = all_pairs(scores.shape[1])
+    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
+    via_registry = get_paired_test(name)(scores, pairs, permutations=300, rng=rng_a)
+    np.testing.assert_array_equal(via_registry, pvalues(scores, pairs, permutations=300, rng=rng_b))
 
 
 def null_family_wise_error(test: str, experiments: int = 200) -> float:

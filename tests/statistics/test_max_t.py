@@ -24,6 +24,7 @@ from scoring.statistics import (
 from scoring.statistics.tiers import compact_letters
 from tests.permutation_panels import (
     all_pairs,
+    assert_registered,
     equal_systems_panel,
     every_within_query_shuffle,
     null_family_wise_error,
@@ -121,11 +122,7 @@ def test_identical_systems_and_constant_differences() -> None:
 
 def test_registered_planned_and_validated() -> None:
     scores = np.random.default_rng(0).random((10, 4))
-    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    via_registry = get_paired_test("max-t")(scores, all_pairs(4), permutations=300, rng=rng_a)
-    np.testing.assert_array_equal(
-        via_registry, max_t_pvalues(scores, all_pairs(4), permutations=300, rng=rng_b)
-    )
+    assert_registered("max-t", max_t_pvalues, scores)
     plan = plan_test(None, None, n_systems=4, n_queries=10, permutations=100, alpha=0.05)
     assert plan.test.value == "max-t" and plan.correction is None and plan.permutations == 200
     assert "max-T" in plan.describe() and "raised" in (plan.note or "")

@@ -9,13 +9,13 @@ import pytest
 from scoring.errors import ScoringError
 from scoring.settings import TestSettings
 from scoring.statistics import (
-    get_paired_test,
     permutation_ranges,
     system_comparison,
     tukey_hsd_pvalues,
 )
 from tests.permutation_panels import (
     all_pairs,
+    assert_registered,
     equal_systems_panel,
     every_within_query_shuffle,
     null_family_wise_error,
@@ -63,11 +63,7 @@ def test_p_values_fall_as_the_difference_grows() -> None:
 
 def test_registered_and_validated() -> None:
     scores = np.random.default_rng(0).random((10, 4))
-    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    via_registry = get_paired_test("tukey-hsd")(scores, all_pairs(4), permutations=300, rng=rng_a)
-    np.testing.assert_array_equal(
-        via_registry, tukey_hsd_pvalues(scores, all_pairs(4), permutations=300, rng=rng_b)
-    )
+    assert_registered("tukey-hsd", tukey_hsd_pvalues, scores)
     with pytest.raises(ScoringError, match="permutations"):
         tukey_hsd_pvalues(scores, all_pairs(4), permutations=0)
     with pytest.raises(ScoringError, match="finite"):
