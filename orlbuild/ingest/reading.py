@@ -532,7 +532,8 @@ _P = ParamSpec("_P")
 
 
 def _read_whole(stream: Callable[_P, InputStream]) -> Callable[_P, ParsedInput]:
-    """:func:`read_input`, which takes the arguments of :class:`InputStream` (its only one)."""
+    """:func:`read_input` over ``stream`` (:class:`InputStream`): it takes the stream's
+    arguments, declared once on the stream."""
 
     def read_input(*args: _P.args, **kwargs: _P.kwargs) -> ParsedInput:
         """Read and validate one file exactly as ingesting it does, without storing it.
