@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from scoring import ORL, evaluate_run
-from tests.generated_qrels import generated_qrels_and_run
+from tests.trec_parity import assert_per_query_parity, generated_qrels_and_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -53,10 +53,4 @@ def test_per_query_parity_with_trec_eval(seed: int) -> None:
     pd.testing.assert_frame_equal(
         got, evaluate_run(orls, run, list(ours), missing="skip").to_frame()
     )
-    assert set(got.index) == set(expected)
-    for query, values in expected.items():
-        for name, trec_name in ours.items():
-            assert got.loc[query, name] == pytest.approx(values[trec_name], abs=1e-6), (
-                query,
-                name,
-            )
+    assert_per_query_parity(got, expected, ours, 1e-6)

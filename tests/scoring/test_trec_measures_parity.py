@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from scoring import ORL, evaluate_run
-from tests.generated_qrels import generated_qrels_and_run
+from tests.trec_parity import assert_per_query_parity, generated_qrels_and_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ir_measures = pytest.importorskip("ir_measures")
@@ -81,13 +81,7 @@ def _check_trec_parity(qrels: dict, run: dict) -> None:
     expected = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
     got = evaluate_run(orls, run, list(TREC_NAMES), missing="skip").to_frame()
-    assert set(got.index) == set(expected)
-    for query, values in expected.items():
-        for ours, theirs in TREC_NAMES.items():
-            assert got.loc[query, ours] == pytest.approx(values[theirs], abs=1e-9), (
-                query,
-                ours,
-            )
+    assert_per_query_parity(got, expected, TREC_NAMES, 1e-9)
     for ours, theirs in TREC_NAMES.items():
         aggregate = pytrec_eval.compute_aggregated_measure(
             theirs, [values[theirs] for values in expected.values()]

@@ -1,11 +1,14 @@
-"""Generated graded qrels and tied-score runs for the trec_eval parity tests
-(``tests/scoring/test_trec_eval_parity.py``, ``tests/scoring/test_trec_measures_parity.py``)."""
+"""What the trec_eval parity tests share (``tests/scoring/test_trec_eval_parity.py``,
+``tests/scoring/test_trec_measures_parity.py``): generated graded qrels and tied-score runs,
+and the per-query comparison with pytrec_eval's values."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+import pytest
 
 #: Scores of the ``n`` retrieved items of one query, drawn from ``rng``.
 ScoreDraw = Callable[[np.random.Generator, int], np.ndarray]
@@ -36,3 +39,21 @@ def generated_qrels_and_run(
         values = scores(rng, len(retrieved))
         run[query] = {d: float(s) for d, s in zip(retrieved, values, strict=True)}
     return qrels, run
+
+
+def assert_per_query_parity(
+    got: pd.DataFrame,
+    expected: Mapping[str, Mapping[str, float]],
+    names: Mapping[str, str],
+    tolerance: float,
+) -> None:
+    """Our per-query values (``got``, one row per query) are pytrec_eval's (``expected``,
+    query -> trec_eval name -> value) on the same queries, for every measure of ``names``
+    (ours -> trec_eval's)."""
+    assert set(got.index) == set(expected)
+    for query, values in expected.items():
+        for ours, theirs in names.items():
+            assert got.loc[query, ours] == pytest.approx(values[theirs], abs=tolerance), (
+                query,
+                ours,
+            )
