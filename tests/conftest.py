@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,27 @@ def _fresh_postgres_database(server_url: str) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_stay_in_the_test_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Point ``tempfile`` and ``$TMPDIR`` (for the commands the tests start) at pytest's folder.
+
+    A command whose store refuses a write keeps its result in a temporary file
+    (``orlbuild/output_files.py``, ``keep_unstored``); under test those files land
+    here, and pytest removes them with its old folders instead of leaving them in /tmp.
+    """
+    folder = tmp_path_factory.mktemp("tmp")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(folder)
+    yield
+    tempfile.tempdir = saved[1]
+    if saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[0]
 
 
 @pytest.fixture(
