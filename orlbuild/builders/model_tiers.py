@@ -39,19 +39,31 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import minimize
 
+from orlbuild.builders.grouped_fit import GroupedFitter
 from orlbuild.builders.likelihoods import ItemLikelihood
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.tiering import EXACT_TIE, score_order, tiers_from_separations
 from orlbuild.builders.uncertainty import ScoreUncertainty
-from orlbuild.records import EstimationError, TieDecision
+from orlbuild.records import TieDecision
 
-__all__ = ["grouped_log_likelihood", "model_tiers", "ordered_split_penalty"]
+__all__ = [
+    "TIE_ATOL",
+    "TIE_RTOL",
+    "bic_tie_tolerance",
+    "choose_toggle",
+    "grouped_log_likelihood",
+    "model_tiers",
+    "ordered_split_penalty",
+]
 
 #: Monte Carlo draws of :func:`ordered_split_penalty` (a property of ``n`` and ``sig`` only).
 PENALTY_DRAWS = 20000
 _PENALTY_SEED = 20261201
+#: Absolute part of the tie tolerance of two BIC changes (``-2 loglik`` scale).
+TIE_ATOL = 1e-7
+#: Relative part of the tie tolerance, times ``|loglik|`` of the current partition.
+TIE_RTOL = 1e-10
 
 
 @lru_cache(maxsize=512)
@@ -84,6 +96,10 @@ def grouped_log_likelihood(
 ) -> tuple[float, FloatArray]:
     """Maximum log-likelihood with one strength per group.
 
+    A damped Newton fit on the grouped likelihood, L-BFGS-B as fallback
+    (:class:`orlbuild.builders.grouped_fit.GroupedFitter`; build one fitter
+    per query to fit many partitions of the same data).
+
     Parameters
     ----------
     likelihood
@@ -107,20 +123,38 @@ def grouped_log_likelihood(
     EstimationError
         When the optimiser fails.
     """
-    n_groups = int(labels.max()) + 1
-    if n_groups == 1:
-        return likelihood.log_likelihood(np.zeros(len(labels)))[0], np.zeros(1)
+    return GroupedFitter(likelihood).fit(labels, alpha=alpha, start=start)
 
-    def objective(theta: FloatArray) -> tuple[float, FloatArray]:
-        value, grad = likelihood.log_likelihood(theta[labels])
-        group_grad = np.bincount(labels, weights=grad, minlength=n_groups)
-        return -value + alpha * float(theta @ theta), -group_grad + 2.0 * alpha * theta
 
-    x0 = np.zeros(n_groups) if start is None else start
-    result = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": 500})
-    if not np.all(np.isfinite(result.x)):
-        raise EstimationError(f"grouped fit of {n_groups} groups failed: {result.message}")
-    return likelihood.log_likelihood(result.x[labels])[0], np.asarray(result.x)
+def bic_tie_tolerance(loglik: float) -> float:
+    """BIC changes closer than this are tied: ``TIE_ATOL + TIE_RTOL * |loglik|``."""
+    return TIE_ATOL + TIE_RTOL * abs(loglik)
+
+
+def choose_toggle(change: dict[int, float], tolerance: float) -> int | None:
+    """The boundary toggle the search applies, or ``None`` when none lowers the BIC.
+
+    Only toggles that lower the BIC by more than ``tolerance`` count; among
+    those, every toggle within ``tolerance`` of the lowest BIC change is tied
+    with it, and the earliest boundary in rank order (the smallest sorted
+    position) wins. Solver noise below ``tolerance`` therefore never decides.
+
+    Parameters
+    ----------
+    change
+        Sorted position of a candidate boundary -> BIC change of toggling it.
+    tolerance
+        :func:`bic_tie_tolerance` of the current partition's log-likelihood.
+
+    Returns
+    -------
+    int or None
+    """
+    lowering = {k: c for k, c in change.items() if c < -tolerance}
+    if not lowering:
+        return None
+    lowest = min(lowering.values())
+    return min(k for k, c in lowering.items() if c <= lowest + tolerance)
 
 
 def _labels(boundaries: frozenset[int], order: IntArray) -> IntArray:
@@ -180,25 +214,27 @@ def model_tiers(
     penalty = max(float(np.log(max(likelihood.n_observations, 2.0))), ordered_split_penalty(n, sig))
     sorted_scores = scores[order]
     candidates = [k for k in range(1, n) if sorted_scores[k - 1] - sorted_scores[k] > EXACT_TIE]
+    fitter = GroupedFitter(likelihood)
+    fitted: dict[frozenset[int], float] = {}  # one fit per partition, reused
+
+    def loglik(boundaries: frozenset[int]) -> float:
+        if boundaries not in fitted:
+            labels = _labels(boundaries, order)
+            start = _start(boundaries, order, scores) if boundaries else None
+            fitted[boundaries] = fitter.fit(labels, alpha=alpha, start=start)[0]
+        return fitted[boundaries]
+
     boundaries: frozenset[int] = frozenset()
-    current, _ = grouped_log_likelihood(likelihood, _labels(boundaries, order), alpha=alpha)
+    current = loglik(boundaries)
     toggles: dict[int, float] = {}
     while True:
-        toggles = {}
-        for k in candidates:
-            trial = boundaries ^ {k}
-            toggles[k], _ = grouped_log_likelihood(
-                likelihood,
-                _labels(trial, order),
-                alpha=alpha,
-                start=_start(trial, order, scores),
-            )
+        toggles = {k: loglik(boundaries ^ {k}) for k in candidates}
         change = {
             k: -2.0 * (ll - current) + (penalty if k not in boundaries else -penalty)
             for k, ll in toggles.items()
         }
-        best = min(change, key=lambda k: (change[k], k), default=None)
-        if best is None or change[best] >= -1e-9:
+        best = choose_toggle(change, bic_tie_tolerance(current))
+        if best is None:
             break
         boundaries = boundaries ^ {best}
         current = toggles[best]
