@@ -136,8 +136,10 @@ def choose_toggle(change: dict[int, float], tolerance: float) -> int | None:
 
     Only toggles that lower the BIC by more than ``tolerance`` count; among
     those, every toggle within ``tolerance`` of the lowest BIC change is tied
-    with it, and the earliest boundary in rank order (the smallest sorted
-    position) wins. Solver noise below ``tolerance`` therefore never decides.
+    with it, and the latest boundary in rank order (the largest sorted
+    position) wins: of two equally good cuts, the one that leaves more items
+    in the upper tier. Solver noise below ``tolerance`` therefore never
+    decides (docs/tiers-and-audit.md, "Deciding tiers").
 
     Parameters
     ----------
@@ -154,7 +156,7 @@ def choose_toggle(change: dict[int, float], tolerance: float) -> int | None:
     if not lowering:
         return None
     lowest = min(lowering.values())
-    return min(k for k, c in lowering.items() if c <= lowest + tolerance)
+    return max(k for k, c in lowering.items() if c <= lowest + tolerance)
 
 
 def _labels(boundaries: frozenset[int], order: IntArray) -> IntArray:
