@@ -36,10 +36,11 @@ tight tolerances).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import minimize
 from scipy.special import expit
 
@@ -55,24 +56,34 @@ GRADIENT_TOL = 1e-10
 MAX_NEWTON_STEPS = 100
 _EPS = float(np.finfo(np.float64).eps)
 
-#: ``(loglik, gradient, negative Hessian)`` of the grouped log-likelihood at ``theta``.
-_Derivatives = Callable[[FloatArray], tuple[float, FloatArray, FloatArray]]
+#: ``(logliks, gradients, negative Hessians)`` of some problems of a batch (``rows``) at their
+#: strengths ``theta`` (one row per problem).
+_Derivatives = Callable[[IntArray, FloatArray], tuple[FloatArray, FloatArray, FloatArray]]
 
 
-def _pairwise_problem(counts: FloatArray, labels: IntArray, n_groups: int) -> _Derivatives:
-    """Bradley-Terry on the group count matrix ``G = A^T C A``."""
-    cells = (labels[:, None] * n_groups + labels[None, :]).ravel()
-    grouped = np.bincount(cells, weights=counts.ravel(), minlength=n_groups * n_groups)
-    wins = grouped.reshape(n_groups, n_groups)
-    both = wins + wins.T
+def _pairwise_problems(counts: FloatArray, labels: IntArray, n_groups: int) -> _Derivatives:
+    """Bradley-Terry on the group count matrices ``G = A^T C A`` of partitions ``labels[b]``."""
+    batch, n = labels.shape
+    cells = (
+        np.arange(batch)[:, None, None] * (n_groups * n_groups)
+        + labels[:, :, None] * n_groups
+        + labels[:, None, :]
+    ).ravel()
+    weights = np.broadcast_to(counts, (batch, n, n)).ravel()
+    grouped = np.bincount(cells, weights=weights, minlength=batch * n_groups * n_groups)
+    wins = grouped.reshape(batch, n_groups, n_groups)
+    diagonal = np.arange(n_groups)
 
-    def derivatives(theta: FloatArray) -> tuple[float, FloatArray, FloatArray]:
-        diff = theta[:, None] - theta[None, :]
+    def derivatives(rows: IntArray, theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        won = wins[rows]
+        lost = won.transpose(0, 2, 1)
+        diff = theta[:, :, None] - theta[:, None, :]
         p = expit(diff)
-        value = float(-(wins * np.logaddexp(0.0, -diff)).sum())
-        grad = (wins * (1.0 - p)).sum(axis=1) - (wins.T * p).sum(axis=1)
-        weight = both * p * (1.0 - p)
-        hessian = np.diag(weight.sum(axis=1)) - weight
+        value = -(won * np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
+        grad = (won * (1.0 - p)).sum(axis=2) - (lost * p).sum(axis=2)
+        weight = (won + lost) * (p * (1.0 - p))
+        hessian = -weight
+        hessian[:, diagonal, diagonal] += weight.sum(axis=2)
         return value, grad, hessian
 
     return derivatives
@@ -100,7 +111,8 @@ class _Rankings:
         return cls(np.concatenate(arrays), choices, ends[owner[choices]])
 
     def problem(self, labels: IntArray, n_groups: int) -> _Derivatives:
-        """Plackett-Luce on the groups: each choice is a group out of the groups' items left."""
+        """Plackett-Luce on the groups (a batch of one partition): each choice is a group out
+        of the groups' items left."""
         groups = labels[self.items]
         onehot = np.zeros((len(groups) + 1, n_groups))
         onehot[np.arange(len(groups)), groups] = 1.0
@@ -113,7 +125,10 @@ class _Rankings:
         weight = weight.astype(np.float64)
         chosen_count = np.bincount(chosen, weights=weight, minlength=n_groups)
 
-        def derivatives(theta: FloatArray) -> tuple[float, FloatArray, FloatArray]:
+        def derivatives(
+            rows: IntArray, thetas: FloatArray
+        ) -> tuple[FloatArray, FloatArray, FloatArray]:
+            theta = thetas[0]
             top = float(theta.max())
             share = sets * np.exp(theta - top)
             total = share.sum(axis=1)
@@ -122,58 +137,110 @@ class _Rankings:
             weighted = share * weight[:, None]
             grad = chosen_count - weighted.sum(axis=0)
             hessian = np.diag(weighted.sum(axis=0)) - share.T @ weighted
-            return value, grad, hessian
+            return np.array([value]), grad[None, :], hessian[None, :, :]
 
         return derivatives
 
 
 def _newton(
     derivatives: _Derivatives, alpha: float, start: FloatArray
-) -> tuple[FloatArray, float] | None:
-    """Minimise ``-loglik + alpha ||theta||^2``; ``None`` when it does not converge."""
-    n_groups = len(start)
+) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
+    """Minimise ``-loglik + alpha ||theta||^2`` for every problem of a batch at once.
+
+    Returns the strengths and log-likelihoods, and which problems converged.
+    """
+    batch, n_groups = start.shape
     ridge = 2.0 * alpha * np.eye(n_groups)
     if alpha == 0.0:  # the likelihoods see only differences: pin the mean direction
         ridge = np.full((n_groups, n_groups), 1.0 / n_groups)
+    out_theta = np.array(start, dtype=np.float64)
+    out_loglik = np.full(batch, np.nan)
+    converged = np.zeros(batch, dtype=bool)
 
-    def objective(theta: FloatArray) -> tuple[float, float, FloatArray, FloatArray, FloatArray]:
-        loglik, grad, hessian = derivatives(theta)
-        value = -loglik + alpha * float(theta @ theta)
-        return value, loglik, -grad + 2.0 * alpha * theta, hessian, theta
+    def state(rows: IntArray, theta: FloatArray) -> _State:
+        loglik, grad, hessian = derivatives(rows, theta)
+        value = -loglik + alpha * (theta * theta).sum(axis=1)
+        return _State(rows, theta, value, loglik, -grad + 2.0 * alpha * theta, hessian)
 
-    state = objective(np.array(start, dtype=np.float64))
+    def finish(now: _State, keep: npt.NDArray[np.bool_]) -> None:
+        out_theta[now.rows[keep]] = now.theta[keep]
+        out_loglik[now.rows[keep]] = now.loglik[keep]
+        converged[now.rows[keep]] = True
+
+    now = state(np.arange(batch), out_theta.copy())
     for _ in range(MAX_NEWTON_STEPS):
-        f, loglik, g, hessian, theta = state
-        if not np.isfinite(f) or not np.all(np.isfinite(g)):
-            return None
-        size = float(np.abs(g).max())
-        if size <= GRADIENT_TOL:
-            return theta, loglik
+        sizes = np.abs(now.grad).max(axis=1)
+        finite = np.isfinite(now.value) & np.isfinite(sizes)
+        done = finite & (sizes <= GRADIENT_TOL)
+        finish(now, done)
+        now = now.take(finite & ~done)
+        if not len(now.rows):
+            break
         try:
-            step = np.linalg.solve(hessian + ridge, -g)
+            step = np.linalg.solve(now.hessian + ridge, -now.grad[:, :, None])[:, :, 0]
         except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(hessian + ridge, -g, rcond=None)[0]
-        decrement = float(-(g @ step))
-        if not np.isfinite(decrement) or decrement < 0.0:
-            return None
-        if decrement <= 64.0 * _EPS * max(1.0, abs(f)):
-            # the objective cannot tell the step from rounding, the quadratic model is exact:
-            # full steps while the gradient still shrinks, then stop at its rounding floor
-            trial = objective(theta + step)
-            if not float(np.abs(trial[2]).max()) < 0.5 * size:
-                return theta, loglik
-            state = trial
-            continue
-        t = 1.0
-        while True:  # Armijo backtracking
-            trial = objective(theta + t * step)
-            if np.isfinite(trial[0]) and trial[0] <= f - 1e-4 * t * decrement:
-                break
-            t *= 0.5
-            if t < 1e-12:
-                return None
-        state = trial
-    return None
+            return out_theta, out_loglik, converged  # the rest fall back one by one
+        decrement = -(now.grad * step).sum(axis=1)
+        usable = np.isfinite(decrement) & (decrement >= 0.0)
+        now, step, decrement = now.take(usable), step[usable], decrement[usable]
+        sizes = np.abs(now.grad).max(axis=1)
+        # the objective cannot tell such a step from rounding, but the quadratic model is
+        # exact: full steps while the gradient still shrinks, then stop at its rounding floor
+        floor = decrement <= 64.0 * _EPS * np.maximum(1.0, np.abs(now.value))
+        accepted = now.take(np.zeros(len(now.rows), dtype=bool))
+        if floor.any():
+            near = now.take(floor)
+            trial = state(near.rows, near.theta + step[floor])
+            shrinks = np.abs(trial.grad).max(axis=1) < 0.5 * sizes[floor]
+            finish(near, ~shrinks)
+            accepted = trial.take(shrinks)
+        far = now.take(~floor)
+        step, decrement = step[~floor], decrement[~floor]
+        t = np.ones(len(far.rows))
+        moved = []
+        while len(far.rows):  # Armijo backtracking, per problem
+            trial = state(far.rows, far.theta + t[:, None] * step)
+            good = np.isfinite(trial.value) & (trial.value <= far.value - 1e-4 * t * decrement)
+            moved.append(trial.take(good))
+            t = t[~good] * 0.5
+            far, step, decrement = far.take(~good), step[~good], decrement[~good]
+            alive = t >= 1e-12
+            far, step, decrement, t = far.take(alive), step[alive], decrement[alive], t[alive]
+        now = _State.join([accepted, *moved], n_groups)
+    return out_theta, out_loglik, converged
+
+
+@dataclass(frozen=True)
+class _State:
+    """Newton's iterate of some problems of a batch."""
+
+    rows: IntArray
+    theta: FloatArray
+    value: FloatArray
+    loglik: FloatArray
+    grad: FloatArray
+    hessian: FloatArray
+
+    def take(self, keep: npt.NDArray[np.bool_]) -> _State:
+        return _State(
+            self.rows[keep],
+            self.theta[keep],
+            self.value[keep],
+            self.loglik[keep],
+            self.grad[keep],
+            self.hessian[keep],
+        )
+
+    @staticmethod
+    def join(parts: list[_State], n_groups: int) -> _State:
+        return _State(
+            np.concatenate([p.rows for p in parts]),
+            np.concatenate([p.theta for p in parts]).reshape(-1, n_groups),
+            np.concatenate([p.value for p in parts]),
+            np.concatenate([p.loglik for p in parts]),
+            np.concatenate([p.grad for p in parts]).reshape(-1, n_groups),
+            np.concatenate([p.hessian for p in parts]).reshape(-1, n_groups, n_groups),
+        )
 
 
 class GroupedFitter:
@@ -194,12 +261,13 @@ class GroupedFitter:
             _Rankings.of(likelihood) if isinstance(likelihood, RankingLikelihood) else None
         )
 
-    def _problem(self, labels: IntArray, n_groups: int) -> _Derivatives | None:
+    def _problems(self, labels: IntArray, n_groups: int) -> _Derivatives | None:
+        """The grouped problems of partitions ``labels[b]`` (a batch of one for rankings)."""
         if isinstance(self.likelihood, PairwiseLikelihood):
             counts = np.asarray(self.likelihood.counts, dtype=np.float64)
-            return _pairwise_problem(counts, labels, n_groups)
-        if self._rankings is not None:
-            return self._rankings.problem(labels, n_groups)
+            return _pairwise_problems(counts, labels, n_groups)
+        if self._rankings is not None and len(labels) == 1:
+            return self._rankings.problem(labels[0], n_groups)
         return None
 
     def fit(
@@ -228,16 +296,65 @@ class GroupedFitter:
         EstimationError
             When both Newton and the L-BFGS-B fallback fail.
         """
-        n_groups = int(labels.max()) + 1
-        if n_groups == 1:
-            return self.likelihood.log_likelihood(np.zeros(len(labels)))[0], np.zeros(1)
-        x0 = np.zeros(n_groups) if start is None else np.asarray(start, dtype=np.float64)
-        problem = self._problem(labels, n_groups)
-        if problem is not None:
-            fitted = _newton(problem, alpha, x0)
-            if fitted is not None:
-                return fitted[1], fitted[0]
-        return self._scipy_fit(labels, n_groups, alpha, x0)
+        return self.fit_many([labels], alpha=alpha, starts=[start])[0]
+
+    def fit_many(
+        self,
+        labels: Sequence[IntArray],
+        *,
+        alpha: float,
+        starts: Sequence[FloatArray | None],
+    ) -> list[tuple[float, FloatArray]]:
+        """:meth:`fit` of several partitions; those with as many groups share one batched Newton
+        fit (pairwise likelihoods; rankings are fitted one by one).
+
+        Parameters
+        ----------
+        labels
+            Per partition, the group ``0..K-1`` of each item.
+        alpha
+            Ridge ``alpha * ||theta||^2`` on the group strengths.
+        starts
+            Per partition, starting strengths or ``None`` (zeros).
+
+        Returns
+        -------
+        list of (float, numpy.ndarray)
+            Per partition, the log-likelihood and the group strengths.
+
+        Raises
+        ------
+        EstimationError
+            When both Newton and the L-BFGS-B fallback fail for a partition.
+        """
+        sizes = [int(lab.max()) + 1 for lab in labels]
+        out: list[tuple[float, FloatArray] | None] = [None] * len(labels)
+        batched = isinstance(self.likelihood, PairwiseLikelihood)
+        for n_groups in sorted(set(sizes)):
+            members = [b for b, size in enumerate(sizes) if size == n_groups]
+            if n_groups == 1:
+                for b in members:
+                    zeros = np.zeros(len(labels[b]))
+                    out[b] = self.likelihood.log_likelihood(zeros)[0], np.zeros(1)
+                continue
+            for chunk in [members] if batched else [[b] for b in members]:
+                x0 = np.array(
+                    [np.zeros(n_groups) if starts[b] is None else starts[b] for b in chunk],
+                    dtype=np.float64,
+                )
+                stack = np.array([labels[b] for b in chunk], dtype=np.int64)
+                problems = self._problems(stack, n_groups)
+                if problems is not None:
+                    theta, loglik, converged = _newton(problems, alpha, x0)
+                else:
+                    theta, loglik = x0, np.full(len(chunk), np.nan)
+                    converged = np.zeros(len(chunk), dtype=bool)
+                for row, b in enumerate(chunk):
+                    if converged[row]:
+                        out[b] = float(loglik[row]), theta[row].copy()
+                    else:
+                        out[b] = self._scipy_fit(stack[row], n_groups, alpha, x0[row])
+        return [fitted for fitted in out if fitted is not None]
 
     def _scipy_fit(
         self, labels: IntArray, n_groups: int, alpha: float, x0: FloatArray

@@ -192,9 +192,8 @@ def _labels(boundaries: frozenset[int], order: IntArray) -> IntArray:
     return labels
 
 
-def _start(boundaries: frozenset[int], order: IntArray, scores: FloatArray) -> FloatArray:
+def _start(labels: IntArray, scores: FloatArray) -> FloatArray:
     """Mean item score per group: a good starting point for the grouped fit."""
-    labels = _labels(boundaries, order)
     sums = np.bincount(labels, weights=scores)
     return np.asarray(sums / np.bincount(labels), dtype=np.float64)
 
@@ -251,18 +250,22 @@ def model_tiers(
     fitter = GroupedFitter(likelihood)
     fitted: dict[frozenset[int], float] = {}  # one fit per partition, reused
 
-    def loglik(boundaries: frozenset[int]) -> float:
-        if boundaries not in fitted:
-            labels = _labels(boundaries, order)
-            start = _start(boundaries, order, scores) if boundaries else None
-            fitted[boundaries] = fitter.fit(labels, alpha=alpha, start=start)[0]
-        return fitted[boundaries]
+    def fit(partitions: list[frozenset[int]]) -> None:
+        todo = [b for b in dict.fromkeys(partitions) if b not in fitted]
+        labels = [_labels(b, order) for b in todo]
+        starts = [_start(lab, scores) if b else None for b, lab in zip(todo, labels, strict=True)]
+        for b, (value, _) in zip(
+            todo, fitter.fit_many(labels, alpha=alpha, starts=starts), strict=True
+        ):
+            fitted[b] = value
 
     boundaries: frozenset[int] = frozenset()
-    current = loglik(boundaries)
+    fit([boundaries])
+    current = fitted[boundaries]
     toggles: dict[int, float] = {}
     while True:
-        toggles = {k: loglik(boundaries ^ {k}) for k in candidates}
+        fit([boundaries ^ {k} for k in candidates])
+        toggles = {k: fitted[boundaries ^ {k}] for k in candidates}
         change = {
             k: -2.0 * (ll - current) + (penalty if k not in boundaries else -penalty)
             for k, ll in toggles.items()

@@ -3,6 +3,7 @@ orlbuild/builders/grouped_fit.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,17 +46,22 @@ def _plain_min(change: dict[int, float], tolerance: float) -> int | None:
 
 def _perturb_top_singleton(monkeypatch: pytest.MonkeyPatch, shift: float) -> None:
     """Add ``shift`` to the fitted log-likelihood of the partition {a} | {b, c} (solver noise)."""
-    real = GroupedFitter.fit
+    real = GroupedFitter.fit_many
 
     def noisy(
-        self: GroupedFitter, labels: IntArray, *, alpha: float, start: FloatArray | None = None
-    ) -> tuple[float, FloatArray]:
-        loglik, theta = real(self, labels, alpha=alpha, start=start)
-        if np.bincount(labels).tolist() == [1, 2] and labels.tolist()[0] == 0:
-            loglik += shift
-        return loglik, theta
+        self: GroupedFitter,
+        labels: Sequence[IntArray],
+        *,
+        alpha: float,
+        starts: Sequence[FloatArray | None],
+    ) -> list[tuple[float, FloatArray]]:
+        fits = real(self, labels, alpha=alpha, starts=starts)
+        return [
+            (loglik + shift if np.bincount(lab).tolist() == [1, 2] and lab[0] == 0 else loglik, th)
+            for lab, (loglik, th) in zip(labels, fits, strict=True)
+        ]
 
-    monkeypatch.setattr(GroupedFitter, "fit", noisy)
+    monkeypatch.setattr(GroupedFitter, "fit_many", noisy)
 
 
 def test_an_exact_likelihood_tie_goes_to_the_latest_boundary() -> None:
@@ -175,3 +181,22 @@ def test_unregularised_fit_converges() -> None:
         assert loglik == pytest.approx(
             model_tiers.grouped_log_likelihood(likelihood, labels, alpha=0.0)[0]
         )
+
+
+def test_batched_fits_equal_one_by_one_fits() -> None:
+    # what model_tiers hands fit_many: partitions with different numbers of groups at once
+    rng = np.random.default_rng(14)
+    counts = rng.integers(0, 6, (9, 9)).astype(np.float64)
+    np.fill_diagonal(counts, 0.0)
+    fitter = GroupedFitter(PairwiseLikelihood(counts))
+    labels = [np.sort(rng.integers(0, k, 9)) for k in (2, 3, 3, 4, 2, 5, 3)]
+    labels = [np.unique(lab, return_inverse=True)[1].astype(np.int64) for lab in labels]
+    starts: list[FloatArray | None] = [
+        None,
+        *(rng.normal(size=int(lab.max()) + 1) for lab in labels[1:]),
+    ]
+    together = fitter.fit_many(labels, alpha=0.05, starts=starts)
+    for lab, start, (loglik, theta) in zip(labels, starts, together, strict=True):
+        alone, alone_theta = fitter.fit(lab, alpha=0.05, start=start)
+        assert loglik == pytest.approx(alone, abs=1e-10)
+        np.testing.assert_allclose(theta, alone_theta, atol=1e-8)
