@@ -1,5 +1,5 @@
-"""Newton fits of grouped strengths for the ``model`` tiering (docs/tiers-and-audit.md, "Deciding
-tiers").
+"""Newton fits of grouped strengths for the ``model`` tiering (docs/tiers-and-audit.md, "How tiers
+are decided and audited").
 
 The ``model`` tiering (:mod:`orlbuild.builders.model_tiers`) fits, for every
 candidate partition of the score-sorted items into groups, one strength per

@@ -162,7 +162,7 @@ def choose_toggle(change: dict[int, float], tolerance: float) -> int | None:
     with it, and the latest boundary in rank order (the largest sorted
     position) wins: of two equally good cuts, the one that leaves more items
     in the upper tier. Solver noise below ``tolerance`` therefore never
-    decides (docs/tiers-and-audit.md, "Deciding tiers").
+    decides (docs/tiers-and-audit.md, "How tiers are decided and audited").
 
     Parameters
     ----------
