@@ -49,11 +49,13 @@ log-likelihood summed over many comparisons; it is far below any evidence (a
 change of ``1e-7`` in ``2 loglik`` is a likelihood ratio of ``1 + 5e-8``, the
 penalty of one group at least ``log 2``). The earlier L-BFGS-B fits (scipy's
 default stopping rule) were off by up to ``1e-7`` between tied candidates and
-up to ``7e-4`` in a recorded gain. The latest boundary (of two
-equally good cuts, the one that leaves more items in the upper tier) is also
-how the L-BFGS-B noise happened to resolve each of the 13 exact ties met in
-336 simulated and sample queries, so builds made before the rule are
-reproduced.
+up to ``7e-4`` in a recorded gain. The latest boundary (of two equally good
+cuts, the one that leaves more items in the upper tier) is also how that
+noise happened to resolve most ties: 43 of the 50 exact ties met in 1,236
+simulated and sample queries (every one of the sample data's), so most
+builds made before the rule rebuild with the same tiers; the other 7 queries
+change, each at such a tie (tests/benchmarks/bench_model_tiers.py compares
+the two fits).
 """
 
 from __future__ import annotations
