@@ -126,8 +126,8 @@ class _Rankings:
         onehot[np.arange(len(groups)), groups] = 1.0
         suffix = np.cumsum(onehot[::-1], axis=0)[::-1]  # items of each group from a position on
         left = suffix[self.choices] - suffix[self.ends]  # integers: exact
-        rows = np.column_stack([groups[self.choices].astype(np.float64), left])
-        unique, weight = np.unique(rows, axis=0, return_counts=True)
+        records = np.column_stack([groups[self.choices].astype(np.float64), left])
+        unique, weight = np.unique(records, axis=0, return_counts=True)
         chosen = unique[:, 0].astype(np.int64)
         sets = unique[:, 1:]
         weight = weight.astype(np.float64)
