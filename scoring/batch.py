@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from scoring.errors import ScoringError
-from scoring.orl import ORL
+from scoring.orl import ORL, ItemCodes
 
 __all__ = ["BatchData", "FlatRun", "flatten_rankings", "prepare_batch"]
 
@@ -36,11 +36,17 @@ class FlatRun:
         ``items[offsets[j]:offsets[j + 1]]`` is the list of ``queries[j]``.
     items
         Item ids of every list, best first within each query (object array).
+    codes, table
+        Optionally, each of ``items`` as its index into ``table`` (distinct
+        ids): an ORL coded against the same table object
+        (:class:`scoring.orl.ItemCodes`) is joined with the run on integers.
     """
 
     queries: np.ndarray
     offsets: np.ndarray
     items: np.ndarray
+    codes: np.ndarray | None = field(default=None, repr=False)
+    table: np.ndarray | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{query: [items best first]}``."""
@@ -98,6 +104,7 @@ class BatchData:
     orls: Sequence[ORL] = field(repr=False)
     rankings: FlatRun = field(repr=False)
     _join: _Join = field(repr=False)
+    _coded: bool = field(default=False, repr=False)  # ORLs and run share one id table
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -123,9 +130,11 @@ class BatchData:
     @cached_property
     def n_nonrelevant(self) -> np.ndarray:
         """Per query, how many items were judged not relevant (:attr:`ORL.nonrelevant`)."""
-        return np.fromiter(
-            (len(o.nonrelevant) for o in self.orls), dtype=np.int64, count=len(self.orls)
-        )
+        if self._coded:  # without building the ORLs' sets
+            sizes = (len(_item_codes(o).nonrelevant) for o in self.orls)
+        else:
+            sizes = (len(o.nonrelevant) for o in self.orls)
+        return np.fromiter(sizes, dtype=np.int64, count=len(self.orls))
 
     @cached_property
     def nonrelevant(self) -> np.ndarray:
@@ -139,14 +148,21 @@ class BatchData:
             return out
         sizes = self.n_nonrelevant
         owner = np.repeat(np.arange(len(sizes)), sizes)
-        judged = np.empty(int(sizes.sum()), dtype=object)
-        judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
-        codes, uniques = pd.factorize(judged)
         run = self.rankings
-        run_codes = _lookup(uniques, run.items)
+        if self._coded:  # codes into one table: no id is hashed again
+            table = run.table
+            assert table is not None and run.codes is not None
+            codes = np.concatenate([_item_codes(o).nonrelevant for o in self.orls])
+            width = max(len(table), 1)
+            run_codes = run.codes
+        else:
+            judged = np.empty(int(sizes.sum()), dtype=object)
+            judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
+            codes, uniques = pd.factorize(judged)
+            run_codes = _lookup(uniques, run.items)
+            width = len(uniques)
         known = np.flatnonzero(run_codes >= 0)
         rows = np.searchsorted(run.offsets, known, side="right") - 1
-        width = len(uniques)
         keys = rows * width + run_codes[known]
         hit = np.isin(keys, owner * width + codes)
         first = np.zeros(len(keys), dtype=bool)
@@ -197,14 +213,19 @@ class BatchData:
     @cached_property
     def _native(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Native grades of credited items and each query's sorted native grades."""
-        if not self.orls or any(o.grades is None for o in self.orls):
+        if not self.orls:
             return None
         j = self._join
-        orl_native = np.fromiter(
-            chain.from_iterable(o.grades.values() for o in self.orls if o.grades is not None),
-            dtype=np.float64,
-            count=len(j.orl_rows),
-        )
+        if self._coded:  # every coded ORL has native grades, in the order of its codes
+            orl_native = np.concatenate([_item_codes(o).grades for o in self.orls])
+        elif any(o.grades is None for o in self.orls):
+            return None
+        else:
+            orl_native = np.fromiter(
+                chain.from_iterable(o.grades.values() for o in self.orls if o.grades is not None),
+                dtype=np.float64,
+                count=len(j.orl_rows),
+            )
         grades = _scatter(j.c_rows, j.c_pos, orl_native[j.c_match], self.shape, np.float64)
         by_grade = np.lexsort((-orl_native, j.orl_rows))
         slot = np.arange(len(by_grade)) - j.orl_starts[j.orl_rows[by_grade]]
@@ -252,6 +273,25 @@ class _Join:
     sorted_rows: np.ndarray  # flattened ORLs sorted by (row, rank), with slot in row
     sorted_ranks: np.ndarray
     slot: np.ndarray
+
+
+def _item_codes(orl: ORL) -> ItemCodes:
+    """The item codes an ORL was built with (checked present by :func:`_shared_table`)."""
+    codes = orl._codes
+    assert codes is not None
+    return codes
+
+
+def _shared_table(orls: Sequence[ORL], run: FlatRun) -> np.ndarray | None:
+    """The id table every ORL and the run are coded against, or ``None``."""
+    table = run.table
+    if table is None or run.codes is None or not orls:
+        return None
+    for orl in orls:
+        codes = orl._codes
+        if codes is None or codes.table is not table:
+            return None
+    return table
 
 
 def _lookup(uniques: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -303,24 +343,38 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
     # ORLs, flattened: one entry per (row, item), in input order.
     orl_sizes = np.fromiter((len(o) for o in orls), dtype=np.int64, count=n_q)
     orl_rows = np.repeat(np.arange(n_q), orl_sizes)
-    orl_items = np.empty(int(orl_sizes.sum()), dtype=object)
-    orl_items[:] = list(chain.from_iterable(o.keys() for o in orls))
-    orl_ranks = np.fromiter(
-        chain.from_iterable(o.values() for o in orls), dtype=np.int64, count=len(orl_items)
-    )
+    n_orl_items = int(orl_sizes.sum())
     orl_starts = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(orl_sizes, out=orl_starts[1:])
     n_tiers = np.fromiter((o.n_tiers for o in orls), dtype=np.int64, count=n_q)
 
-    # One hash look-up per candidate entry against the (few) distinct ORL items.
-    orl_codes, uniques = pd.factorize(orl_items)
-    run_codes = _lookup(uniques, run.items) if len(uniques) else np.full(len(run.items), -1)
-    known = np.flatnonzero(run_codes >= 0)
+    table = _shared_table(orls, run)
+    if table is not None:
+        # ORLs and run coded against one id table (as orlbuild eval reads files): no hashing.
+        coded = [_item_codes(o) for o in orls]
+        orl_codes = np.concatenate([c.items for c in coded])
+        orl_ranks = np.concatenate([c.ranks for c in coded]).astype(np.int64, copy=False)
+        n_codes = max(len(table), 1)
+        in_some_orl = np.zeros(n_codes, dtype=bool)
+        in_some_orl[orl_codes] = True
+        assert run.codes is not None
+        run_codes = run.codes
+        known = np.flatnonzero(in_some_orl[run_codes])
+    else:
+        # One hash look-up per candidate entry against the (few) distinct ORL items.
+        orl_ranks = np.fromiter(
+            chain.from_iterable(o.values() for o in orls), dtype=np.int64, count=n_orl_items
+        )
+        orl_items = np.empty(n_orl_items, dtype=object)
+        orl_items[:] = list(chain.from_iterable(o.keys() for o in orls))
+        orl_codes, uniques = pd.factorize(orl_items)
+        run_codes = _lookup(uniques, run.items) if len(uniques) else np.full(len(run.items), -1)
+        known = np.flatnonzero(run_codes >= 0)
+        n_codes = max(len(uniques), 1)
     rows = np.searchsorted(run.offsets, known, side="right") - 1
     pos = known - run.offsets[rows]
 
     # Join on (row, item) through integer keys.
-    n_codes = max(len(uniques), 1)
     orl_keys = orl_rows * n_codes + orl_codes
     order = np.argsort(orl_keys, kind="stable")
     sorted_keys = orl_keys[order]
@@ -356,4 +410,5 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
         orls=orls,
         rankings=run,
         _join=join,
+        _coded=table is not None,
     )

@@ -140,21 +140,20 @@ def _is_scored(run: Mapping[str, Any]) -> TypeGuard[Mapping[str, Mapping[str, fl
 
 def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     """Reorder a flat run to follow ``queries`` (empty lists where absent), truncated."""
-    index = {q: j for j, q in enumerate(run.queries)}
-    pieces, lengths = [], np.zeros(len(queries), dtype=np.int64)
-    for row, query in enumerate(queries):
-        j = index.get(query)
-        if j is not None:
-            lo = run.offsets[j]
-            piece = run.items[lo : min(run.offsets[j + 1], lo + depth)]
-            pieces.append(piece)
-            lengths[row] = len(piece)
+    index = {q: j for j, q in enumerate(run.queries.tolist())}
+    where = np.fromiter((index.get(q, -1) for q in queries), dtype=np.int64, count=len(queries))
+    present = where >= 0
+    at = np.where(present, where, 0)
+    starts = run.offsets[at]
+    ends = run.offsets[np.minimum(at + 1, len(run.offsets) - 1)]  # a run without queries
+    lengths = np.where(present, np.minimum(ends - starts, depth), 0)
     offsets = np.zeros(len(queries) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    items = np.concatenate(pieces) if pieces else np.empty(0, dtype=object)
+    take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
     qarr = np.empty(len(queries), dtype=object)
     qarr[:] = list(queries)
-    return FlatRun(qarr, offsets, items)
+    codes = None if run.codes is None else run.codes[take]
+    return FlatRun(qarr, offsets, run.items[take], codes=codes, table=run.table)
 
 
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
@@ -351,7 +350,11 @@ def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
     ).astype(np.int64)
     queries = np.concatenate([f.queries for f in flats])
     items = np.concatenate([f.items for f in flats])
-    return FlatRun(queries, offsets, items)
+    table = flats[0].table
+    if table is None or any(f.codes is None or f.table is not table for f in flats):
+        return FlatRun(queries, offsets, items)
+    codes = np.concatenate([f.codes for f in flats if f.codes is not None])
+    return FlatRun(queries, offsets, items, codes=codes, table=table)
 
 
 @dataclass(frozen=True)

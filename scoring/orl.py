@@ -19,6 +19,7 @@ from collections.abc import (
     Sequence,
     ValuesView,
 )
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from scoring.errors import ScoringError
 
-__all__ = ["ORL", "orls_from_grade_table"]
+__all__ = ["ORL", "ItemCodes", "orls_from_coded_grades", "orls_from_grade_table"]
 
 
 def _check_rank(item: Hashable, rank: object) -> int:
@@ -71,7 +72,7 @@ class ORL(Mapping[str, int]):
     [['d1', 'd3'], ['d2']]
     """
 
-    __slots__ = ("_grades", "_nonrelevant", "_ranks", "_sorted_ranks")
+    __slots__ = ("_codes", "_grades", "_nonrelevant", "_ranks", "_sorted_ranks")
 
     def __init__(
         self,
@@ -97,6 +98,7 @@ class ORL(Mapping[str, int]):
                 f"item {item!r} has rank {rank}"
             )
         self._ranks: dict[str, int] = ranks
+        self._codes: ItemCodes | None = None
         self._sorted_ranks = np.sort(np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks)))
         self._grades: dict[str, float] | None = None
         if grades is not None:
@@ -179,6 +181,22 @@ class ORL(Mapping[str, int]):
         levels = {s: r for r, s in enumerate(sorted({sign * float(v) for v in scores.values()}), 1)}
         return cls({item: levels[sign * float(v)] for item, v in scores.items()})
 
+    def __getattr__(self, name: str) -> Any:
+        """Build a coded ORL's dictionaries on first use (:func:`orls_from_coded_grades`).
+
+        Called only for a slot not yet set: ``_ranks``, ``_grades`` and
+        ``_nonrelevant`` of an ORL built from codes stay unset until read.
+        """
+        if name in _LAZY_SLOTS:
+            codes = object.__getattribute__(self, "_codes")
+            if codes is not None:
+                names = codes.table[codes.items].tolist()
+                self._ranks = dict(zip(names, codes.ranks.tolist(), strict=True))
+                self._grades = dict(zip(names, codes.grades.tolist(), strict=True))
+                self._nonrelevant = frozenset(codes.table[codes.nonrelevant].tolist())
+                return object.__getattribute__(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # --- mapping protocol -------------------------------------------------------------
     def __getitem__(self, item: str) -> int:
         return self._ranks[item]
@@ -187,7 +205,7 @@ class ORL(Mapping[str, int]):
         return iter(self._ranks)
 
     def __len__(self) -> int:
-        return len(self._ranks)
+        return len(self._sorted_ranks)  # without building a lazily built ORL's dictionaries
 
     def __contains__(self, item: object) -> bool:
         return item in self._ranks
@@ -244,7 +262,7 @@ class ORL(Mapping[str, int]):
     @property
     def n_items(self) -> int:
         """``|R|``, the number of reference items."""
-        return len(self._ranks)
+        return len(self._sorted_ranks)
 
     @property
     def n_tiers(self) -> int:
@@ -268,6 +286,33 @@ class ORL(Mapping[str, int]):
     def to_dict(self) -> dict[str, int]:
         """A plain ``{item: rank}`` copy."""
         return dict(self._ranks)
+
+
+@dataclass(frozen=True)
+class ItemCodes:
+    """An ORL's items as integer codes into a table of distinct ids (e.g. shared with a run).
+
+    Attributes
+    ----------
+    table
+        The distinct item ids; codes of two ORLs (or of an ORL and a run) are
+        comparable when their tables are the same object.
+    items
+        Code of each ORL item, in the ORL's item order (best rank first).
+    ranks, grades
+        Each item's rank (ascending) and native grade.
+    nonrelevant
+        Codes of the items judged not relevant.
+    """
+
+    table: np.ndarray
+    items: np.ndarray
+    ranks: np.ndarray
+    grades: np.ndarray
+    nonrelevant: np.ndarray
+
+
+_LAZY_SLOTS = frozenset({"_ranks", "_grades", "_nonrelevant"})
 
 
 def orls_from_grade_table(
@@ -297,18 +342,67 @@ def orls_from_grade_table(
     ScoringError
         For a negative or non-finite grade.
     """
+    import pandas as pd  # here: building an ORL by hand loads no pandas
+
+    query_codes, uniques = pd.factorize(np.asarray(queries, dtype=object))
+    codes, names = _sorted_codes(np.asarray(queries, dtype=object), query_codes, uniques)
+    return _graded_orls(codes, names, np.asarray(items, dtype=object), grades, None)
+
+
+def orls_from_coded_grades(
+    query_codes: np.ndarray,
+    queries: np.ndarray,
+    item_codes: np.ndarray,
+    items: np.ndarray,
+    grades: np.ndarray,
+) -> tuple[dict[str, ORL], list[str]]:
+    """:func:`orls_from_grade_table` of rows given as integer codes; the ORLs keep the codes.
+
+    Each ORL carries its items' codes into ``items`` (:class:`ItemCodes`), so
+    that a run coded against the same table is joined with the ORLs on
+    integers (:func:`scoring.batch.prepare_batch`), without hashing an id again.
+
+    Parameters
+    ----------
+    query_codes, queries
+        Each row's index into ``queries`` (distinct query ids, strings; a
+        table shared with runs may hold queries without rows here).
+    item_codes, items
+        Each row's index into ``items`` (distinct item ids, strings).
+    grades
+        As for :func:`orls_from_grade_table`.
+
+    Returns
+    -------
+    tuple
+        As :func:`orls_from_grade_table`.
+    """
+    queries = np.asarray(queries, dtype=object)
+    codes, names = _sorted_codes(queries[query_codes], np.asarray(query_codes), queries)
+    item_codes = np.asarray(item_codes, dtype=np.int64)
+    return _graded_orls(
+        codes, names, np.asarray(items, dtype=object)[item_codes], grades, (items, item_codes)
+    )
+
+
+def _graded_orls(
+    codes: np.ndarray,
+    uniques: np.ndarray,
+    items: np.ndarray,
+    grades: np.ndarray,
+    coded: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[dict[str, ORL], list[str]]:
+    """The ORLs of :func:`orls_from_grade_table` from query codes in sorted query order."""
     grades = np.asarray(grades, dtype=np.float64)
     bad = ~np.isfinite(grades) | (grades < 0)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
         raise ScoringError(f"grade of item {items[at]!r} must be >= 0, got {grades[at]!r}")
-    codes, uniques = _factorize_sorted(np.asarray(queries, dtype=object))
     positive = grades > 0
     zero_codes = codes[~positive]
-    zero_items = np.asarray(items, dtype=object)[~positive]
     zero_order = np.argsort(zero_codes, kind="stable")
-    zero_codes, zero_items = zero_codes[zero_order], zero_items[zero_order]
-    zero_starts = np.searchsorted(zero_codes, np.arange(len(uniques) + 1))
+    zero_rows = np.flatnonzero(~positive)[zero_order]
+    zero_starts = np.searchsorted(zero_codes[zero_order], np.arange(len(uniques) + 1)).tolist()
     # Sort by (query, grade descending): ranks are dense within each query.
     order = np.lexsort((-grades, codes))
     order = order[positive[order]]
@@ -320,30 +414,56 @@ def orls_from_grade_table(
     ranks = ranks.astype(np.int64)
     starts = np.flatnonzero(new_query)
     ends = np.r_[starts[1:], len(order)]
-    item_sorted = np.asarray(items, dtype=object)[order]
+    heads = q_sorted[starts].tolist()
     orls: dict[str, ORL] = {}
-    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        names = item_sorted[lo:hi].tolist()
-        orl = ORL.__new__(ORL)
-        orl._ranks = dict(zip(names, ranks[lo:hi].tolist(), strict=True))
-        orl._sorted_ranks = ranks[lo:hi]  # already ascending
-        orl._grades = dict(zip(names, g_sorted[lo:hi].tolist(), strict=True))
-        code = q_sorted[lo]
-        orl._nonrelevant = frozenset(zero_items[zero_starts[code] : zero_starts[code + 1]].tolist())
-        orls[str(uniques[q_sorted[lo]])] = orl
-    with_orl = set(q_sorted[starts].tolist())
-    without = [str(uniques[j]) for j in range(len(uniques)) if j not in with_orl]
+    if coded is not None:
+        # Codes only: each ORL's dictionaries are built if it is ever read (ORL.__getattr__);
+        # the scorer joins the ORLs with a run coded against ``table`` on these arrays.
+        table, row_codes = coded
+        item_codes, zero_item_codes = row_codes[order], row_codes[zero_rows]
+        for lo, hi, code in zip(starts.tolist(), ends.tolist(), heads, strict=True):
+            orl = ORL.__new__(ORL)
+            orl._sorted_ranks = ranks[lo:hi]  # already ascending
+            z_lo, z_hi = zero_starts[code], zero_starts[code + 1]
+            orl._codes = ItemCodes(
+                table,
+                item_codes[lo:hi],
+                orl._sorted_ranks,
+                g_sorted[lo:hi],
+                zero_item_codes[z_lo:z_hi],
+            )
+            orls[str(uniques[code])] = orl
+    else:
+        # Whole columns as lists once: slicing lists is cheaper than slicing arrays per query.
+        zero_items = items[zero_rows].tolist()
+        names_all = items[order].tolist()
+        ranks_all = ranks.tolist()
+        grades_all = g_sorted.tolist()
+        for lo, hi, code in zip(starts.tolist(), ends.tolist(), heads, strict=True):
+            names = names_all[lo:hi]
+            orl = ORL.__new__(ORL)
+            orl._ranks = dict(zip(names, ranks_all[lo:hi], strict=True))
+            orl._sorted_ranks = ranks[lo:hi]  # already ascending
+            orl._grades = dict(zip(names, grades_all[lo:hi], strict=True))
+            z_lo, z_hi = zero_starts[code], zero_starts[code + 1]
+            orl._nonrelevant = frozenset(zero_items[z_lo:z_hi])
+            orl._codes = None
+            orls[str(uniques[code])] = orl
+    # Queries judged but without a positive grade (``uniques`` may hold others: a shared table).
+    judged = np.zeros(len(uniques), dtype=bool)
+    judged[codes] = True
+    judged[heads] = False
+    without = [str(query) for query in uniques[judged].tolist()]
     return orls, without  # in sorted query order already: the codes follow it
 
 
-def _factorize_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of ``values`` into their sorted unique values (as strings).
+def _sorted_codes(
+    values: np.ndarray, codes: np.ndarray, uniques: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``values`` (``uniques[codes]``) into their sorted unique values (as strings).
 
-    Hashed first, so that only the distinct values are sorted.
+    Only the distinct values are sorted.
     """
-    import pandas as pd  # here: building an ORL by hand loads no pandas
-
-    codes, uniques = pd.factorize(values)
     names = np.asarray(uniques).astype(str)
     if len(set(names.tolist())) != len(names):  # e.g. 1 and "1": equal as strings
         names, codes = np.unique(values.astype(str), return_inverse=True)

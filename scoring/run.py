@@ -295,7 +295,8 @@ def flat_runs_from_codes(
     Returns
     -------
     list of FlatRun
-        One per run, ``0 .. coded.n_runs - 1``.
+        One per run, ``0 .. coded.n_runs - 1``, keeping the item codes
+        (:attr:`FlatRun.codes` into ``coded.items``).
     """
     precision = check_score_precision(score_precision)
     scores = np.asarray(coded.scores, dtype=np.float64)
@@ -323,6 +324,8 @@ def flat_runs_from_codes(
                 np.asarray(coded.queries, dtype=object)[heads[lo:hi] % n_queries],
                 (ends[lo : hi + 1] - first).astype(np.int64),
                 items[item_codes[first:last]],
+                codes=item_codes[first:last],
+                table=items,
             )
         )
     return flats

@@ -24,6 +24,7 @@ import itertools
 import re
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -36,6 +37,8 @@ from scoring.run import CodedRuns
 
 __all__ = [
     "NAME_LENGTH",
+    "CodedQrels",
+    "fast_trec_eval",
     "fast_trec_frame",
     "fast_trec_frames",
     "fast_trec_qrels",
@@ -122,21 +125,110 @@ def fast_trec_qrels(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int
 
 def _read_one(path: Path, fmt: InputFormat) -> tuple[pd.DataFrame, _Coded, _Coded, int] | None:
     """The parse of one file: its rows, their id codes and its number of comment lines."""
+    parsed = _parse_one(path, fmt)
+    if parsed is None:
+        return None
+    frame, comments = parsed
+    coded = _coded_ids([frame])
+    if coded is None:
+        return None
+    (query_codes, _), (item_codes, _) = coded
+    if not _unique_pairs(np.zeros(len(frame), dtype=np.int64), query_codes, item_codes):
+        return None  # a repeated (query, item): the exact reader names both lines
+    return frame, coded[0], coded[1], comments
+
+
+def _parse_one(path: Path, fmt: InputFormat) -> tuple[pd.DataFrame, int] | None:
+    """One file's rows (ids not yet coded) and its number of comment lines."""
     try:
         with path.open("rb") as raw:
             checked = _CheckedStream(open_input(raw))
             frame = _parse(checked, fmt)  # type: ignore[arg-type]
     except _READ_ERRORS:
         return None
-    if frame is None:
+    return None if frame is None else (frame, checked.comments)
+
+
+@dataclass(frozen=True)
+class CodedQrels:
+    """TREC qrels as :func:`fast_trec_qrels` reads them, ids as codes into shared tables.
+
+    Row ``i`` is query ``queries[query_codes[i]]``, item ``items[item_codes[i]]``,
+    grade ``grades[i]``, in file order; ``comments`` comment lines were skipped.
+    """
+
+    query_codes: np.ndarray
+    queries: np.ndarray
+    item_codes: np.ndarray
+    items: np.ndarray
+    grades: np.ndarray
+    comments: int
+
+
+def fast_trec_eval(
+    qrels: Path, runs: Sequence[Path]
+) -> tuple[CodedQrels, CodedRuns, list[int]] | None:
+    """TREC qrels and runs read together, their ids coded into one table per column.
+
+    What ``orlbuild eval`` needs: the qrels' and the runs' ids are hashed in
+    one pass over both, so that the qrels' items and the runs' items share
+    codes, and ORLs built from the qrels
+    (:func:`scoring.orl.orls_from_coded_grades`) are joined with the runs on
+    integers, with no id hashed again.
+
+    Parameters
+    ----------
+    qrels
+        TREC qrels (``query iteration item grade``), a regular file.
+    runs
+        As for :func:`fast_trec_runs`.
+
+    Returns
+    -------
+    tuple or None
+        The qrels, the runs (sharing the qrels' ``queries`` and ``items``
+        arrays) and each run file's number of comment lines; ``None`` when
+        :func:`fast_trec_qrels` or :func:`fast_trec_runs` would return ``None``.
+    """
+    judged = _parse_one(qrels, InputFormat.qrels)
+    if judged is None:
         return None
-    coded = _coded_ids(frame)
+    qrels_frame, qrels_comments = judged
+    many = _parse_many(runs)
+    if many is None:
+        return None
+    frame, lines, comments = many
+    coded = _coded_ids([qrels_frame, frame])
     if coded is None:
         return None
-    (query_codes, _), (item_codes, _) = coded
-    if not _unique_pairs(np.zeros(len(frame), dtype=np.int64), query_codes, item_codes):
-        return None  # a repeated (query, item): the exact reader names both lines
-    return frame, coded[0], coded[1], checked.comments
+    (query_codes, queries), (item_codes, items) = coded
+    cut = len(qrels_frame)
+    if not _unique_pairs(np.zeros(cut, dtype=np.int64), query_codes[:cut], item_codes[:cut]):
+        return None
+    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
+    if not _unique_pairs(files, query_codes[cut:], item_codes[cut:]):
+        return None
+    column = qrels_frame["grade"].cat
+    levels = _integer_levels(column.categories)
+    assert levels is not None  # checked by _numbers_and_fields_ok
+    judgments = CodedQrels(
+        query_codes=query_codes[:cut].astype(np.int64),
+        queries=queries,
+        item_codes=item_codes[:cut].astype(np.int64),
+        items=items,
+        grades=levels[column.codes.to_numpy()],
+        comments=qrels_comments,
+    )
+    coded_runs = CodedRuns(
+        runs=files,
+        query_codes=query_codes[cut:].astype(np.int64),
+        queries=queries,
+        item_codes=item_codes[cut:].astype(np.int64),
+        items=items,
+        scores=frame["score"].to_numpy(dtype=np.float64),
+        n_runs=len(runs),
+    )
+    return judgments, coded_runs, comments
 
 
 _NON_BLANK = re.compile(rb"\S")
@@ -274,6 +366,22 @@ def _read_many(
     paths: Sequence[Path],
 ) -> tuple[pd.DataFrame, _Coded, _Coded, np.ndarray, list[int]] | None:
     """The joined parse of :func:`fast_trec_frames`: rows, id codes, file bounds, comment lines."""
+    many = _parse_many(paths)
+    if many is None:
+        return None
+    frame, lines, comments = many
+    coded = _coded_ids([frame])
+    if coded is None:
+        return None
+    (query_codes, _), (item_codes, _) = coded
+    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
+    if not _unique_pairs(files, query_codes, item_codes):
+        return None
+    return frame, coded[0], coded[1], np.cumsum([0, *lines]), comments
+
+
+def _parse_many(paths: Sequence[Path]) -> tuple[pd.DataFrame, list[int], list[int]] | None:
+    """The runs' rows from one ``read_csv`` call (ids not coded), lines and comments per file."""
     chunks, lines, comments = [], [], []
     try:
         for path in paths:
@@ -296,14 +404,7 @@ def _read_many(
     # line, so equal totals mean every file gave exactly one row per line.
     if frame is None or len(frame) != sum(lines):
         return None
-    coded = _coded_ids(frame)
-    if coded is None:
-        return None
-    (query_codes, _), (item_codes, _) = coded
-    files = np.repeat(np.arange(len(lines), dtype=np.int64), lines)
-    if not _unique_pairs(files, query_codes, item_codes):
-        return None
-    return frame, coded[0], coded[1], np.cumsum([0, *lines]), comments
+    return frame, lines, comments
 
 
 def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
@@ -336,12 +437,17 @@ def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
 
 
 def _coded_ids(
-    frame: pd.DataFrame,
+    frames: Sequence[pd.DataFrame],
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
-    """Query and item codes with their unique strings; ``None`` for an id the store refuses."""
+    """Query and item codes of the frames' rows (one after the other) with their unique strings.
+
+    One hash pass per column over all the frames, so that the frames share
+    codes; ``None`` for an id the store refuses.
+    """
     coded = []
-    for name in _IDS:  # factorised once: the scorer reuses the codes of a categorical
-        codes, uniques = pd.factorize(frame[name].to_numpy(dtype=object))
+    for name in _IDS:  # factorised once: the scorer reuses the codes
+        columns = [frame[name].to_numpy(dtype=object) for frame in frames]
+        codes, uniques = pd.factorize(columns[0] if len(columns) == 1 else np.concatenate(columns))
         if max(map(len, uniques), default=0) > NAME_LENGTH:
             return None  # an id the store refuses: the exact reader names it
         coded.append((codes, np.asarray(uniques, dtype=object)))

@@ -17,8 +17,10 @@ line-exact ingest reader, whose error names the line.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,14 +30,18 @@ from orlbuild.ingest.source import STDIN, base_suffix, open_input, sniff_trec
 from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_qrels
 from orlbuild.vocabulary import InputFormat
 from scoring import ORL, ScoringError
-from scoring.orl import orls_from_grade_table
+from scoring.orl import orls_from_coded_grades, orls_from_grade_table
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
+
+if TYPE_CHECKING:
+    from scoring.run import CodedRuns
 
 __all__ = [
     "ParsedFile",
     "comment_notes",
     "first_line",
     "parse_file",
+    "read_eval_files",
     "read_orl_file",
     "read_run_file",
 ]
@@ -218,6 +224,62 @@ def read_orl_file(
         grades["grade"].to_numpy(dtype=float),
     )
     return orls, [*parsed.notes, *warnings]
+
+
+def read_eval_files(
+    orl_file: Path,
+    run_files: Sequence[Path],
+    *,
+    orl_format: InputFormat | None = None,
+    run_format: InputFormat | None = None,
+) -> tuple[dict[str, ORL], list[str], CodedRuns, list[int]] | None:
+    """TREC qrels and TREC runs read together, ORLs and runs sharing one id table.
+
+    The fast path of ``orlbuild eval`` (docs/performance.md, "Speed of
+    ``orlbuild eval``"): every id is hashed once
+    (:func:`orlbuild.ingest.trec_reader.fast_trec_eval`), the ORLs carry
+    their items' codes (:func:`scoring.orl.orls_from_coded_grades`) and the
+    runs are scored on integer codes.
+
+    Parameters
+    ----------
+    orl_file
+        TREC qrels (recognised by content, or forced by ``orl_format``).
+    run_files
+        TREC runs (recognised by content, or forced by ``run_format``).
+    orl_format, run_format
+        As for :func:`read_orl_file` and :func:`read_run_file`.
+
+    Returns
+    -------
+    tuple or None
+        ``{query: ORL}``, the ORL file's notes (as :func:`read_orl_file`),
+        the runs and each run file's number of comment lines; ``None`` when
+        a file is not a regular TREC file the C-speed reader accepts (the
+        caller then reads each file on its own, errors named exactly).
+    """
+    from orlbuild.ingest.trec_reader import fast_trec_eval
+
+    files = [orl_file, *run_files]
+    if not run_files or any(str(path) == STDIN or not path.is_file() for path in files):
+        return None
+    if orl_format not in (None, InputFormat.qrels) or run_format not in (None, InputFormat.trec):
+        return None
+    if orl_format is None and sniff_trec(first_line(orl_file)) is not InputFormat.qrels:
+        return None
+    if run_format is None and any(
+        sniff_trec(first_line(path)) is not InputFormat.trec for path in run_files
+    ):
+        return None
+    read = fast_trec_eval(orl_file, run_files)
+    if read is None:
+        return None
+    qrels, runs, comments = read
+    orls, without = orls_from_coded_grades(
+        qrels.query_codes, qrels.queries, qrels.item_codes, qrels.items, qrels.grades
+    )
+    warnings = [f"query {query!r} has no positive grade and gets no ORL" for query in without]
+    return orls, [*comment_notes(orl_file, qrels.comments), *warnings], runs, comments
 
 
 def _orls_from_grades(

@@ -95,13 +95,24 @@ def evaluate_files(
     InputError
         Bad input; the message names the file.
     """
-    from orlbuild.orl_io.eval_files import comment_notes, read_orl_file, read_run_file
+    from orlbuild.orl_io.eval_files import (
+        comment_notes,
+        read_eval_files,
+        read_orl_file,
+        read_run_file,
+    )
     from scoring import parse_measures
 
     parse_measures(measures)  # report every bad name at once, before reading any file
-    orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
     names = system_names(run_files)
-    together = _read_together(run_files, run_format)
+    both = read_eval_files(orl_file, run_files, orl_format=orl_format, run_format=run_format)
+    together: tuple[CodedRuns, list[int]] | None
+    if both is not None:  # TREC qrels and runs: ids hashed once, shared by ORLs and runs
+        orls, notes, coded_runs, run_comments = both
+        together = coded_runs, run_comments
+    else:
+        orls, notes = read_orl_file(orl_file, fmt=orl_format, grade_agg=grade_agg)
+        together = _read_together(run_files, run_format)
     evaluations = None
     if together is not None:
         coded, comments = together
