@@ -1,0 +1,147 @@
+"""ORLs and runs coded against one id table (``orlbuild eval``'s fast path, issue 24).
+
+:func:`scoring.orl.orls_from_coded_grades` builds ORLs that keep their items'
+integer codes and build their dictionaries only when read; a run coded against
+the same table is joined with them on integers (:func:`scoring.batch.prepare_batch`).
+These tests check that every measure scores exactly as on the plain ORLs and
+run tables, that a lazily built ORL equals the eager one, and that the file
+path shares the table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orlbuild.orl_io.eval_files import read_eval_files
+from scoring import evaluate_run
+from scoring.evaluation import evaluate_runs
+from scoring.orl import ORL, orls_from_coded_grades, orls_from_grade_table
+from scoring.run import CodedRuns
+
+MEASURES = [
+    "AP",
+    "nDCG(grade=native,gain=linear)@10",
+    "nDCG@5",
+    "P@10",
+    "RR",
+    "Bpref",
+    "infAP",
+    "Judged@10",
+    "ERR@10",
+    "RBP(p=0.8)@10",
+    "RDQ(penalty=m2,alpha=2)@10",
+    "KendallTau",
+]
+
+
+def _collection(seed: int) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """Qrels (grades 0-3, a query with only zeros) and two runs with tied scores."""
+    rng = np.random.default_rng(seed)
+    ids = np.array([f"doc_{i:05d}" for i in rng.permutation(400)], dtype=object)
+    queries = [f"q{q}" for q in range(12)]
+    qrels = []
+    for q, query in enumerate(queries):
+        judged = rng.choice(ids, size=15, replace=False)
+        grades = rng.integers(0, 4, size=15) if q else np.zeros(15, dtype=np.int64)
+        qrels += [(query, d, int(g)) for d, g in zip(judged, grades, strict=True)]
+    runs = []
+    for _ in range(2):
+        rows = []
+        for query in [*queries[1:], "only_in_run"]:
+            docs = rng.choice(ids, size=25, replace=False)
+            scores = np.round(rng.uniform(0, 1, size=25), 1)  # ties
+            rows += [(query, d, float(s)) for d, s in zip(docs, scores, strict=True)]
+        runs.append(pd.DataFrame(rows, columns=["query", "item", "score"]))
+    return pd.DataFrame(qrels, columns=["query", "item", "grade"]), runs
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_coded_orls_and_runs_score_as_plain_ones(seed: int) -> None:
+    qrels, runs = _collection(seed)
+    plain, plain_without = orls_from_grade_table(
+        qrels["query"].to_numpy(object), qrels["item"].to_numpy(object), qrels["grade"].to_numpy()
+    )
+    # One table for the qrels' and the runs' ids, as fast_trec_eval codes them.
+    every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
+    query_codes, queries = pd.factorize(every["query"].to_numpy(object))
+    item_codes, items = pd.factorize(every["item"].to_numpy(object))
+    cut = len(qrels)
+    coded_orls, without = orls_from_coded_grades(
+        query_codes[:cut], queries, item_codes[:cut], items, qrels["grade"].to_numpy()
+    )
+    assert without == plain_without == ["q0"]  # not the run-only query of the shared table
+    assert list(coded_orls) == list(plain)
+    coded = CodedRuns(
+        runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
+        query_codes=query_codes[cut:].astype(np.int64),
+        queries=np.asarray(queries, dtype=object),
+        item_codes=item_codes[cut:].astype(np.int64),
+        items=items,
+        scores=np.concatenate([run["score"].to_numpy() for run in runs]),
+        n_runs=len(runs),
+    )
+    got = evaluate_runs(coded_orls, coded, MEASURES)
+    # The coded ORLs were scored without building their dictionaries (ERR reads the
+    # ORLs, so it is scored apart here).
+    fresh, _ = orls_from_coded_grades(
+        query_codes[:cut], queries, item_codes[:cut], items, qrels["grade"].to_numpy()
+    )
+    evaluate_runs(fresh, coded, [m for m in MEASURES if not m.startswith("ERR")])
+    assert not any(_is_set(orl, "_ranks") for orl in fresh.values())
+    for run, result in zip(runs, got, strict=True):
+        want = evaluate_run(plain, run, MEASURES)
+        pd.testing.assert_frame_equal(result.per_query, want.per_query, rtol=0, atol=1e-15)
+
+
+def _is_set(orl: ORL, slot: str) -> bool:
+    """Whether a slot of the ORL holds a value, without triggering its lazy build."""
+    try:
+        object.__getattribute__(orl, slot)
+    except AttributeError:
+        return False
+    return True
+
+
+def test_a_lazily_built_orl_equals_the_eager_one() -> None:
+    qrels, _ = _collection(3)
+    queries, items = qrels["query"].to_numpy(object), qrels["item"].to_numpy(object)
+    eager, _ = orls_from_grade_table(queries, items, qrels["grade"].to_numpy())
+    query_codes, query_table = pd.factorize(queries)
+    item_codes, item_table = pd.factorize(items)
+    lazy, _ = orls_from_coded_grades(
+        query_codes, query_table, item_codes, item_table, qrels["grade"].to_numpy()
+    )
+    for query, orl in lazy.items():
+        assert len(orl) == orl.n_items == len(eager[query])
+        assert not _is_set(orl, "_ranks")
+        assert orl == eager[query]  # builds the dictionaries
+        assert orl.tiers == eager[query].tiers
+        assert orl.grades == eager[query].grades
+        assert orl.nonrelevant == eager[query].nonrelevant
+        assert list(orl.items()) == list(eager[query].items())
+    with pytest.raises(AttributeError):
+        _ = ORL({"d1": 1}).no_such_attribute
+
+
+def test_eval_files_share_one_table(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 0\n")
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d2 1 2.0 t\nq1 Q0 d1 2 1.0 t\nq3 Q0 d9 1 1.0 t\n")
+    read = read_eval_files(qrels, [run])
+    assert read is not None
+    orls, notes, runs, comments = read
+    assert notes == ["query 'q2' has no positive grade and gets no ORL"]
+    assert comments == [0]
+    codes = orls["q1"]._codes
+    assert codes is not None and codes.table is runs.items
+    assert runs.items[codes.items].tolist() == ["d1"]
+    assert runs.items[codes.nonrelevant].tolist() == ["d2"]
+    # Not TREC qrels (a rank table): the caller reads each file on its own.
+    table = tmp_path / "orl.tsv"
+    table.write_text("query\titem\trank\nq1\td1\t1\n")
+    assert read_eval_files(table, [run]) is None
