@@ -447,11 +447,33 @@ def _coded_ids(
     coded = []
     for name in _IDS:  # factorised once: the scorer reuses the codes
         columns = [frame[name].to_numpy(dtype=object) for frame in frames]
-        codes, uniques = pd.factorize(columns[0] if len(columns) == 1 else np.concatenate(columns))
+        values = columns[0] if len(columns) == 1 else np.concatenate(columns)
+        codes, uniques = _factorize_ids(values) if name == "item" else pd.factorize(values)
         if max(map(len, uniques), default=0) > NAME_LENGTH:
             return None  # an id the store refuses: the exact reader names it
         coded.append((codes, np.asarray(uniques, dtype=object)))
     return coded[0], coded[1]
+
+
+def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize`` of many distinct strings, hashed in C first (same codes, same order).
+
+    Hashing the strings' bytes (``pandas.util.hash_array``) and factorising
+    the 64-bit hashes costs less than factorising the Python strings, when
+    most are distinct (a run's long document ids). The result is checked
+    exact: every string is compared with the first string of its hash, and
+    a collision falls back to ``pandas.factorize``.
+    """
+    hashes = pd.util.hash_array(values, categorize=False)
+    codes, distinct = pd.factorize(hashes)
+    # Codes number the hashes in order of first appearance: a row holds a new code
+    # exactly where its code exceeds every earlier one.
+    running = np.maximum.accumulate(codes)
+    first = np.flatnonzero(codes > np.concatenate([[-1], running[:-1]]))
+    uniques = values[first]
+    if len(first) != len(distinct) or not (uniques[codes] == values).all():
+        return pd.factorize(values)  # a 64-bit hash collision
+    return codes, uniques
 
 
 def _unique_pairs(files: np.ndarray, query_codes: np.ndarray, item_codes: np.ndarray) -> bool:

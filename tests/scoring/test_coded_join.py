@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orlbuild.ingest.trec_reader import _factorize_ids
 from orlbuild.orl_io.eval_files import read_eval_files
 from scoring import evaluate_run
 from scoring.evaluation import evaluate_runs
@@ -145,3 +146,18 @@ def test_eval_files_share_one_table(tmp_path: Path) -> None:
     table = tmp_path / "orl.tsv"
     table.write_text("query\titem\trank\nq1\td1\t1\n")
     assert read_eval_files(table, [run]) is None
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_ids_are_factorised_as_pandas_does(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
+    """The reader hashes ids in C first; same codes and order as ``pandas.factorize``,
+    also when hashes collide (every hash made equal here)."""
+    rng = np.random.default_rng(5)
+    pool = np.array(["d1", "msmarco_passage_01_000000001", "é", "", "D1", "d1 "], dtype=object)
+    values = pool[rng.integers(0, len(pool), size=200)]
+    if collide:
+        monkeypatch.setattr(pd.util, "hash_array", lambda v, **_: np.zeros(len(v), dtype=np.uint64))
+    codes, uniques = _factorize_ids(values)
+    want_codes, want_uniques = pd.factorize(values)
+    np.testing.assert_array_equal(codes, want_codes)
+    assert uniques.tolist() == list(want_uniques)
