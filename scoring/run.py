@@ -130,6 +130,10 @@ def trec_order(
     numpy.ndarray
         The permutation, as ``np.lexsort((-id_order, primary, group))`` would give it.
     """
+    if _already_ordered(group, primary):  # a run as it is usually written: no sort
+        order = np.arange(len(group))
+        same = (group[1:] == group[:-1]) & (primary[1:] == primary[:-1])
+        return _ties_by_id(order, same, item_codes, items)
     levels, dense = np.unique(primary, return_inverse=True)
     n_group = int(group.max(initial=0)) + 1
     if n_group * max(len(levels), 1) < 2**62:  # one argsort on numbers, faster than lexsort
@@ -141,6 +145,21 @@ def trec_order(
         order = np.lexsort((primary, group))
         g, p = group[order], primary[order]
         same = (g[1:] == g[:-1]) & (p[1:] == p[:-1])
+    return _ties_by_id(order, same, item_codes, items)
+
+
+def _already_ordered(group: np.ndarray, primary: np.ndarray) -> bool:
+    """Whether the rows are sorted by (group, primary) already (one pass, no sort)."""
+    if len(group) < 2:
+        return True
+    later, same = group[1:] > group[:-1], group[1:] == group[:-1]
+    return bool(np.all(later | (same & (primary[1:] >= primary[:-1]))))
+
+
+def _ties_by_id(
+    order: np.ndarray, same: np.ndarray, item_codes: np.ndarray, items: np.ndarray
+) -> np.ndarray:
+    """``order`` with each run of tied rows (``same[i]``: rows ``i``, ``i + 1`` tie) by id desc."""
     if not same.any():
         return order
     tie_group = np.concatenate([[0], np.cumsum(~same)])  # rows of one (group, primary) share it
@@ -151,10 +170,28 @@ def trec_order(
     rows = order[at]
     used, local = np.unique(item_codes[rows], return_inverse=True)
     id_rank = np.empty(len(used), dtype=np.int64)
-    id_rank[np.argsort(np.asarray(items, dtype=object)[used], kind="stable")] = np.arange(len(used))
+    id_rank[_string_order(np.asarray(items, dtype=object)[used])] = np.arange(len(used))
     # The tied rows keep their positions (grouped by key); within a key, id descending.
     order[at] = rows[np.lexsort((-id_rank[local.ravel()], tie_group[at]))]
     return order
+
+
+#: Largest fixed-width copy (in characters) :func:`_string_order` makes to sort in C.
+_FIXED_WIDTH_CHARS = 1 << 25
+
+
+def _string_order(names: np.ndarray) -> np.ndarray:
+    """Stable argsort of distinct strings in code point order (Python's, C ``strcmp``'s).
+
+    Sorted as a NumPy fixed-width unicode array (compared in C, several times
+    faster than comparing Python strings) unless a string holds a NUL (which
+    that array would drop at the end) or the copy would be very large.
+    """
+    texts = names.tolist()
+    width = max(map(len, texts), default=0)
+    if width * len(texts) > _FIXED_WIDTH_CHARS or any("\x00" in text for text in texts):
+        return np.argsort(names, kind="stable")
+    return np.argsort(np.array(texts, dtype=f"U{max(width, 1)}"), kind="stable")
 
 
 def flat_run_from_frame(

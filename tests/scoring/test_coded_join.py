@@ -21,7 +21,7 @@ from orlbuild.orl_io.eval_files import read_eval_files
 from scoring import evaluate_run
 from scoring.evaluation import evaluate_runs
 from scoring.orl import ORL, orls_from_coded_grades, orls_from_grade_table
-from scoring.run import CodedRuns
+from scoring.run import CodedRuns, trec_order
 
 MEASURES = [
     "AP",
@@ -161,3 +161,30 @@ def test_ids_are_factorised_as_pandas_does(monkeypatch: pytest.MonkeyPatch, coll
     want_codes, want_uniques = pd.factorize(values)
     np.testing.assert_array_equal(codes, want_codes)
     assert uniques.tolist() == list(want_uniques)
+
+
+@pytest.mark.parametrize("presorted", [False, True])
+@pytest.mark.parametrize(
+    "extra", [[], ["a\x00", "a", "a\x00b", "\x00"], ["x" * 300, "😀", "\ud800", "é", "e"]]
+)
+def test_tied_rows_are_ordered_by_id_strings(presorted: bool, extra: list[str]) -> None:
+    """trec_order, sorting or not (a run already in order), with NULs and non-ASCII ids
+    (sorted in C as fixed-width strings unless a NUL is present): Python's order on
+    (group, primary, id descending)."""
+    rng = np.random.default_rng(len(extra))
+    items = np.asarray([f"msmarco_passage_{i % 7:02d}_{i:09d}" for i in range(300)] + extra)
+    items = items.astype(object)[rng.permutation(len(items) if extra else 300)]
+    n = 1500
+    group = rng.integers(0, 20, size=n)
+    primary = rng.integers(0, 3, size=n).astype(float)
+    codes = rng.integers(0, len(items), size=n)
+    if presorted:
+        first = np.lexsort((primary, group))
+        group, primary, codes = group[first], primary[first], codes[first]
+    got = trec_order(group, primary, codes, items)
+    ids = items[codes].tolist()
+    by_id = sorted(range(n), key=lambda i: ids[i], reverse=True)
+    expected = sorted(by_id, key=lambda i: (group[i], primary[i]))
+    assert [(group[i], primary[i], ids[i]) for i in got] == [
+        (group[i], primary[i], ids[i]) for i in expected
+    ]
