@@ -455,6 +455,10 @@ def _coded_ids(
     return coded[0], coded[1]
 
 
+#: Rows sampled to tell mostly distinct ids (hashed first) from repeating ones.
+_SAMPLE_ROWS = 20_000
+
+
 def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``pandas.factorize`` of many distinct strings, hashed in C first (same codes, same order).
 
@@ -462,8 +466,13 @@ def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the 64-bit hashes costs less than factorising the Python strings, when
     most are distinct (a run's long document ids). The result is checked
     exact: every string is compared with the first string of its hash, and
-    a collision falls back to ``pandas.factorize``.
+    a collision falls back to ``pandas.factorize``. Ids that repeat a lot
+    (short ids shared by every query, judged in a sample of rows) are
+    factorised by ``pandas.factorize`` directly, which is faster for them.
     """
+    sample = values[:: max(1, len(values) // _SAMPLE_ROWS)]
+    if len(pd.unique(sample)) < len(sample) // 2:
+        return pd.factorize(values)
     hashes = pd.util.hash_array(values, categorize=False)
     codes, distinct = pd.factorize(hashes)
     # Codes number the hashes in order of first appearance: a row holds a new code

@@ -150,17 +150,34 @@ def test_eval_files_share_one_table(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("collide", [False, True])
 def test_ids_are_factorised_as_pandas_does(monkeypatch: pytest.MonkeyPatch, collide: bool) -> None:
-    """The reader hashes ids in C first; same codes and order as ``pandas.factorize``,
-    also when hashes collide (every hash made equal here)."""
+    """The reader hashes mostly distinct ids in C first; same codes and order as
+    ``pandas.factorize``, also when hashes collide (every hash made equal here)."""
     rng = np.random.default_rng(5)
-    pool = np.array(["d1", "msmarco_passage_01_000000001", "é", "", "D1", "d1 "], dtype=object)
-    values = pool[rng.integers(0, len(pool), size=200)]
+    special = ["d1", "msmarco_passage_01_000000001", "é", "", "D1", "d1 ", "\x00"]
+    distinct = np.array([*special, *(f"msmarco_passage_{i:09d}" for i in range(300))], object)
+    # Mostly distinct, as a run's long ids (so the hashes are used), some repeated.
+    values = np.concatenate([distinct, distinct[rng.integers(0, len(distinct), size=40)]])
+    values = values[rng.permutation(len(values))]
+    real = pd.util.hash_array
     if collide:
-        monkeypatch.setattr(pd.util, "hash_array", lambda v, **_: np.zeros(len(v), dtype=np.uint64))
+        real = lambda v, **_: np.zeros(len(v), dtype=np.uint64)  # noqa: E731
+    hashed: list[int] = []
+
+    def hash_array(v: np.ndarray, **kw: object) -> np.ndarray:
+        hashed.append(len(v))
+        return real(v, **kw)
+
+    monkeypatch.setattr(pd.util, "hash_array", hash_array)
     codes, uniques = _factorize_ids(values)
+    assert hashed == [len(values)]
     want_codes, want_uniques = pd.factorize(values)
     np.testing.assert_array_equal(codes, want_codes)
     assert uniques.tolist() == list(want_uniques)
+    # Repeating ids (short ids shared by all queries) are factorised by pandas directly.
+    hashed.clear()
+    codes, uniques = _factorize_ids(values[np.arange(2000) % 20])
+    assert hashed == []
+    assert uniques.tolist() == values[:20].tolist()
 
 
 @pytest.mark.parametrize("presorted", [False, True])
