@@ -124,11 +124,16 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+#: Every process runs in a scratch folder: a baseline started as ``python -c ...`` would
+#: otherwise import the packages of the folder the benchmark was started from.
+WORKDIR = tempfile.gettempdir()
+
+
 def run_once(command: list[str]) -> tuple[float, float, str]:
     """Wall time, CPU time and standard output of one process (failure raised)."""
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(command, check=True, capture_output=True, text=True, env=ENV)
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=ENV, cwd=WORKDIR)
     return time.perf_counter() - start, _children_cpu() - cpu, done.stdout
 
 
@@ -176,9 +181,11 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the files here and keep them")
     parser.add_argument("--baseline", type=Path, help="another orlbuild executable to time too")
     args = parser.parse_args()
+    if args.baseline is not None and args.baseline.exists():
+        args.baseline = args.baseline.resolve()  # the processes run in WORKDIR
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.keep or Path(tmp)
+        folder = (args.keep or Path(tmp)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
         ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         for ids in ("long", "short") if args.ids == "both" else (args.ids,):
