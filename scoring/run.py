@@ -189,7 +189,7 @@ def _string_order(names: np.ndarray) -> np.ndarray:
     """
     texts = names.tolist()
     width = max(map(len, texts), default=0)
-    if width * len(texts) > _FIXED_WIDTH_CHARS or any("\x00" in text for text in texts):
+    if width * len(texts) > _FIXED_WIDTH_CHARS or "\x00" in "".join(texts):
         return np.argsort(names, kind="stable")
     return np.argsort(np.array(texts, dtype=f"U{max(width, 1)}"), kind="stable")
 
