@@ -107,7 +107,7 @@ its default."""
 #: Word-valued build parameters and their words: the builder's vocabularies. Which word
 #: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
 _CHOICE_PARAMETERS = BUILD_OPTION_WORDS
-_NUMBER_PARAMETERS = ("sig", "reg")
+_NUMBER_PARAMETERS = ("sig", "reg", "margin")
 _INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
 _FLAG_PARAMETERS = ("step_down",)
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
