@@ -1,7 +1,7 @@
 """Planning use cases: the next comparisons of a stored build, the plan file, the design study.
 
 ``orlbuild plan`` and the pipeline's ``[plan]`` table call :func:`plan_build`
-and :func:`write_plan`; ``orlbuild plan simulate`` calls :func:`simulate_designs`
+and :func:`write_plan`; ``orlbuild calibrate --design`` calls :func:`simulate_designs`
 (docs/planning.md, "Planning the next judgments").
 """
 
@@ -79,7 +79,8 @@ def plan_build(
 ) -> BuildPlan:
     """Propose the next ``budget`` comparisons of a pairwise build.
 
-    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`.
+    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`;
+    without ``margin`` the build's own ``--margin`` (if any) is used.
 
     Raises
     ------
@@ -101,6 +102,8 @@ def plan_build(
         )
     orls = load_query_orls(engine, record.id)
     params = BuildParameters.from_json(dict(record.parameters))
+    if margin is None:  # the build's own --margin, if it has one
+        margin = params.margin
     judgments = load_build_judgments(engine, record)
     evidence, skipped = pairwise_evidence(judgments, params, {q: o.tiers for q, o in orls.items()})
     for query in sorted(set(judgments["query"].astype(str)) - set(orls)):
