@@ -10,11 +10,14 @@ reported as skipped with the reason.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from migrated_postgres import MigratedPostgres
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -47,13 +50,42 @@ def _fresh_postgres_database(server_url: str) -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_stay_in_the_test_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Point ``tempfile`` and ``$TMPDIR`` (for the commands the tests start) at pytest's folder.
+
+    A command whose store refuses a write keeps its result in a temporary file
+    (``orlbuild/output_files.py``, ``keep_unstored``); under test those files land
+    here, and pytest removes them with its old folders instead of leaving them in /tmp.
+    """
+    folder = tmp_path_factory.mktemp("tmp")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(folder)
+    yield
+    tempfile.tempdir = saved[1]
+    if saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[0]
+
+
 @pytest.fixture(
     params=[
         "sqlite",
         pytest.param("postgresql", marks=pytest.mark.postgres),
     ]
 )
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store backend a test runs on: ``sqlite``, or ``postgresql`` when a server is named."""
+    if request.param == "postgresql" and not os.environ.get(PG_ENV_VAR):
+        pytest.skip(f"PostgreSQL tests need {PG_ENV_VAR} (e.g. postgresql+psycopg://...)")
+    return str(request.param)
+
+
+@pytest.fixture
+def db_url(backend: str, tmp_path: Path) -> Iterator[str]:
     """URL of a fresh, EMPTY database (no tables), once per backend.
 
     * ``sqlite``: a new file ``tmp_path/orlbuild.db`` (``sqlite:///...``).
@@ -65,26 +97,58 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     database; most tests want :func:`migrated_db_url`. Dispose of engines you
     create before the test ends.
     """
-    if request.param == "sqlite":
+    if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'orlbuild.db'}"
         return
-    server = os.environ.get(PG_ENV_VAR)
-    if not server:
-        pytest.skip(f"PostgreSQL tests need {PG_ENV_VAR} (e.g. postgresql+psycopg://...)")
-    yield from _fresh_postgres_database(server)
+    yield from _fresh_postgres_database(os.environ[PG_ENV_VAR])
+
+
+@pytest.fixture(scope="session")
+def _migrated_sqlite_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One SQLite store upgraded to ``head`` per test process, copied for each test."""
+    path = tmp_path_factory.mktemp("migrated") / "orlbuild.db"
+    upgrade(f"sqlite:///{path}")
+    assert not path.with_name(path.name + "-wal").exists()  # the whole store is in one file
+    return path
+
+
+@pytest.fixture(scope="session")
+def _migrated_postgres() -> Iterator[MigratedPostgres]:
+    """A reusable migrated PostgreSQL database per test process (see :class:`MigratedPostgres`)."""
+    pool = MigratedPostgres(os.environ.get(PG_ENV_VAR, ""))
+    yield pool
+    pool.close()
 
 
 @pytest.fixture
-def migrated_db_url(db_url: str) -> str:
+def migrated_db_url(
+    backend: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> Iterator[str]:
     """URL of a fresh database already upgraded to the newest migration (``head``).
 
     Parametrized like :func:`db_url` (SQLite always; PostgreSQL when
     ``$ORLBUILD_TEST_PG_URL`` is set), so a test using it runs on both
     backends. Pass it to ``orlbuild --db URL ...`` or
     :func:`orlbuild.store.open_store`.
+
+    Running the migrations for every test was the largest fixed cost of the
+    suite, so the migrated state is made once per test process and handed out
+    again: on SQLite as a copy of a migrated file; on PostgreSQL as one database
+    that is emptied after each test (``TRUNCATE ... RESTART IDENTITY``), and
+    dropped and made anew whenever a test changed more than its rows (a
+    downgrade, a database setting, a trigger). Each test therefore still sees an
+    empty store at ``head`` with its identities starting at 1.
     """
-    upgrade(db_url)
-    return db_url
+    if backend == "sqlite":
+        path = tmp_path / "orlbuild.db"
+        shutil.copyfile(request.getfixturevalue("_migrated_sqlite_file"), path)
+        yield f"sqlite:///{path}"
+        return
+    pool: MigratedPostgres = request.getfixturevalue("_migrated_postgres")
+    yield pool.acquire()
+    pool.release()
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import MAX_LINE_CHARS, split_lines
+from orlbuild.ingest.source import MAX_LINE_CHARS, line_blocks, split_lines
 from orlbuild.vocabulary import InputFormat
 
 __all__ = [
@@ -188,7 +188,7 @@ def read_chunks(
     elif fmt in (InputFormat.jsonl, InputFormat.json):
         chunks = _jsonl_chunks(_json_objects(texts, label), tabular, label, sink)
     elif fmt in headerless:
-        chunks = _whitespace_chunks(split_lines(texts, label), fmt, headerless[fmt], label, sink)
+        chunks = _whitespace_chunks(line_blocks(texts, label), fmt, headerless[fmt], label, sink)
     else:
         raise InputError(
             f"format {fmt.value!r} does not hold this kind of data",
@@ -864,36 +864,55 @@ def _tier_list_rows(
 
 
 def _whitespace_chunks(
-    lines: Iterable[str], fmt: InputFormat, layout: RecordLayout, label: str, notes: list[str]
+    blocks: Iterable[list[str]],
+    fmt: InputFormat,
+    layout: RecordLayout,
+    label: str,
+    notes: list[str],
 ) -> Iterator[ColumnChunk]:
-    """Chunks of a headerless whitespace-separated TREC file; ``#`` lines are comments."""
+    """Chunks of a headerless whitespace-separated TREC file; ``#`` lines are comments.
+
+    ``blocks`` are lists of physical lines (:func:`~orlbuild.ingest.source.line_blocks`).
+    A block whose every line has the layout's width and none starts a comment is
+    taken whole (the common case, with no Python work per line beyond the
+    split); any other block is read line by line, so that a comment is counted
+    and a bad line is named exactly as before.
+    """
     names = layout.headerless_columns
     width = len(names)
     rows: list[list[str]] = []
     starts: list[int] = []
     comments = 0
-    for number, text in enumerate(lines, start=1):
-        fields = text.split()
-        if not fields:
-            continue
-        if fields[0].startswith("#"):
-            comments += 1
-            continue
-        if len(fields) != width:
-            raise InputError(
-                f"a {'TREC ' if fmt in (InputFormat.qrels, InputFormat.trec) else ''}"
-                f"{fmt.value} line needs {width} fields ({' '.join(names)}), "
-                f"found {len(fields)}",
-                file=label,
-                line=number,
-                value=text.strip(),
-                hint="separate fields by whitespace; identifiers cannot contain spaces",
-            )
-        rows.append(fields)
-        starts.append(number)
-        if len(rows) >= CHUNK_ROWS:
-            yield _positional_chunk(rows, starts, layout)
-            rows, starts = [], []
+    number = 0
+    for block in blocks:
+        fields = [text.split() for text in block]
+        if set(map(len, fields)) == {width} and not any(f[0].startswith("#") for f in fields):
+            rows.extend(fields)
+            starts.extend(range(number + 1, number + 1 + len(block)))
+            number += len(block)
+        else:
+            for text, line_fields in zip(block, fields, strict=True):
+                number += 1
+                if not line_fields:
+                    continue
+                if line_fields[0].startswith("#"):
+                    comments += 1
+                    continue
+                if len(line_fields) != width:
+                    raise InputError(
+                        f"a {'TREC ' if fmt in (InputFormat.qrels, InputFormat.trec) else ''}"
+                        f"{fmt.value} line needs {width} fields ({' '.join(names)}), "
+                        f"found {len(line_fields)}",
+                        file=label,
+                        line=number,
+                        value=text.strip(),
+                        hint="separate fields by whitespace; identifiers cannot contain spaces",
+                    )
+                rows.append(line_fields)
+                starts.append(number)
+        while len(rows) >= CHUNK_ROWS:
+            yield _positional_chunk(rows[:CHUNK_ROWS], starts[:CHUNK_ROWS], layout)
+            del rows[:CHUNK_ROWS], starts[:CHUNK_ROWS]
     if rows:
         yield _positional_chunk(rows, starts, layout)
     if comments:

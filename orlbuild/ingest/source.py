@@ -41,6 +41,7 @@ __all__ = [
     "detect_format",
     "file_sha256",
     "input_size",
+    "line_blocks",
     "open_input",
     "sniff_trec",
 ]
@@ -223,11 +224,15 @@ def split_lines(texts: Iterable[str], label: str) -> Iterator[str]:
         A line longer than :data:`MAX_LINE_CHARS`, named by its number, as soon
         as it is that long (the rest of it is never buffered).
     """
-    return itertools.chain.from_iterable(_line_blocks(texts, label))
+    return itertools.chain.from_iterable(line_blocks(texts, label))
 
 
-def _line_blocks(texts: Iterable[str], label: str) -> Iterator[list[str]]:
-    """The complete lines of each block (see :func:`split_lines`)."""
+def line_blocks(texts: Iterable[str], label: str) -> Iterator[list[str]]:
+    """The complete physical lines of each decoded block, as one list per block.
+
+    The lines of :func:`split_lines`, grouped, for readers that work a block at
+    a time; it raises the same over-long-line error.
+    """
     carry = ""
     lines_before = 0
     for text in texts:
