@@ -40,7 +40,7 @@ from orlbuild.builders.build import build_orls
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import plan_comparisons
+from orlbuild.builders.planning import REPEAT_LIMIT, plan_comparisons
 from orlbuild.builders.simulation import adjusted_rand_index, tiered_strengths
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (
@@ -90,6 +90,8 @@ class DesignStudy:
         The planner's objective.
     max_per_query
         The planner's cap per query and round (``None``: allocation by value only).
+    repeat_limit
+        The planner's most asks of one pair per round.
     seed
         Seed of the simulation.
     """
@@ -106,6 +108,7 @@ class DesignStudy:
     margin: float | None = None
     objective: str = PlanObjective.tiers.value
     max_per_query: int | None = None
+    repeat_limit: int = REPEAT_LIMIT
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -113,8 +116,8 @@ class DesignStudy:
             raise ConfigError(f"--scenario must be {', '.join(SCENARIOS)}; got {self.scenario!r}")
         if self.items < 2 or self.queries < 1 or self.rounds < 0:
             raise ConfigError("--items must be >= 2, --queries >= 1 and --rounds >= 0")
-        if self.budget_per_query < 1 or self.start < 1:
-            raise ConfigError("--budget-per-query and --start must be >= 1")
+        if self.budget_per_query < 1 or self.start < 1 or self.repeat_limit < 1:
+            raise ConfigError("--budget-per-query, --start and --repeat-limit must be >= 1")
         if not 1 <= self.tiers[0] <= self.tiers[1] <= self.items:
             raise ConfigError("--tiers must be LOW-HIGH with 1 <= LOW <= HIGH <= items")
 
@@ -304,6 +307,7 @@ def _more(
             evidence,
             k * study.queries,
             max_per_query=study.max_per_query,
+            repeat_limit=study.repeat_limit,
             seed=study.seed + round_,
             margin=study.margin,
             objective=study.objective,

@@ -102,6 +102,9 @@ def calibrate_command(
             show_default=False,
         ),
     ] = None,
+    repeat_limit: Annotated[
+        int, typer.Option(help="--design planned: at most this many asks of one pair per round.")
+    ] = 8,
     objective: Annotated[
         PlanObjective,
         typer.Option(help="--design planned: tiers (every open decision) or top."),
@@ -130,7 +133,7 @@ def calibrate_command(
     if design:
         _compare_designs(
             design, scenario, method, tiering, items, queries, tiers, gap, sig, seed, start,
-            budget_per_query, rounds, max_per_query, objective, margin, fmt,
+            budget_per_query, rounds, max_per_query, repeat_limit, objective, margin, fmt,
         )  # fmt: skip
         return
     from orlbuild.builders.simulation import CalibrationDesign, calibrate_tierings
@@ -181,6 +184,7 @@ def _compare_designs(
     budget_per_query: int,
     rounds: int,
     max_per_query: int | None,
+    repeat_limit: int,
     objective: PlanObjective,
     margin: float | None,
     fmt: OutputFormat,
@@ -212,6 +216,7 @@ def _compare_designs(
         margin=check_margin(margin),
         objective=objective.value,
         max_per_query=max_per_query,
+        repeat_limit=repeat_limit,
         seed=seed,
     )
     title = (

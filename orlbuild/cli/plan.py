@@ -44,7 +44,7 @@ def plan_command(
     ] = None,
     repeat_limit: Annotated[
         int, typer.Option("--repeat-limit", min=1, help="At most this many asks of one pair.")
-    ] = 2,
+    ] = 8,
     seed: Annotated[
         int, typer.Option("--seed", help="Seed of the presentation and pair order.")
     ] = 0,

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from orlbuild.builders.equivalence import check_margin
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import Plan, plan_comparisons
+from orlbuild.builders.planning import REPEAT_LIMIT, Plan, plan_comparisons
 from orlbuild.errors import ConfigError
 from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
@@ -72,7 +72,7 @@ def plan_build(
     *,
     budget: int,
     max_per_query: int | None = None,
-    repeat_limit: int = 2,
+    repeat_limit: int = REPEAT_LIMIT,
     seed: int = 0,
     objective: PlanObjective | str = PlanObjective.tiers,
     margin: float | None = None,
