@@ -228,3 +228,15 @@ def test_objective_top_values_the_cuts_that_shrink_the_top_tier_most() -> None:
         ratio[goal] = weights[pairs.index((0, 1))] / weights[pairs.index((3, 4))]
     assert 0.5 < ratio[planning.PlanObjective.tiers] < 2.0
     assert ratio[planning.PlanObjective.top] > 3 * ratio[planning.PlanObjective.tiers]
+
+
+def test_the_default_repeat_limit_lets_the_planner_insist(
+    mixed_evidence: list[QueryEvidence],
+) -> None:
+    from orlbuild.builders.planning import REPEAT_LIMIT
+
+    plan = plan_comparisons(mixed_evidence[:2], 200, seed=0)
+    asks = pd.Series([(p.query, frozenset((p.item_a, p.item_b))) for p in plan.pairs])
+    counts = asks.value_counts()
+    assert len(plan.pairs) == 200 and counts.max() <= REPEAT_LIMIT
+    assert counts.max() > 2  # the pairs across a plausible boundary are asked again and again
