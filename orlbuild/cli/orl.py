@@ -9,8 +9,8 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption
-from orlbuild.cli.render import emit
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import collection_listing, emit
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
 from orlbuild.vocabulary import ExportFormat, OutputFormat
@@ -20,16 +20,11 @@ __all__ = ["register"]
 orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args_is_help=True)
 
 
-@orl_app.command("list")
-def list_command(
-    ctx: typer.Context,
-    collection: CollectionFilterOption = None,
-    fmt: FormatOption = OutputFormat.table,
-) -> None:
-    """List the stored builds, newest first."""
-    with opened_store(ctx) as engine:
-        frame = list_stored_builds(engine, collection)
-    emit(fmt, frame=frame, title="builds")
+orl_app.command("list")(
+    collection_listing(
+        list_stored_builds, title="builds", doc="List the stored builds, newest first."
+    )
+)
 
 
 @orl_app.command("show")

@@ -34,7 +34,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 __all__ = [
     "BATCH_KINDS",
+    "JUDGMENT_MODELS",
     "NAME_LENGTH",
+    "NAME_MODELS",
     "Annotator",
     "AnnotatorReliabilityRow",
     "Base",
@@ -251,6 +253,18 @@ class RunEntry(Base):
     item_id: Mapped[int] = _ref("items")
     rank: Mapped[int] = mapped_column(Integer, nullable=False)
     score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+#: The table of each vocabulary of names (the ``names`` of a batch's chunks, and
+#: ``orlbuild status``'s counts).
+NAME_MODELS: dict[str, Any] = {"annotators": Annotator, "queries": Query, "items": Item}
+
+#: The table of each judgment kind's rows (a run's are :class:`RunEntry`).
+JUDGMENT_MODELS: dict[str, Any] = {
+    "listwise": ListwiseJudgment,
+    "pairwise": PairwiseJudgment,
+    "graded": GradedJudgment,
+}
 
 
 # --- builds -------------------------------------------------------------------------------
