@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from orlbuild.pipeline.config import load_config
-from tests.pipeline.test_pipeline_config import MINIMAL, problems, workdir, write
+from tests.pipeline.test_pipeline_config import problems, workdir, write
+from tests.pipeline_configs import MINIMAL
 
 __all__ = ["workdir"]  # the fixture, re-used
 
