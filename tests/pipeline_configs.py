@@ -1,4 +1,4 @@
-"""The pipeline config texts the tests start from (docs/pipeline.md, "The pipeline")."""
+"""The pipeline config texts the tests start from (docs/pipeline.md, "Pipeline configuration")."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 
 from orlbuild.cli.options import FormatOption
@@ -93,8 +94,14 @@ def diff_command(
     with opened_store(ctx) as engine:
         diff = diff_builds(engine, build_a, build_b)
     a, b = diff.a.id, diff.b.id
+    states = diff.states if diff.states is not None else pd.DataFrame()
     payload = {"a": a, "b": b, "moved": diff.moved.to_dict("records")}
+    payload["states"] = states.to_dict("records")
     emit(fmt, frame=diff.moved, payload=payload, title=f"build {a} -> build {b}")
+    if fmt is OutputFormat.table and len(states):
+        emit(
+            fmt, frame=states, title="tested decisions by state (separated, equivalent, undecided)"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -377,6 +377,8 @@ class TieDecisionRow(Base):
     weakest_critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     crossing_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
     unbacked_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # separated / equivalent / undecided (migration 0008_pair_states); NULL: no test, older builds
+    state: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class AnnotatorReliabilityRow(Base):
