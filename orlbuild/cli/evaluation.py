@@ -14,7 +14,7 @@ def _pandas_without_pyarrow() -> None:
     pandas 3 imports pyarrow (and ``pyarrow.compute``) at start-up whenever it
     is installed, for its Arrow-backed strings: about 0.1 s of CPU that
     ``orlbuild eval`` never uses (ids are read as Python strings,
-    docs/performance.md, "Speed of ``orlbuild eval``"). While pandas is
+    docs/performance.md, "Speed of `orlbuild eval`"). While pandas is
     imported, ``import pyarrow`` is made to fail, so that pandas keeps its
     strings in Python objects; afterwards pyarrow imports normally again.
     OpenBLAS starts a thread per core when NumPy loads, whose waiting costs

@@ -236,7 +236,7 @@ def read_eval_files(
     """TREC qrels and TREC runs read together, ORLs and runs sharing one id table.
 
     The fast path of ``orlbuild eval`` (docs/performance.md, "Speed of
-    ``orlbuild eval``"): every id is hashed once
+    `orlbuild eval`"): every id is hashed once
     (:func:`orlbuild.ingest.trec_reader.fast_trec_eval`), the ORLs carry
     their items' codes (:func:`scoring.orl.orls_from_coded_grades`) and the
     runs are scored on integer codes.
