@@ -233,9 +233,11 @@ def load_pairwise(
     pandas.DataFrame
         Columns ``query, annotator, winner, loser`` (str), ``tie`` (bool; when
         true neither item is preferred), ``count`` (int >= 1: how many times
-        the outcome happened, docs/input-formats.md, "Input formats") and ``batch_id`` (int),
-        one row per stored judgment, sorted by query, annotator and ingestion
-        order.
+        the outcome happened, docs/input-formats.md, "Input formats"), ``winner_first``
+        (nullable boolean: whether the winner - for a tie the item given first - was
+        shown first, NA where the input's shape does not say, docs/tiers-and-audit.md,
+        "Quality checks") and ``batch_id`` (int), one row per stored judgment, sorted by
+        query, annotator and ingestion order.
     """
     j = PairwiseJudgment
     columns = {
@@ -245,10 +247,13 @@ def load_pairwise(
         "loser": "loser_id",
         "tie": "tie",
         "count": "count",
+        "winner_first": "winner_first",
         "batch_id": "batch_id",
     }
     frame = _load_facts(bind, collection, queries, j, columns, ["query", "annotator"])
-    return frame.astype({"tie": bool, "count": "int64", "batch_id": "int64"})
+    return frame.astype(
+        {"tie": bool, "count": "int64", "winner_first": "boolean", "batch_id": "int64"}
+    )
 
 
 def load_listwise(
