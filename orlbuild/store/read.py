@@ -251,9 +251,17 @@ def load_pairwise(
         "batch_id": "batch_id",
     }
     frame = _load_facts(bind, collection, queries, j, columns, ["query", "annotator"])
-    return frame.astype(
-        {"tie": bool, "count": "int64", "winner_first": "boolean", "batch_id": "int64"}
-    )
+    frame["winner_first"] = _nullable_flags(frame["winner_first"].to_numpy())
+    return frame.astype({"tie": bool, "count": "int64", "batch_id": "int64"})
+
+
+def _nullable_flags(values: np.ndarray) -> pd.arrays.BooleanArray:
+    """Booleans with SQL NULLs as a nullable boolean array (``astype("boolean")`` on an
+    object array of a million NULLs takes a quarter of a second; this, milliseconds)."""
+    missing = pd.isna(values)
+    flags = np.zeros(len(values), dtype=bool)
+    flags[~missing] = values[~missing].astype(bool)
+    return pd.arrays.BooleanArray(flags, np.asarray(missing, dtype=bool))
 
 
 def load_listwise(
