@@ -37,10 +37,18 @@ def show_command(
     build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
     query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
     fmt: FormatOption = OutputFormat.table,
+    rank_intervals: Annotated[
+        bool,
+        typer.Option(
+            "--rank-intervals",
+            help="Add each item's simultaneous rank interval (rank_lo, rank_hi) at level "
+            "1 - sig; pairwise builds only (refits the build's judgments).",
+        ),
+    ] = False,
 ) -> None:
     """Show a build's tiers with scores and 95% intervals."""
     with opened_store(ctx) as engine:
-        shown = show_build(engine, build, query)
+        shown = show_build(engine, build, query, rank_intervals=rank_intervals)
     record = shown.record
     payload = {"build": record.to_json(), "queries": shown.tiers_by_query()}
     emit(fmt, frame=shown.entries, payload=payload, title=f"build {record.id} ({record.method})")

@@ -13,16 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from orlbuild.errors import ConfigError
 from orlbuild.orl_io.writing import backed_entries, diff_orl_entries, export_orls
 from orlbuild.store import builds as stored_builds
 from orlbuild.store.builds import (
     get_build,
     list_builds,
     load_build_entries,
+    load_build_judgments,
+    load_query_orls,
     load_tie_decisions,
     load_under_judged,
 )
-from orlbuild.vocabulary import ExportFormat
+from orlbuild.vocabulary import ExportFormat, Source
 
 if TYPE_CHECKING:
     from orlbuild.store.engine import Bind
@@ -34,6 +37,7 @@ __all__ = [
     "BuildRecord",
     "diff_builds",
     "export_build",
+    "item_rank_intervals",
     "list_stored_builds",
     "show_build",
 ]
@@ -87,11 +91,94 @@ def list_stored_builds(bind: Bind, collection: str | None = None) -> pd.DataFram
     return frame
 
 
-def show_build(bind: Bind, build: str | int, query: str | None = None) -> BuildEntries:
-    """A build (id or name) and its ORL entries, of every query or only ``query``."""
+def show_build(
+    bind: Bind, build: str | int, query: str | None = None, *, rank_intervals: bool = False
+) -> BuildEntries:
+    """A build (id or name) and its ORL entries, of every query or only ``query``.
+
+    With ``rank_intervals`` the entries gain ``rank_lo`` and ``rank_hi``, each item's
+    simultaneous rank interval within its query (:func:`item_rank_intervals`).
+    """
     record = get_build(bind, build)
     entries = load_build_entries(bind, record.id, None if query is None else [query])
+    if rank_intervals:
+        intervals = item_rank_intervals(bind, record, query)
+        entries = entries.merge(intervals, on=["query", "item"], how="left", validate="1:1")
     return BuildEntries(record, entries)
+
+
+def item_rank_intervals(bind: Bind, record: BuildRecord, query: str | None = None) -> pd.DataFrame:
+    """Simultaneous rank intervals of the items of a pairwise build's queries.
+
+    The build stores strengths but not their covariance, so both are recomputed
+    from the judgments the build read with its stored parameters (model,
+    estimator, seed: the planner's evidence,
+    :func:`orlbuild.builders.plan_evidence.pairwise_evidence`). The intervals are
+    csranks' step-down simultaneous rank intervals from the strengths and their
+    covariance (:func:`scoring.statistics.gaussian_rank_intervals`, with
+    ``--mc-draws`` draws and ``alpha = sig``; a build with ``sig = 0`` uses 0.05):
+    with probability at least ``1 - sig`` (asymptotically, the strengths being
+    approximately normal) every item's interval holds its true rank at once
+    (docs/tiers-and-audit.md, "Item rank intervals").
+
+    Parameters
+    ----------
+    bind
+        The store.
+    record
+        A build from pairwise judgments.
+    query
+        Only this query (all by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``query, item, rank_lo, rank_hi`` (nullable integers), one row per item
+        of every query whose fit succeeded.
+
+    Raises
+    ------
+    ConfigError
+        The build is not from pairwise judgments (graded labels and listwise
+        rankings have no covariance of strengths).
+    """
+    from orlbuild.builders.build import query_rng
+    from orlbuild.builders.parameters import BuildParameters
+    from orlbuild.builders.plan_evidence import PLANNING_SIG, pairwise_evidence
+    from scoring.statistics import gaussian_rank_intervals
+
+    if record.source != Source.pairwise.value:
+        raise ConfigError(
+            f"build {record.id} is {record.source}: item rank intervals need a build from "
+            "pairwise judgments (the covariance of their strengths)"
+        )
+    params = BuildParameters.from_json(dict(record.parameters))
+    orls = load_query_orls(bind, record.id)
+    judgments = load_build_judgments(bind, record)
+    if query is not None:
+        orls = {q: orl for q, orl in orls.items() if q == query}
+        judgments = judgments[judgments["query"].astype(str) == query]
+    evidence, _failed = pairwise_evidence(judgments, params, {q: o.tiers for q, o in orls.items()})
+    alpha = params.sig if params.sig > 0 else PLANNING_SIG
+    seed = int(params.seed or 0)
+    rows: list[tuple[str, str, int, int]] = []
+    for found in evidence:
+        if len(found.items) < 2:
+            rows.extend((found.query, str(i), 1, 1) for i in found.items)
+            continue
+        ranks = gaussian_rank_intervals(
+            found.scores,
+            found.cov,
+            alpha=alpha,
+            draws=params.mc_draws,
+            rng=query_rng(seed, found.query),
+        )
+        rows.extend(
+            (found.query, str(item), int(lo), int(hi))
+            for item, lo, hi in zip(found.items, ranks.lower, ranks.upper, strict=True)
+        )
+    frame = pd.DataFrame(rows, columns=["query", "item", "rank_lo", "rank_hi"])
+    return frame.astype({"rank_lo": "Int64", "rank_hi": "Int64"})
 
 
 def export_build(
