@@ -20,8 +20,9 @@ A kind may accept several *shapes* (pairwise: native, arena, ...): the header
 (or the first JSON object) picks exactly one, and a header that matches none or
 mixes two is an error naming the columns found and the shapes accepted. A
 column no shape uses is reported in ``notes`` (or, when it looks like a typo of
-an absent column, is an error): nothing the user gave is dropped silently
-(docs/input-formats.md, "Input formats").
+a column the chosen shape reads and the file lacks, is an error; a near miss of
+another shape's column is reported with what it resembles): nothing the user
+gave is dropped silently (docs/input-formats.md, "Input formats").
 
 Every value comes out as a string (missing optional columns are absent, empty
 cells are ``""``), each row with the number of the physical line it starts on,
@@ -270,13 +271,7 @@ def choose_layout(
     )
 
 
-def unused_columns(
-    names: Sequence[str],
-    layout: RecordLayout,
-    layouts: Sequence[RecordLayout],
-    label: str,
-    line: int,
-) -> list[str]:
+def unused_columns(names: Sequence[str], layout: RecordLayout, label: str, line: int) -> list[str]:
     """Header names the shape does not use; a likely typo of a column it would read is an error.
 
     Parameters
@@ -285,9 +280,6 @@ def unused_columns(
         The header's column names (or a JSON object's keys).
     layout
         The shape chosen for the file.
-    layouts
-        Every shape of the kind (their names are what :func:`_ignored_note` says an
-        ignored column resembles).
     label, line
         Where the header is, for messages.
 
@@ -469,7 +461,7 @@ def _delimited_chunks(
         names = [h.strip().lower() for h in header]
         layout = choose_layout(names, layouts, label, line)
         positions = _header_map(header, layout, label, line)
-        unused = unused_columns(names, layout, layouts, label, line)
+        unused = unused_columns(names, layout, label, line)
         if unused:
             notes.append(_ignored_note(unused, layout, layouts, label))
         rows: list[list[str]] = []
@@ -684,7 +676,7 @@ def _jsonl_chunks(
                 hint=f"every object of a file needs the same shape: {layout.describe()}",
             )
         if extra - set(unused):
-            found = unused_columns(sorted(record), layout, layouts, label, number)
+            found = unused_columns(sorted(record), layout, label, number)
             unused += [n for n in found if n not in unused]
         if layout.tier_list_key is not None and layout.tier_list_key in record:
             rows = _tier_list_rows(record, layout, label, number, numbers)
