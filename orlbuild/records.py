@@ -109,6 +109,11 @@ class TieDecision:
         Crossing pairs no test backs (not separated, or with an under-judged
         item); 0 for a backed boundary of ``simultaneous`` without
         under-judged items.
+    state
+        What the evidence says about the pair (leader, item), whatever the
+        decision: ``separated`` (by the max-t test), ``equivalent`` (its
+        simultaneous interval lies within the build's ``--margin``) or
+        ``undecided``; ``None`` when no test was run (docs/planning.md).
     """
 
     query: str
@@ -135,6 +140,7 @@ class TieDecision:
     weakest_critical: float | None = None
     crossing_pairs: int | None = None
     unbacked_pairs: int | None = None
+    state: str | None = None
 
     @classmethod
     def without_test(

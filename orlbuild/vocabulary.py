@@ -264,7 +264,7 @@ class PlanFormat(str, Enum):
 
 
 class PlanDesign(str, Enum):
-    """How simulated judgments are spent (``orlbuild plan simulate --design``)."""
+    """How simulated judgments are spent (``orlbuild calibrate --design``)."""
 
     complete = "complete"
     uniform = "uniform"

@@ -10,8 +10,9 @@ The pure scoring core of orlbuild; it imports nothing from :mod:`orlbuild`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scoring.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
     from scoring.baselines import (
@@ -93,7 +94,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+__getattr__ = lazy_getattr(__name__, _HOME)

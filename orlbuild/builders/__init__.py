@@ -10,8 +10,9 @@ record types from here, and should not pay for choix, SciPy and networkx.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scoring.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import build_orls
@@ -62,8 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    home = _HOME[name]
-    return getattr(importlib.import_module(home if "." in home else f"{__name__}.{home}"), name)
+__getattr__ = lazy_getattr(__name__, _HOME)

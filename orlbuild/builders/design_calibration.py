@@ -40,7 +40,7 @@ from orlbuild.builders.build import build_orls
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import plan_comparisons
+from orlbuild.builders.planning import REPEAT_LIMIT, plan_comparisons
 from orlbuild.builders.simulation import adjusted_rand_index, tiered_strengths
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (
@@ -90,6 +90,8 @@ class DesignStudy:
         The planner's objective.
     max_per_query
         The planner's cap per query and round (``None``: allocation by value only).
+    repeat_limit
+        The planner's most asks of one pair per round.
     seed
         Seed of the simulation.
     """
@@ -106,6 +108,7 @@ class DesignStudy:
     margin: float | None = None
     objective: str = PlanObjective.tiers.value
     max_per_query: int | None = None
+    repeat_limit: int = REPEAT_LIMIT
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -113,8 +116,8 @@ class DesignStudy:
             raise ConfigError(f"--scenario must be {', '.join(SCENARIOS)}; got {self.scenario!r}")
         if self.items < 2 or self.queries < 1 or self.rounds < 0:
             raise ConfigError("--items must be >= 2, --queries >= 1 and --rounds >= 0")
-        if self.budget_per_query < 1 or self.start < 1:
-            raise ConfigError("--budget-per-query and --start must be >= 1")
+        if self.budget_per_query < 1 or self.start < 1 or self.repeat_limit < 1:
+            raise ConfigError("--budget-per-query, --start and --repeat-limit must be >= 1")
         if not 1 <= self.tiers[0] <= self.tiers[1] <= self.items:
             raise ConfigError("--tiers must be LOW-HIGH with 1 <= LOW <= HIGH <= items")
 
@@ -304,6 +307,7 @@ def _more(
             evidence,
             k * study.queries,
             max_per_query=study.max_per_query,
+            repeat_limit=study.repeat_limit,
             seed=study.seed + round_,
             margin=study.margin,
             objective=study.objective,
@@ -326,13 +330,16 @@ def _more(
     return pd.concat(frames, ignore_index=True)
 
 
-def stopping_rule_check(study: DesignStudy) -> dict[str, float]:
+def stopping_rule_check(study: DesignStudy, planned_rounds: int = 0) -> dict[str, float]:
     """Do settled queries keep their tiers when their judgments double?
 
     Simulates ``study`` (its ``start`` judgments per query, uniformly drawn
     pairs or the sparse design's), builds with the default tiering, asks the
     planner which queries are settled, then adds as many fresh judgments again
-    drawn the same way and rebuilds.
+    drawn the same way and rebuilds. With ``planned_rounds``, that many planned
+    rounds of ``study.budget_per_query`` per query follow the start before the
+    check, and doubling asks every pair judged so far once more (fresh
+    outcomes): planned data doubled as it was collected.
 
     Returns
     -------
@@ -349,7 +356,16 @@ def stopping_rule_check(study: DesignStudy) -> dict[str, float]:
         first.append(_start(study, rng, query, truth[query][0]))
         second.append(_start(study, rng, query, truth[query][0]))
     frame = pd.concat(first, ignore_index=True)
-    _, params, tiers = _measure(frame, truth, study, TieringProcedure.simultaneous.value)
+    simultaneous = TieringProcedure.simultaneous.value
+    _, params, tiers = _measure(frame, truth, study, simultaneous)
+    for round_ in range(1, planned_rounds + 1):
+        more = _more(
+            PlanDesign.planned.value, study, rng, truth, {}, round_, (frame, params, tiers)
+        )
+        frame = pd.concat([frame, more], ignore_index=True)
+        _, params, tiers = _measure(frame, truth, study, simultaneous)
+    if planned_rounds:
+        second = [_rejudged(rng, frame, truth)]
     status = plan_comparisons(
         pairwise_evidence(frame, params, tiers)[0],
         0,
@@ -357,7 +373,7 @@ def stopping_rule_check(study: DesignStudy) -> dict[str, float]:
         objective=study.objective,
     ).queries
     doubled = pd.concat([frame, *second], ignore_index=True)
-    _, _, after = _measure(doubled, truth, study, TieringProcedure.simultaneous.value)
+    _, _, after = _measure(doubled, truth, study, simultaneous)
 
     def same(query: str) -> bool:
         return [sorted(t) for t in tiers.get(query, [])] == [
@@ -373,3 +389,15 @@ def stopping_rule_check(study: DesignStudy) -> dict[str, float]:
         "kept": mean([same(q) for q in settled]),
         "kept_open": mean([same(q) for q in unsettled]),
     }
+
+
+def _rejudged(
+    rng: np.random.Generator, frame: pd.DataFrame, truth: dict[str, tuple[FloatArray, IntArray]]
+) -> pd.DataFrame:
+    """Every judged pair of ``frame`` asked once more, with fresh outcomes."""
+    parts = []
+    for query, block in frame.groupby("query", sort=True):
+        a = block["winner"].str[1:].astype(int).to_numpy()
+        b = block["loser"].str[1:].astype(int).to_numpy()
+        parts.append(_judged(rng, str(query), truth[str(query)][0], a, b))
+    return pd.concat(parts, ignore_index=True)

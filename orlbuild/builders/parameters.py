@@ -162,6 +162,12 @@ class BuildParameters:
         Pairwise ``bt``: ``equal`` (default) or ``reliability`` (Crowd-BT: one
         reliability per annotator fitted with the strengths); ``none`` for
         the other routes.
+    margin
+        Equivalence margin ``DELTA`` (log-strength) of scored builds, or
+        ``None``: a tested pair whose simultaneous interval lies within
+        ``+-DELTA`` is recorded as ``equivalent`` (docs/planning.md, "Open
+        decisions and how pairs are chosen"). It changes no tier, only what a
+        tie is recorded as.
     """
 
     source: Source
@@ -182,6 +188,7 @@ class BuildParameters:
     backed: bool = True
     ties: TieModel | None = None
     annotators: AnnotatorWeighting | None = None
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         """Read each word into its vocabulary: a caller may give the plain word (Python,
@@ -219,6 +226,10 @@ NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
     "reg": (lambda v: math.isfinite(v) and v >= 0.0, "must be a finite number >= 0"),
     "bootstrap": (lambda v: v >= 2, "must be >= 2"),
     "mc_draws": (lambda v: v >= 100, "must be >= 100"),
+    "margin": (
+        lambda v: math.isfinite(v) and v > 0.0,
+        "must be a number > 0 (a log-strength difference)",
+    ),
 }
 
 
@@ -228,7 +239,8 @@ def check_number(name: str, value: float) -> None:
     Parameters
     ----------
     name
-        A key of :data:`NUMBER_RULES` (``sig``, ``reg``, ``bootstrap``, ``mc_draws``).
+        A key of :data:`NUMBER_RULES` (``sig``, ``reg``, ``bootstrap``, ``mc_draws``,
+        ``margin``).
     value
         The value given.
 
@@ -347,6 +359,11 @@ def resolve_parameters(
     tiering = _tiering(params, method, uncertainty)
     ties, annotators = _pairwise_options(params, method, uncertainty)
     check_number("mc_draws", params.mc_draws)
+    margin = None if params.margin is None else float(params.margin)
+    if margin is not None:
+        check_number("margin", margin)
+        if uncertainty is Uncertainty.none:
+            raise ConfigError(f"--margin applies to scored methods, not to {method!r}")
     return replace(
         params,
         method=method,
@@ -365,6 +382,7 @@ def resolve_parameters(
         backed=bool(params.backed),
         ties=ties,
         annotators=annotators,
+        margin=margin,
     )
 
 

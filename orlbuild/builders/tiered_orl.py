@@ -28,6 +28,7 @@ from orlbuild.builders.backed_orders import (
     unbacked_note,
 )
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
+from orlbuild.builders.equivalence import with_pair_states
 from orlbuild.builders.pairwise_data import IntArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
@@ -142,7 +143,9 @@ def _component_orl(
         },
         decisions=decisions,
     )
-    return _with_backing(orl, items, evidence)
+    return with_pair_states(
+        _with_backing(orl, items, evidence), items, evidence.critical, params.margin
+    )
 
 
 def _with_backing(

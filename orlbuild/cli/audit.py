@@ -72,7 +72,7 @@ def decisions_command(
     shown = decisions
     if fmt is OutputFormat.table:  # the full record is in csv/json; keep the table readable
         columns = ["build", "query", "leader", "item", "diff", "se", "z", "critical"]
-        columns += ["bic_change", "decision", "rule"]
+        columns += ["bic_change", "decision", "state", "rule"]
         shown = decisions[columns if build is None else columns[1:]]
         procedure = ["query", "procedure", "family_size", "critical", "bic_penalty", "variance"]
         procedure += ["unbacked_orders", "under_judged"]

@@ -6,25 +6,20 @@ from typing import Annotated
 
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption
-from orlbuild.cli.render import emit
+from orlbuild.cli.render import collection_listing
 from orlbuild.cli.state import opened_store
 from orlbuild.services.batches import delete_ingest_batch, list_ingest_batches
-from orlbuild.vocabulary import OutputFormat
 
 batches_app = typer.Typer(help="List and delete ingest batches.", no_args_is_help=True)
 
 
-@batches_app.command("list")
-def list_command(
-    ctx: typer.Context,
-    collection: CollectionFilterOption = None,
-    fmt: FormatOption = OutputFormat.table,
-) -> None:
-    """List the ingested files: id, kind, file, sha256, rows, when and by whom."""
-    with opened_store(ctx) as engine:
-        frame = list_ingest_batches(engine, collection)
-    emit(fmt, frame=frame, title="Ingest batches")
+batches_app.command("list")(
+    collection_listing(
+        list_ingest_batches,
+        title="Ingest batches",
+        doc="List the ingested files: id, kind, file, sha256, rows, when and by whom.",
+    )
+)
 
 
 @batches_app.command("delete")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 import pandas as pd
@@ -15,6 +16,7 @@ from orlbuild.cli.statistics_options import seed_option
 from orlbuild.executor import resolve_executor
 from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
+from orlbuild.records import QueryORL
 from orlbuild.services.builds import build_and_store
 from orlbuild.vocabulary import (
     DEFAULT_COLLECTION,
@@ -25,6 +27,7 @@ from orlbuild.vocabulary import (
     Method,
     OnError,
     OutputFormat,
+    PairState,
     Resample,
     Solver,
     Source,
@@ -96,6 +99,14 @@ def build_command(
             show_default=False,
         ),
     ] = None,
+    margin: Annotated[
+        float | None,
+        typer.Option(
+            help="Equivalence margin (log-strength): a tested pair whose simultaneous interval "
+            "lies within +-MARGIN is recorded as equivalent (tiers do not change).",
+            show_default=False,
+        ),
+    ] = None,
     uncertainty: Annotated[
         Uncertainty | None,
         typer.Option(
@@ -142,7 +153,7 @@ def build_command(
         source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
         cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
         seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
-        step_down=step_down, ties=ties, annotators=annotators,
+        step_down=step_down, ties=ties, annotators=annotators, margin=margin,
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
     state = get_state(ctx)
@@ -179,6 +190,8 @@ def build_command(
         "under_judged": {q: o.under_judged for q, o in outcome.orls.items() if o.under_judged},
         "stated_orders": sum(o.stated_orders or 0 for o in outcome.orls.values()),
         "unbacked_orders": sum(o.unbacked_orders or 0 for o in outcome.orls.values()),
+        "margin": resolved.margin,
+        "decision_states": _state_counts(outcome.orls.values()),
         "reliabilities": [r.__dict__ for r in outcome.reliabilities],
     }
     emit(
@@ -193,6 +206,12 @@ def build_command(
             frame=pd.DataFrame([r.__dict__ for r in outcome.reliabilities]),
             title="annotator reliabilities (eta: 1 careful, 0.5 random, 0 reversed)",
         )
+
+
+def _state_counts(orls: Iterable[QueryORL]) -> dict[str, int]:
+    """How many tested decisions are separated, equivalent, undecided (docs/planning.md)."""
+    states = [d.state for orl in orls for d in orl.decisions if d.state is not None]
+    return {s.value: states.count(s.value) for s in PairState}
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import typer
 
@@ -28,7 +29,7 @@ from orlbuild.services.ingests import (
     ingest_file_interruptibly,
     ingest_runs,
 )
-from orlbuild.vocabulary import DEFAULT_COLLECTION, InputFormat, InputKind
+from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.vocabulary import ScorePrecisionName
 
 ingest_app = typer.Typer(
@@ -57,32 +58,20 @@ def _emit(results: list[IngestResult]) -> None:
         typer.echo(result.message)
 
 
-def _ingest(
-    ctx: typer.Context,
-    kind: InputKind,
-    file: str,
-    *,
-    collection: str,
-    fmt: InputFormat | None,
-    system: str | None = None,
-    duplicates: DuplicatePolicy = DuplicatePolicy.error,
-    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
-    query: str | None = None,
-) -> None:
-    """Ingest one file with a progress display (standard error), print the outcome."""
+def _ingest(ctx: typer.Context, kind: InputKind, file: str, **options: Any) -> None:
+    """Ingest one file with a progress display (standard error), print the outcome.
+
+    ``options`` are the command's, passed on to
+    :func:`~orlbuild.services.ingests.ingest_file_interruptibly`.
+    """
     quiet = get_state(ctx).quiet
     with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
         result = ingest_file_interruptibly(
             engine,
             kind,
             file,
-            collection=collection,
-            fmt=fmt,
-            system=system,
-            duplicates=duplicates,
-            score_precision=score_precision,
-            query=query,
             progress=lambda size: ingest_progress(size, f"ingest {kind}", quiet=quiet),
+            **options,
         )
     _emit([result])
 

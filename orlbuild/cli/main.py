@@ -34,10 +34,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "plan",
         "Propose the next comparisons of a pairwise build, and say which queries are settled.",
     ),
-    "plan-simulate": (
-        "plan",
-        "Compare designs at equal budgets on simulated queries: complete, uniform, planned.",
-    ),
     "quality": (
         "quality",
         "Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.",

@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import pandas as pd
 import typer
 
-from orlbuild.cli.options import CollectionFilterOption, FormatOption
-from orlbuild.cli.render import emit
+from orlbuild.cli.options import FormatOption
+from orlbuild.cli.render import collection_listing, emit
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
 from orlbuild.vocabulary import ExportFormat, OutputFormat
@@ -19,16 +20,11 @@ __all__ = ["register"]
 orl_app = typer.Typer(help="List, show, export and compare built ORLs.", no_args_is_help=True)
 
 
-@orl_app.command("list")
-def list_command(
-    ctx: typer.Context,
-    collection: CollectionFilterOption = None,
-    fmt: FormatOption = OutputFormat.table,
-) -> None:
-    """List the stored builds, newest first."""
-    with opened_store(ctx) as engine:
-        frame = list_stored_builds(engine, collection)
-    emit(fmt, frame=frame, title="builds")
+orl_app.command("list")(
+    collection_listing(
+        list_stored_builds, title="builds", doc="List the stored builds, newest first."
+    )
+)
 
 
 @orl_app.command("show")
@@ -98,8 +94,14 @@ def diff_command(
     with opened_store(ctx) as engine:
         diff = diff_builds(engine, build_a, build_b)
     a, b = diff.a.id, diff.b.id
+    states = diff.states if diff.states is not None else pd.DataFrame()
     payload = {"a": a, "b": b, "moved": diff.moved.to_dict("records")}
+    payload["states"] = states.to_dict("records")
     emit(fmt, frame=diff.moved, payload=payload, title=f"build {a} -> build {b}")
+    if fmt is OutputFormat.table and len(states):
+        emit(
+            fmt, frame=states, title="tested decisions by state (separated, equivalent, undecided)"
+        )
 
 
 def register(app: typer.Typer) -> None:

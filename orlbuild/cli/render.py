@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from orlbuild.cli.options import CollectionFilterOption, FormatOption
+from orlbuild.cli.state import opened_store
 from orlbuild.vocabulary import OutputFormat
 
+if TYPE_CHECKING:
+    from orlbuild.services.databases import Engine
+
 __all__ = [
+    "collection_listing",
     "emit",
     "jsonable",
     "print_json",
@@ -108,6 +115,39 @@ def emit(
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
     else:
         print_table(frame, title=title)
+
+
+def collection_listing(
+    read: Callable[[Engine, str | None], pd.DataFrame | tuple[Any, pd.DataFrame]],
+    *,
+    title: str,
+    doc: str,
+) -> Callable[..., None]:
+    """A command that prints what the store holds for one collection (all when omitted).
+
+    Parameters
+    ----------
+    read
+        The service call: the store and the collection to the table, or to the JSON
+        document and the table.
+    title
+        The title above the table.
+    doc
+        The command's help.
+    """
+
+    def command(
+        ctx: typer.Context,
+        collection: CollectionFilterOption = None,
+        fmt: FormatOption = OutputFormat.table,
+    ) -> None:
+        with opened_store(ctx) as engine:
+            result = read(engine, collection)
+        payload, frame = result if isinstance(result, tuple) else (None, result)
+        emit(fmt, frame=frame, payload=payload, title=title)
+
+    command.__doc__ = doc
+    return command
 
 
 def report_plan(notes: list[str], warnings: list[str]) -> None:

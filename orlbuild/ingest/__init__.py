@@ -7,8 +7,9 @@ stores what they read. The names below are loaded on first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scoring.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
     from orlbuild.ingest.reading import ParsedInput, read_input
@@ -27,10 +28,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use."""
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"orlbuild.ingest.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOME)

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, ParamSpec
 
 import numpy as np
 import pandas as pd
@@ -318,64 +318,6 @@ class ParsedInput:
         return self.digest
 
 
-def read_input(
-    kind: str,
-    path: str | Path,
-    *,
-    fmt: InputFormat | None = None,
-    duplicates: DuplicatePolicy = DuplicatePolicy.error,
-    stream: BinaryIO | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    format_option: str = "--format",
-    score_precision: ScorePrecisionName = ScorePrecisionName.float32,
-    query: str | None = None,
-) -> ParsedInput:
-    """Read and validate one file exactly as ingesting it does, without storing it.
-
-    Used by ``orlbuild eval`` to score files without a database (an ingest
-    streams the same chunks into the store: :class:`InputStream`). Parameters
-    are those of :class:`InputStream`.
-
-    Raises
-    ------
-    InputError
-        Naming the file, line and value of the first problem.
-    """
-    read = InputStream(
-        kind,
-        path,
-        fmt=fmt,
-        duplicates=duplicates,
-        stream=stream,
-        on_progress=on_progress,
-        format_option=format_option,
-        score_precision=score_precision,
-        query=query,
-    )
-    vocab = Vocabularies()
-    parts: list[Facts] = []
-    for chunk in read:
-        offsets = {v: getattr(vocab, v).add(names) for v, names in chunk.names.items()}
-        parts.append(
-            {
-                column: values + offsets[NAME_COLUMNS[column]] if column in NAME_COLUMNS else values
-                for column, values in chunk.facts.items()
-            }
-        )
-    facts = _concatenate(parts)
-    vocab.finish(facts, NAME_COLUMNS)
-    return ParsedInput(
-        kind,
-        facts,
-        vocab,
-        read.label,
-        read.sha256,
-        read.dropped,
-        tuple(read.notes),
-        read.reading_sha256(),
-    )
-
-
 #: Below this many queries, two-item queries are not taken for per-battle ids.
 PER_BATTLE_MIN_QUERIES = 10
 
@@ -589,6 +531,57 @@ class InputStream:
             )
         else:
             self.notes.extend(battles.warning(label))
+
+
+_P = ParamSpec("_P")
+
+
+def _read_whole(stream: Callable[_P, InputStream]) -> Callable[_P, ParsedInput]:
+    """:func:`read_input` over ``stream`` (:class:`InputStream`): it takes the stream's
+    arguments, declared once on the stream."""
+
+    def read_input(*args: _P.args, **kwargs: _P.kwargs) -> ParsedInput:
+        """Read and validate one file exactly as ingesting it does, without storing it.
+
+        Used by ``orlbuild eval`` to score files without a database (an ingest
+        streams the same chunks into the store: :class:`InputStream`). Parameters
+        are those of :class:`InputStream`.
+
+        Raises
+        ------
+        InputError
+            Naming the file, line and value of the first problem.
+        """
+        read = stream(*args, **kwargs)
+        vocab = Vocabularies()
+        parts: list[Facts] = []
+        for chunk in read:
+            offsets = {v: getattr(vocab, v).add(names) for v, names in chunk.names.items()}
+            parts.append(
+                {
+                    column: values + offsets[NAME_COLUMNS[column]]
+                    if column in NAME_COLUMNS
+                    else values
+                    for column, values in chunk.facts.items()
+                }
+            )
+        facts = _concatenate(parts)
+        vocab.finish(facts, NAME_COLUMNS)
+        return ParsedInput(
+            kind=read.kind,
+            facts=facts,
+            vocabularies=vocab,
+            label=read.label,
+            sha256=read.sha256,
+            dropped=read.dropped,
+            notes=tuple(read.notes),
+            digest=read.reading_sha256(),
+        )
+
+    return read_input
+
+
+read_input = _read_whole(InputStream)
 
 
 def _name_hashes(names: np.ndarray) -> np.ndarray:

@@ -107,7 +107,7 @@ its default."""
 #: Word-valued build parameters and their words: the builder's vocabularies. Which word
 #: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
 _CHOICE_PARAMETERS = BUILD_OPTION_WORDS
-_NUMBER_PARAMETERS = ("sig", "reg")
+_NUMBER_PARAMETERS = ("sig", "reg", "margin")
 _INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
 _FLAG_PARAMETERS = ("step_down",)
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -209,7 +209,7 @@ class PlanSpec:
     output: Path
     build: str
     max_per_query: int | None = None
-    repeat_limit: int = 2
+    repeat_limit: int = 8
     seed: int = 0
     objective: str = "tiers"
     margin: float | None = None
@@ -861,7 +861,7 @@ def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -
             f"({', '.join(names) or 'none: add a [[builds]] with source = pairwise'})",
         )
     max_per_query = table.get("max_per_query", int, None)
-    repeat_limit = table.get("repeat_limit", int, 2)
+    repeat_limit = table.get("repeat_limit", int, 8)
     seed = table.get("seed", int, 0)
     objective = table.get("objective", str, "tiers", choices=values(PlanObjective))
     margin: float | None = table.get("margin", (int, float), None)
@@ -889,7 +889,7 @@ def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -
         output=path,
         build=build or "",
         max_per_query=max_per_query,
-        repeat_limit=repeat_limit if isinstance(repeat_limit, int) else 2,
+        repeat_limit=repeat_limit if isinstance(repeat_limit, int) else 8,
         seed=seed if isinstance(seed, int) else 0,
         objective=objective or "tiers",
         margin=None if margin is None else float(margin),

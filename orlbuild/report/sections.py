@@ -541,11 +541,13 @@ def _audit_table(decisions: Sequence[TieDecision]) -> str:
             tag("td", fmt_number(getattr(d, "bic_change", None), 3), class_="num"),
             tag("td", fmt_p(d.p_value), class_="num"),
             tag("td", esc(d.decision), class_=f"decision {d.decision}"),
+            tag("td", esc(getattr(d, "state", None) or ""), class_="state"),
             tag("td", esc(d.rule + _boundary_text(d))),
         )
         for d in decisions
     ]
-    header = ["leader", "item", "diff", "se", "z", "critical", "ΔBIC", "p", "decision", "rule"]
+    header = ["leader", "item", "diff", "se", "z", "critical", "ΔBIC", "p", "decision", "state"]
+    header += ["rule"]
     procedure = _procedure_text(decisions)
     return tag(
         "details",

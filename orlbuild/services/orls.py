@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from orlbuild.builders.equivalence import state_changes
 from orlbuild.errors import ConfigError
 from orlbuild.orl_io.writing import backed_entries, diff_orl_entries, export_orls
 from orlbuild.store import builds as stored_builds
@@ -74,11 +75,13 @@ class BuildExport:
 
 @dataclass(frozen=True)
 class BuildDiff:
-    """The items that moved tier between build ``a`` and build ``b``."""
+    """The items that moved tier between build ``a`` and build ``b``, and per query the tested
+    decisions by state (separated, equivalent, undecided) where they differ."""
 
     a: BuildRecord
     b: BuildRecord
     moved: pd.DataFrame
+    states: pd.DataFrame | None = None
 
 
 def list_stored_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
@@ -222,4 +225,5 @@ def diff_builds(bind: Bind, build_a: str | int, build_b: str | int) -> BuildDiff
     """Per query, the items whose tier differs between two builds (ids or names)."""
     a, b = get_build(bind, build_a), get_build(bind, build_b)
     moved = diff_orl_entries(load_build_entries(bind, a.id), load_build_entries(bind, b.id))
-    return BuildDiff(a, b, moved)
+    states = state_changes(load_tie_decisions(bind, [a.id]), load_tie_decisions(bind, [b.id]))
+    return BuildDiff(a, b, moved, states)

@@ -1,7 +1,7 @@
 """Planning use cases: the next comparisons of a stored build, the plan file, the design study.
 
 ``orlbuild plan`` and the pipeline's ``[plan]`` table call :func:`plan_build`
-and :func:`write_plan`; ``orlbuild plan simulate`` calls :func:`simulate_designs`
+and :func:`write_plan`; ``orlbuild calibrate --design`` calls :func:`simulate_designs`
 (docs/planning.md, "Planning the next judgments").
 """
 
@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from orlbuild.builders.equivalence import check_margin
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import Plan, plan_comparisons
+from orlbuild.builders.planning import REPEAT_LIMIT, Plan, plan_comparisons
 from orlbuild.errors import ConfigError
 from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
@@ -72,14 +72,15 @@ def plan_build(
     *,
     budget: int,
     max_per_query: int | None = None,
-    repeat_limit: int = 2,
+    repeat_limit: int = REPEAT_LIMIT,
     seed: int = 0,
     objective: PlanObjective | str = PlanObjective.tiers,
     margin: float | None = None,
 ) -> BuildPlan:
     """Propose the next ``budget`` comparisons of a pairwise build.
 
-    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`.
+    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`;
+    without ``margin`` the build's own ``--margin`` (if any) is used.
 
     Raises
     ------
@@ -101,6 +102,8 @@ def plan_build(
         )
     orls = load_query_orls(engine, record.id)
     params = BuildParameters.from_json(dict(record.parameters))
+    if margin is None:  # the build's own --margin, if it has one
+        margin = params.margin
     judgments = load_build_judgments(engine, record)
     evidence, skipped = pairwise_evidence(judgments, params, {q: o.tiers for q, o in orls.items()})
     for query in sorted(set(judgments["query"].astype(str)) - set(orls)):

@@ -45,14 +45,11 @@ from orlbuild.store.bulk import (
 from orlbuild.store.driver_errors import database_errors, is_disconnect
 from orlbuild.store.engine import Bind, connect, write_transaction
 from orlbuild.store.models import (
-    Annotator,
+    JUDGMENT_MODELS,
+    NAME_MODELS,
     Base,
     Collection,
-    GradedJudgment,
     IngestBatch,
-    Item,
-    ListwiseJudgment,
-    PairwiseJudgment,
     Query,
     RunEntry,
     System,
@@ -79,10 +76,7 @@ def _table(model: type[Base]) -> Table:
 
 #: The fact table of each batch kind.
 FACT_TABLES: dict[InputKind, Table] = {
-    InputKind.listwise: _table(ListwiseJudgment),
-    InputKind.pairwise: _table(PairwiseJudgment),
-    InputKind.graded: _table(GradedJudgment),
-    InputKind.run: _table(RunEntry),
+    InputKind(kind): _table(model) for kind, model in {**JUDGMENT_MODELS, "run": RunEntry}.items()
 }
 
 
@@ -229,9 +223,6 @@ def _stored_content(bind: Bind, batch: NewBatch, sha256: str) -> tuple[StoredBat
     return find_batch(bind, batch.collection, "run", keyed), keyed
 
 
-_NAME_MODELS = (("annotators", Annotator), ("queries", Query), ("items", Item))
-
-
 class _AlreadyStored(Exception):
     """The content turned out to be stored once the file was read (rolls the writes back)."""
 
@@ -376,7 +367,7 @@ class _FactWriter:
         self._system_id = system_id
         self._on_rows = on_rows
         self._names = {
-            vocabulary: NameIds(connection, model, cid) for vocabulary, model in _NAME_MODELS
+            vocabulary: NameIds(connection, model, cid) for vocabulary, model in NAME_MODELS.items()
         }
         self.rows = 0
         self.new_queries: set[str] = set()

@@ -186,6 +186,7 @@ def _decision_rows(build_id: int, orls: Iterable[QueryORL]) -> list[dict[str, An
             **{k: finite_or_none(getattr(d, k)) for k in EVIDENCE_FLOATS},
             **{k: finite_or_none(getattr(d, k)) for k in BOUNDARY_FLOATS},
             **{k: getattr(d, k) for k in BOUNDARY_FIELDS},
+            **{k: getattr(d, k) for k in STATE_FIELDS},
         }
         for orl in orls
         for position, d in enumerate(orl.decisions)
@@ -596,6 +597,8 @@ EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
 #: A boundary's weakest crossing pair and its unbacked orders (decisions that open a tier).
 BOUNDARY_FLOATS = ("weakest_z", "weakest_critical")
 BOUNDARY_FIELDS = ("weakest_above", "weakest_below", "crossing_pairs", "unbacked_pairs")
+#: The pair's state: separated, equivalent (within the build's --margin) or undecided.
+STATE_FIELDS = ("state",)
 
 DECISION_COLUMNS = [
     "build",
@@ -615,6 +618,7 @@ DECISION_COLUMNS = [
     *EVIDENCE_FLOATS,
     *BOUNDARY_FIELDS,
     *BOUNDARY_FLOATS,
+    *STATE_FIELDS,
 ]
 
 
@@ -647,6 +651,7 @@ def load_tie_decisions(
         *(getattr(d, k) for k in EVIDENCE_FLOATS),
         *(getattr(d, k) for k in BOUNDARY_FIELDS),
         *(getattr(d, k) for k in BOUNDARY_FLOATS),
+        *(getattr(d, k) for k in STATE_FIELDS),
     ).where(d.build_id.in_(list(build_ids)))
     if query is not None:
         stmt = stmt.where(d.query == query)
@@ -777,6 +782,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
                 weakest_critical=float_or_none(row.weakest_critical),
                 crossing_pairs=int_or_none(row.crossing_pairs),
                 unbacked_pairs=int_or_none(row.unbacked_pairs),
+                state=_name_or_none(row.state),
             )
         )
     warnings = messages[messages["kind"] == "warning"].groupby("query")["message"].apply(list)

@@ -34,7 +34,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 __all__ = [
     "BATCH_KINDS",
+    "JUDGMENT_MODELS",
     "NAME_LENGTH",
+    "NAME_MODELS",
     "Annotator",
     "AnnotatorReliabilityRow",
     "Base",
@@ -258,6 +260,18 @@ class RunEntry(Base):
     score: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
 
 
+#: The table of each vocabulary of names (the ``names`` of a batch's chunks, and
+#: ``orlbuild status``'s counts).
+NAME_MODELS: dict[str, Any] = {"annotators": Annotator, "queries": Query, "items": Item}
+
+#: The table of each judgment kind's rows (a run's are :class:`RunEntry`).
+JUDGMENT_MODELS: dict[str, Any] = {
+    "listwise": ListwiseJudgment,
+    "pairwise": PairwiseJudgment,
+    "graded": GradedJudgment,
+}
+
+
 # --- builds -------------------------------------------------------------------------------
 
 
@@ -368,6 +382,8 @@ class TieDecisionRow(Base):
     weakest_critical: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     crossing_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
     unbacked_pairs: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # separated / equivalent / undecided (migration 0008_pair_states); NULL: no test, older builds
+    state: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class AnnotatorReliabilityRow(Base):

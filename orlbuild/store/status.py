@@ -9,14 +9,10 @@ from sqlalchemy import func, select
 
 from orlbuild.store.engine import Bind, connect
 from orlbuild.store.models import (
-    Annotator,
+    JUDGMENT_MODELS,
+    NAME_MODELS,
     Collection,
-    GradedJudgment,
     IngestBatch,
-    Item,
-    ListwiseJudgment,
-    PairwiseJudgment,
-    Query,
     RunEntry,
     System,
 )
@@ -26,13 +22,6 @@ __all__ = ["STATUS_COUNTS", "status_frame", "store_status"]
 
 #: The per-collection counts, in display order (``runs`` is per system).
 STATUS_COUNTS = ("queries", "items", "annotators", "listwise", "pairwise", "graded", "batches")
-
-_NAMES: dict[str, Any] = {"queries": Query, "items": Item, "annotators": Annotator}
-_FACTS: dict[str, Any] = {
-    "listwise": ListwiseJudgment,
-    "pairwise": PairwiseJudgment,
-    "graded": GradedJudgment,
-}
 
 
 def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
@@ -66,10 +55,10 @@ def store_status(bind: Bind, collection: str | None = None) -> dict[str, Any]:
             return {int(c): int(n) for c, n in rows}
 
         counts: dict[str, dict[int, int]] = {}
-        for key, model in _NAMES.items():
+        for key, model in NAME_MODELS.items():
             counts[key] = count_by_collection(model.collection_id, select(model.collection_id))
         batch_cid = IngestBatch.collection_id
-        for key, model in _FACTS.items():
+        for key, model in JUDGMENT_MODELS.items():
             counts[key] = count_by_collection(
                 batch_cid, select(batch_cid).join(model, model.batch_id == IngestBatch.id)
             )

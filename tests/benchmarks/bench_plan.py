@@ -13,6 +13,13 @@ Prints each time and the planner's time as a ratio of the build's. Run as a
 script: ``python tests/benchmarks/bench_plan.py [--queries N] [--budget N]``;
 ``pytest tests/benchmarks/bench_plan.py`` asserts the planner takes under 30 s
 for 5,000 queries (the machine may be loaded; the figure is printed).
+
+``python tests/benchmarks/bench_plan.py --designs [--seed S]`` measures instead
+what planning buys at the sizes of docs/planning.md, "What planning buys"
+(:func:`orlbuild.builders.design_calibration.compare_designs`): adjusted Rand
+on 20-item queries (planned 240 against uniform 400), the same with 10 items,
+the top tier of the sparse design after 3 planned rounds of 100, and false
+splits on all-equal queries under planned sampling. It takes minutes.
 """
 
 from __future__ import annotations
@@ -68,6 +75,49 @@ def run(queries: int, budget: int) -> dict[str, float]:
     return {"build": built, "evidence": gathered, "planner": planned, "pairs": len(plan.pairs)}
 
 
+def designs(seed: int = 0) -> dict[str, float]:
+    """The targets of docs/planning.md, "What planning buys", printed and returned."""
+    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
+
+    def last(frame: pd.DataFrame, design: str, column: str, tiering: str = "simultaneous") -> float:
+        rows = frame[(frame["design"] == design) & (frame["tiering"] == tiering)]
+        return float(rows.sort_values("round")[column].iloc[-1])
+
+    figures = {}
+    for items in (20, 10):
+        gap = 1.0 if items == 20 else 1.5
+        planned = compare_designs(
+            DesignStudy(items=items, gap=gap, seed=seed), ["planned"], ["simultaneous", "model"]
+        )
+        uniform = compare_designs(
+            DesignStudy(items=items, gap=gap, seed=seed, budget_per_query=85, rounds=4),
+            ["uniform"],
+            ["simultaneous", "model"],
+        )
+        for tiering in ("simultaneous", "model"):
+            figures[f"{items} items, {tiering}: planned 240"] = last(
+                planned, "planned", "ari", tiering
+            )
+            figures[f"{items} items, {tiering}: uniform 400"] = last(
+                uniform, "uniform", "ari", tiering
+            )
+        figures[f"{items} items: wrong orders, planned"] = last(planned, "planned", "wrong_orders")
+    sparse = DesignStudy(
+        scenario="sparse", items=30, start=230, budget_per_query=100, queries=50, seed=seed
+    )
+    frame = compare_designs(sparse, ["uniform", "planned"], ["simultaneous"])
+    figures["sparse: top tier, planned 530"] = last(frame, "planned", "top_size")
+    figures["sparse: top tier, uniform 530"] = last(frame, "uniform", "top_size")
+    equal = DesignStudy(
+        scenario="equal", items=10, queries=200, start=30, budget_per_query=30, seed=seed
+    )
+    frame = compare_designs(equal, ["planned"], ["simultaneous"])
+    figures["all-equal: false splits, planned"] = float(frame["false_split"].max())
+    for name, value in figures.items():
+        print(f"{name}: {value:.3f}")
+    return figures
+
+
 def test_planner_takes_seconds() -> None:
     figures = run(5000, 10_000)
     assert figures["pairs"] == 10_000
@@ -78,5 +128,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=5000)
     parser.add_argument("--budget", type=int, default=10_000)
+    parser.add_argument("--designs", action="store_true", help="what planning buys instead")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    run(args.queries, args.budget)
+    if args.designs:
+        designs(args.seed)
+    else:
+        run(args.queries, args.budget)

@@ -29,6 +29,7 @@ import pandas as pd
 import orlbuild.builders.critical_values as critical_values
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.limits import pairwise_peak_bytes
+from tests.builders.simulation import drawn_preferences
 
 
 def one_query(items: int, per_item: int = 20, seed: int = 0, spread: float = 1.0) -> pd.DataFrame:
@@ -41,18 +42,10 @@ def one_query(items: int, per_item: int = 20, seed: int = 0, spread: float = 1.0
     extra = extra[extra[:, 0] != extra[:, 1]]
     a = np.concatenate([ring, extra[:, 0]])
     b = np.concatenate([(ring + 1) % items, extra[:, 1]])
-    a_wins = rng.random(len(a)) < 1.0 / (1.0 + np.exp(strength[b] - strength[a]))
     names = np.array([f"d{i:05d}" for i in range(items)], dtype=object)
-    return pd.DataFrame(
-        {
-            "query": "q",
-            "annotator": "a",
-            "winner": names[np.where(a_wins, a, b)],
-            "loser": names[np.where(a_wins, b, a)],
-            "tie": 0,
-            "batch_id": 1,
-        }
-    )
+    frame = drawn_preferences(rng, strength, a, b, names, annotator="a")
+    frame["batch_id"] = 1
+    return frame
 
 
 @contextmanager

@@ -15,17 +15,7 @@ from sqlalchemy import Connection, insert
 
 from orlbuild.store import create_store_engine
 from orlbuild.store.bulk import ensure_collection, ensure_names
-from orlbuild.store.models import (
-    Annotator,
-    GradedJudgment,
-    IngestBatch,
-    Item,
-    ListwiseJudgment,
-    PairwiseJudgment,
-    Query,
-)
-
-FACTS = {"pairwise": PairwiseJudgment, "listwise": ListwiseJudgment, "graded": GradedJudgment}
+from orlbuild.store.models import JUDGMENT_MODELS, Annotator, IngestBatch, Item, Query
 
 
 def _ids(connection: Connection, model: Any, cid: int, names: set[str]) -> dict[str, int]:
@@ -47,7 +37,10 @@ def store_judgments(
             cid = ensure_collection(connection, collection)
             item_columns = ["winner", "loser"] if kind == "pairwise" else ["item"]
             items = _ids(
-                connection, Item, cid, set(frame[item_columns].to_numpy().ravel().astype(str))
+                connection,
+                Item,
+                cid,
+                set(frame[item_columns].to_numpy().ravel().astype(str)),
             )
             queries = _ids(connection, Query, cid, set(frame["query"].astype(str)))
             annotators = _ids(connection, Annotator, cid, set(frame["annotator"].astype(str)))
@@ -83,7 +76,7 @@ def store_judgments(
                 else:
                     row |= {"item_id": items[str(rec["item"])], "grade": int(rec["grade"])}
                 rows.append(row)
-            connection.execute(insert(FACTS[kind]), rows)
+            connection.execute(insert(JUDGMENT_MODELS[kind]), rows)
     finally:
         engine.dispose()
     return int(batch_id)

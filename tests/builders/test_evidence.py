@@ -13,7 +13,7 @@ from orlbuild.builders.bradley_terry import bradley_terry_information, bradley_t
 from orlbuild.builders.crowd_bt import fit_reliabilities
 from orlbuild.builders.davidson import davidson_counts, davidson_fit
 from orlbuild.builders.pairwise_data import comparisons_from_pairwise
-from tests.builders.simulation import simulate_round_robin, tiered_strengths
+from tests.builders.simulation import drawn_preferences, simulate_round_robin, tiered_strengths
 
 
 def _with_ties(seed: int, n_items: int, n_rows: int, tie_share: float) -> pd.DataFrame:
@@ -21,16 +21,9 @@ def _with_ties(seed: int, n_items: int, n_rows: int, tie_share: float) -> pd.Dat
     first = rng.integers(0, n_items, n_rows)
     second = (first + rng.integers(1, n_items, n_rows)) % n_items
     strength = rng.normal(size=n_items)
-    first_wins = rng.random(n_rows) < 1.0 / (1.0 + np.exp(strength[second] - strength[first]))
     names = np.array([f"m{k:02d}" for k in range(n_items)], dtype=object)
-    return pd.DataFrame(
-        {
-            "query": "q",
-            "annotator": "_",
-            "winner": names[np.where(first_wins, first, second)],
-            "loser": names[np.where(first_wins, second, first)],
-            "tie": (rng.random(n_rows) < tie_share).astype(int),
-        }
+    return drawn_preferences(
+        rng, strength, first, second, names, annotator="_", tie_share=tie_share
     )
 
 

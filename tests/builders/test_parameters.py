@@ -35,7 +35,8 @@ def test_options_that_do_not_apply_resolve_to_not_applicable() -> None:
 def test_stored_form_is_plain_strings_and_reads_back_to_members() -> None:
     resolved = resolve_parameters(BuildParameters(source=Source.pairwise))
     stored = resolved.to_json()
-    assert {type(value) for value in stored.values()} <= {str, int, float, bool}
+    assert {type(value) for value in stored.values()} <= {str, int, float, bool, type(None)}
+    assert [k for k, v in stored.items() if v is None] == ["margin"]  # no --margin: null
     assert stored["tiering"] == "simultaneous" and stored["method"] == "bt"
     again = BuildParameters.from_json(json.loads(json.dumps(stored)))
     assert again == resolved

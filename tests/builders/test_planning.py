@@ -179,3 +179,64 @@ def test_top_objective_only_serves_the_top_tier(mixed_evidence: list[QueryEviden
             for k, x in enumerate(ev.items)
         }
         assert tier[a] == 1 or tier[b] == 1 or reach[a] or reach[b]
+
+
+def _hand_built(scores: list[float], se: float, tiers: list[int]) -> QueryEvidence:
+    n = len(scores)
+    return QueryEvidence(
+        query="gap",
+        items=np.array([f"d{i}" for i in range(n)], dtype=object),
+        scores=np.array(scores),
+        cov=np.eye(n) * se**2,
+        critical=np.where(np.eye(n, dtype=bool), np.inf, 3.0),
+        single=3.0,
+        tiers=np.array(tiers),
+        item_comparisons=np.full(n, 20),
+        judgments=40,
+    )
+
+
+def test_boundary_weights_go_to_the_pairs_that_block_a_plausible_cut() -> None:
+    """Scores 3, 2.9 | 0.6, 0.5 | 0 (pair standard errors 0.85, critical value 3): no pair
+    is separated yet, and the cut after the second item is the plausible one (its crossing pairs
+    are 2.3-3 apart); its closest crossing pairs weigh most."""
+    from orlbuild.builders import planning
+
+    ev = _hand_built([3.0, 2.9, 0.6, 0.5, 0.0], 0.6, [1] * 5)
+    group = planning._stack([ev], planning.PlanObjective.tiers)
+    view = planning._pair_view(group, np.arange(1), None)
+    weights = planning._cut_weights(group, np.arange(1), view)[0]
+    pairs = list(zip(group.first.tolist(), group.second.tolist(), strict=True))
+    ranked = [pairs[k] for k in np.argsort(-weights)]
+    assert ranked[0] == (1, 2)  # 2.9 vs 0.6: the weakest pair across the gap
+    assert set(ranked[:3]) == {(0, 2), (1, 2), (1, 3)}
+    # pairs inside a side block only implausible cuts
+    assert max(weights[pairs.index((0, 1))], weights[pairs.index((2, 3))]) < weights.max() / 100
+
+
+def test_objective_top_values_the_cuts_that_shrink_the_top_tier_most() -> None:
+    # two about equally plausible cuts: after item 1 (top tier 1) and after item 4 (top tier 4)
+    from orlbuild.builders import planning
+
+    ev = _hand_built([5.0, 3.0, 2.95, 2.9, 1.0], 0.6, [1] * 5)
+    pairs = list(zip(*np.triu_indices(5, 1), strict=True))
+    ratio = {}
+    for goal in (planning.PlanObjective.top, planning.PlanObjective.tiers):
+        group = planning._stack([ev], goal)
+        view = planning._pair_view(group, np.arange(1), None)
+        weights = planning._cut_weights(group, np.arange(1), view)[0]
+        ratio[goal] = weights[pairs.index((0, 1))] / weights[pairs.index((3, 4))]
+    assert 0.5 < ratio[planning.PlanObjective.tiers] < 2.0
+    assert ratio[planning.PlanObjective.top] > 3 * ratio[planning.PlanObjective.tiers]
+
+
+def test_the_default_repeat_limit_lets_the_planner_insist(
+    mixed_evidence: list[QueryEvidence],
+) -> None:
+    from orlbuild.builders.planning import REPEAT_LIMIT
+
+    plan = plan_comparisons(mixed_evidence[:2], 200, seed=0)
+    asks = pd.Series([(p.query, frozenset((p.item_a, p.item_b))) for p in plan.pairs])
+    counts = asks.value_counts()
+    assert len(plan.pairs) == 200 and counts.max() <= REPEAT_LIMIT
+    assert counts.max() > 2  # the pairs across a plausible boundary are asked again and again

@@ -191,6 +191,7 @@ def test_resolved_parameters_name_every_default() -> None:
         "backed": True,
         "ties": "half",
         "annotators": "equal",
+        "margin": None,
     }
 
 

@@ -29,6 +29,7 @@ from orlbuild.builders.tiering import tiers_from_scores
 from orlbuild.builders.uncertainty import fisher_uncertainty
 from orlbuild.errors import ConfigError
 from tests.builders.store_data import store_judgments
+from tests.pipeline_configs import pipeline_toml
 
 FIXTURE = Path(__file__).parent / "data" / "leader_fixture.json"
 
@@ -294,22 +295,9 @@ def test_vectorised_step_down_equals_the_step_by_step_procedure() -> None:
 def test_pipeline_config_takes_the_tiering(tmp_path: Path) -> None:
     from orlbuild.pipeline.config import load_config
 
-    base = """measures = ["nDCG@10"]
-[[inputs]]
-kind = "pairwise"
-path = "p.tsv"
-[[inputs]]
-kind = "run"
-path = "r.trec"
-system = "s"
-[[builds]]
-name = "b"
-source = "pairwise"
-[builds.parameters]
-tiering = "{tiering}"
-[scoring]
-build = "b"
-"""
+    base = pipeline_toml(
+        measure="nDCG@10", judgments="p.tsv", runs=[("r.trec", "s")], build="b"
+    ).replace("[scoring]", '[builds.parameters]\ntiering = "{tiering}"\n\n[scoring]')
     (tmp_path / "p.tsv").write_text("query\twinner\tloser\nq\ta\tb\n")
     (tmp_path / "r.trec").write_text("q Q0 a 1 1.0 s\n")
     config = tmp_path / "pipeline.toml"

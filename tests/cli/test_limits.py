@@ -23,6 +23,7 @@ from orlbuild.limits import (
     items_per_query_limit,
 )
 from orlbuild.pipeline.config import load_config
+from tests.pipeline_configs import pipeline_toml
 from tests.store_cli import cli, cli_json
 
 PAIRS = "query\twinner\tloser\n" + "".join(
@@ -132,21 +133,7 @@ def test_database_urls_are_one_line_and_never_show_the_password() -> None:
         assert "s3cr3t" not in err
 
 
-MINIMAL = """
-measures = ["nDCG@10"]
-[[inputs]]
-kind = "pairwise"
-path = "pairs.tsv"
-[[inputs]]
-kind = "run"
-path = "a.trec"
-system = "a"
-[[builds]]
-name = "main"
-source = "pairwise"
-[scoring]
-build = "main"
-"""
+MINIMAL = pipeline_toml(measure="nDCG@10")
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from typer.testing import CliRunner, Result
 from orlbuild.cli.main import app
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import load_config
+from tests.pipeline_configs import pipeline_toml
 from tests.stores import store_engine
 
 # a1 (relevant) and b1 tie in float32 only: float32 puts b1 first (id descending).
@@ -54,26 +55,12 @@ def test_compare_uses_the_precision(scored_store: str) -> None:
     assert f64["mean_a"] == pytest.approx(1.0)
 
 
-CONFIG = """
-measures = ["AP"]
-
-[[inputs]]
-kind = "graded"
-path = "labels.txt"
-
-[[inputs]]
-kind = "run"
-path = "run.txt"
-system = "s"
-
-[[builds]]
-name = "g"
-source = "graded"
-
-[scoring]
-build = "g"
-{extra}
-"""
+CONFIG = (
+    pipeline_toml(
+        measure="AP", kind="graded", judgments="labels.txt", runs=[("run.txt", "s")], build="g"
+    )
+    + "{extra}\n"
+)
 
 
 def test_pipeline_config_score_precision(tmp_path: Path) -> None:

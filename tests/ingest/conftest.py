@@ -22,6 +22,12 @@ def run_cli(url: str, *args: str, stdin: bytes | None = None) -> Result:
     return CliRunner().invoke(app, ["--db", url, "--quiet", *args], input=stdin)
 
 
+def ingest_cli(url: str, kind: str, path: Path, *args: str) -> Result:
+    """``orlbuild ingest KIND PATH ARGS``; a run is system ``s``."""
+    system = ["--system", "s"] if kind == "run" else []
+    return run_cli(url, "ingest", kind, str(path), *args, *system)
+
+
 def pairwise_tuples(frame: pd.DataFrame) -> list[tuple[str, str, str, str, bool]]:
     """``load_pairwise`` rows as sorted ``(query, annotator, winner, loser, tie)`` tuples."""
     columns = ("query", "annotator", "winner", "loser", "tie")

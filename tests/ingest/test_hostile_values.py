@@ -17,7 +17,7 @@ from orlbuild.ingest.source import MAX_LINE_CHARS
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import ingest_cli, run_cli, store_counts
 from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
@@ -46,8 +46,7 @@ def test_integers_beyond_64_bits_are_one_line_errors(
     kind: str, name: str, content: str, reason: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file(name, content)
-    extra = ["--system", "s"] if kind == "run" else []
-    line = _one_error_line(run_cli(migrated_db_url, "ingest", kind, str(path), *extra))
+    line = _one_error_line(ingest_cli(migrated_db_url, kind, path))
     assert f"{path}, line " in line and reason in line and HUGE in line
     assert store_counts(migrated_db_url)["collections"] == {}
 
@@ -65,8 +64,7 @@ def test_nul_byte_in_an_id_is_refused_on_every_backend(
     kind: str, name: str, content: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file(name, content)
-    extra = ["--system", "s"] if kind == "run" else []
-    line = _one_error_line(run_cli(migrated_db_url, "ingest", kind, str(path), *extra))
+    line = _one_error_line(ingest_cli(migrated_db_url, kind, path))
     assert "contains a NUL byte" in line and f"{path}, line" in line
     assert store_counts(migrated_db_url)["collections"] == {}
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from orlbuild.ingest import read_input
 from orlbuild.ingest.rows import is_comment
 from orlbuild.store import load_pairwise
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import ingest_cli, run_cli, store_counts
 from tests.stores import store_engine
 
 Write = Callable[[str, str | bytes], Path]
@@ -71,8 +71,7 @@ def test_every_data_line_is_one_stored_row(
 ) -> None:
     kind, content, header = FILES[name]
     path = write_file(name, content)
-    extra = ["--system", "s"] if kind == "run" else []
-    result = run_cli(migrated_db_url, "ingest", kind, str(path), *extra)
+    result = ingest_cli(migrated_db_url, kind, path)
     assert result.exit_code == 0, result.output
     counts = store_counts(migrated_db_url)["collections"]["default"]
     stored = sum(counts["runs"].values()) if kind == "run" else counts[kind]

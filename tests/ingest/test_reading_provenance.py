@@ -38,6 +38,21 @@ def _stored(url: str, tmp_path: Path, content: str = REPEATED, name: str = "run.
     return path
 
 
+def _is_a_no_op(url: str, path: Path, *options: str) -> bool:
+    """Ingesting ``path`` again with ``options`` stores nothing, and says so."""
+    code, output = _ingest(url, path, *options)
+    return code == 0 and "nothing to do" in output
+
+
+def _replace_reading_digest(url: str, digest: str | None) -> str:
+    """Overwrite the stored batch's reading digest with ``digest``; return the one it had."""
+    with store_engine(url) as engine, engine.begin() as connection:
+        before = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
+        stored = before.scalar_one()
+        connection.execute(sa.text("UPDATE ingest_batches SET reading_sha256 = :d"), {"d": digest})
+    return str(stored)
+
+
 def _scores(url: str) -> list[float]:
     with store_engine(url) as engine:
         return sorted(load_run(engine, "default", "s")["score"].tolist())
@@ -72,19 +87,15 @@ def test_another_precision_that_keeps_the_same_rows_is_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
     path = _stored(migrated_db_url, tmp_path, PLAIN, "plain.txt")  # the precision chooses nothing
-    code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
-    assert code == 0 and "nothing to do" in output
+    assert _is_a_no_op(migrated_db_url, path, "--score-precision", "float64")
 
 
 def test_batches_stored_before_the_digest_stay_a_no_op(
     migrated_db_url: str, tmp_path: Path
 ) -> None:
     path = _stored(migrated_db_url, tmp_path)
-    # what a batch from before migration 0005 holds
-    with store_engine(migrated_db_url) as engine, engine.begin() as connection:
-        connection.execute(sa.text("UPDATE ingest_batches SET reading_sha256 = NULL"))
-    code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
-    assert code == 0 and "nothing to do" in output
+    _replace_reading_digest(migrated_db_url, None)  # what a batch from before migration 0005 holds
+    assert _is_a_no_op(migrated_db_url, path, "--score-precision", "float64")
 
 
 def test_digests_of_the_former_scheme_are_compared_through_the_reading_options(
@@ -92,11 +103,7 @@ def test_digests_of_the_former_scheme_are_compared_through_the_reading_options(
 ) -> None:
     path = _stored(migrated_db_url, tmp_path)
     # a digest written before the "2:" scheme
-    with store_engine(migrated_db_url) as engine, engine.begin() as connection:
-        stored = connection.execute(sa.text("SELECT reading_sha256 FROM ingest_batches"))
-        assert stored.scalar_one().startswith("2:")
-        connection.execute(sa.text(f"UPDATE ingest_batches SET reading_sha256 = '{'ab' * 32}'"))
-    code, output = _ingest(migrated_db_url, path)  # the same options: the same rows
-    assert code == 0 and "nothing to do" in output
+    assert _replace_reading_digest(migrated_db_url, "ab" * 32).startswith("2:")
+    assert _is_a_no_op(migrated_db_url, path)  # the same options: the same rows
     code, output = _ingest(migrated_db_url, path, "--score-precision", "float64")
     assert code == 1 and "already stored as batch 1 when read with" in output

@@ -9,28 +9,9 @@ import pytest
 
 from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import PipelineConfig, load_config
+from tests.pipeline_configs import MINIMAL
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
-
-MINIMAL = """
-measures = ["RDQm2-a1@10"]
-
-[[inputs]]
-kind = "pairwise"
-path = "pairs.tsv"
-
-[[inputs]]
-kind = "run"
-path = "a.trec"
-system = "a"
-
-[[builds]]
-name = "main"
-source = "pairwise"
-
-[scoring]
-build = "main"
-"""
 
 
 @pytest.fixture

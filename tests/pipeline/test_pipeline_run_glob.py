@@ -10,22 +10,10 @@ from orlbuild.errors import ConfigError
 from orlbuild.pipeline.config import load_config
 from orlbuild.pipeline.runner import ingest_input
 from orlbuild.store import list_systems
+from tests.pipeline_configs import pipeline_toml
 from tests.stores import store_engine
 
-HEAD = """
-measures = ["RDQm2-a1@10"]
-
-[[inputs]]
-kind = "pairwise"
-path = "pairs.tsv"
-
-[[builds]]
-name = "main"
-source = "pairwise"
-
-[scoring]
-build = "main"
-"""
+HEAD = pipeline_toml(runs=())
 
 
 def _run(tag: str) -> str:

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from scoring import ORL, evaluate_run
+from tests.trec_parity import assert_per_query_parity, generated_qrels_and_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -15,22 +16,15 @@ CUTOFFS = (1, 3, 5, 10, 20)
 
 def _generate(seed: int, n_queries: int = 60) -> tuple[dict, dict]:
     """Graded qrels (grades 0-3, some zeros) and runs with many tied scores."""
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(n_queries):
-        query = f"q{q}"
-        pool = [
-            f"doc{j:03d}" for j in rng.choice(300, size=int(rng.integers(5, 60)), replace=False)
-        ]
-        judged = pool[: int(rng.integers(1, len(pool)))]
-        grades = rng.integers(0, 4, size=len(judged))
-        grades[int(rng.integers(len(judged)))] = int(rng.integers(1, 4))  # >= 1 relevant
-        qrels[query] = {d: int(g) for d, g in zip(judged, grades, strict=True)}
-        retrieved = rng.permutation(pool)[: int(rng.integers(1, len(pool) + 1))]
+    qrels, run = generated_qrels_and_run(
+        np.random.default_rng(seed),
+        [f"q{q}" for q in range(n_queries)],
+        documents=300,
+        largest_pool=60,
+        grades=4,
         # Few distinct score values -> many ties, broken by docid descending.
-        scores = rng.integers(0, 5, size=len(retrieved)).astype(float) / 2.0
-        run[query] = {d: float(s) for d, s in zip(retrieved, scores, strict=True)}
+        scores=lambda rng, n: rng.integers(0, 5, size=n).astype(float) / 2.0,
+    )
     run.pop("q0")  # a query missing from the run
     return qrels, run
 
@@ -59,10 +53,4 @@ def test_per_query_parity_with_trec_eval(seed: int) -> None:
     pd.testing.assert_frame_equal(
         got, evaluate_run(orls, run, list(ours), missing="skip").to_frame()
     )
-    assert set(got.index) == set(expected)
-    for query, values in expected.items():
-        for name, trec_name in ours.items():
-            assert got.loc[query, name] == pytest.approx(values[trec_name], abs=1e-6), (
-                query,
-                name,
-            )
+    assert_per_query_parity(got, expected, ours, 1e-6)

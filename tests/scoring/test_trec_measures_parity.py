@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from scoring import ORL, evaluate_run
+from tests.trec_parity import assert_per_query_parity, generated_qrels_and_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ir_measures = pytest.importorskip("ir_measures")
@@ -59,23 +60,19 @@ def _generate(seed: int, n_queries: int = 60, float32_ties: bool = True) -> tupl
     values (exact ties, broken by id descending) and, with ``float32_ties``,
     a jitter below float32 resolution (ties only in float32).
     """
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(1, n_queries + 1):
-        query = str(q)  # numeric ids: gdeval needs them
-        pool = [
-            f"doc{j:03d}" for j in rng.choice(400, size=int(rng.integers(5, 80)), replace=False)
-        ]
-        judged = pool[: int(rng.integers(1, len(pool)))]
-        grades = rng.integers(0, 5, size=len(judged))
-        grades[int(rng.integers(len(judged)))] = int(rng.integers(1, 5))  # >= 1 relevant
-        qrels[query] = {d: int(g) for d, g in zip(judged, grades, strict=True)}
-        retrieved = rng.permutation(pool)[: int(rng.integers(1, len(pool) + 1))]
-        scores = 1000.0 + rng.integers(0, 6, size=len(retrieved)).astype(float) / 2.0
-        if float32_ties:
-            scores = scores + rng.integers(0, 3, size=len(retrieved)) * 1e-9
-        run[query] = {d: float(s) for d, s in zip(retrieved, scores, strict=True)}
+
+    def scores(rng: np.random.Generator, n: int) -> np.ndarray:
+        values = 1000.0 + rng.integers(0, 6, size=n).astype(float) / 2.0
+        return values + rng.integers(0, 3, size=n) * 1e-9 if float32_ties else values
+
+    qrels, run = generated_qrels_and_run(
+        np.random.default_rng(seed),
+        [str(q) for q in range(1, n_queries + 1)],  # numeric ids: gdeval needs them
+        documents=400,
+        largest_pool=80,
+        grades=5,
+        scores=scores,
+    )
     run.pop("1")  # a query missing from the run
     return qrels, run
 
@@ -84,13 +81,7 @@ def _check_trec_parity(qrels: dict, run: dict) -> None:
     expected = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
     orls = {q: ORL.from_grades(g) for q, g in qrels.items()}
     got = evaluate_run(orls, run, list(TREC_NAMES), missing="skip").to_frame()
-    assert set(got.index) == set(expected)
-    for query, values in expected.items():
-        for ours, theirs in TREC_NAMES.items():
-            assert got.loc[query, ours] == pytest.approx(values[theirs], abs=1e-9), (
-                query,
-                ours,
-            )
+    assert_per_query_parity(got, expected, TREC_NAMES, 1e-9)
     for ours, theirs in TREC_NAMES.items():
         aggregate = pytrec_eval.compute_aggregated_measure(
             theirs, [values[theirs] for values in expected.values()]

@@ -7,8 +7,6 @@ The side-by-side power against the sign-flip test with Holm is in
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,10 +22,13 @@ from scoring.statistics import (
     system_tiers,
 )
 from scoring.statistics.tiers import compact_letters
-
-
-def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(m, k=1)
+from tests.permutation_panels import (
+    all_pairs,
+    assert_registered,
+    equal_systems_panel,
+    every_within_query_shuffle,
+    null_family_wise_error,
+)
 
 
 def abs_t(scores: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -60,18 +61,9 @@ def step_down(observed: np.ndarray, permuted: np.ndarray) -> np.ndarray:
 
 def brute_force_max_t(scores: np.ndarray) -> np.ndarray:
     """Exact step-down max-T p-values over every within-query permutation (tiny panels)."""
-    n, m = scores.shape
-    first, second = all_pairs(m)
-    permuted = []
-    for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
-        shuffled = np.array([scores[q, list(p)] for q, p in enumerate(perms)])
-        permuted.append(abs_t(shuffled, first, second))
+    first, second = all_pairs(scores.shape[1])
+    permuted = [abs_t(shuffled, first, second) for shuffled in every_within_query_shuffle(scores)]
     return step_down(abs_t(scores, first, second), np.array(permuted))
-
-
-def equal_systems_panel(rng: np.random.Generator, n_queries: int, n_systems: int) -> np.ndarray:
-    difficulty = rng.normal(0.5, 0.2, size=(n_queries, 1))
-    return np.clip(difficulty + rng.normal(0.0, 0.15, size=(n_queries, n_systems)), 0.0, 1.0)
 
 
 def test_monte_carlo_approaches_the_exact_step_down_distribution() -> None:
@@ -130,11 +122,7 @@ def test_identical_systems_and_constant_differences() -> None:
 
 def test_registered_planned_and_validated() -> None:
     scores = np.random.default_rng(0).random((10, 4))
-    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    via_registry = get_paired_test("max-t")(scores, all_pairs(4), permutations=300, rng=rng_a)
-    np.testing.assert_array_equal(
-        via_registry, max_t_pvalues(scores, all_pairs(4), permutations=300, rng=rng_b)
-    )
+    assert_registered("max-t", max_t_pvalues, scores)
     plan = plan_test(None, None, n_systems=4, n_queries=10, permutations=100, alpha=0.05)
     assert plan.test.value == "max-t" and plan.correction is None and plan.permutations == 200
     assert "max-T" in plan.describe() and "raised" in (plan.note or "")
@@ -153,15 +141,7 @@ def test_calibration_twenty_equal_systems() -> None:
     20 equal systems, 50 queries, 200 simulated experiments, alpha = 0.05,
     1,000 permutations (the panels of ``test_tukey.py``'s calibration test).
     """
-    rng = np.random.default_rng(2026)
-    any_significant = 0
-    for experiment in range(200):
-        panel = pd.DataFrame(equal_systems_panel(rng, 50, 20))
-        pairs = system_comparison(
-            panel, TestSettings(test="max-t", permutations=1000, seed=experiment)
-        ).pairs
-        any_significant += bool(pairs["significant"].any())
-    rate = any_significant / 200
+    rate = null_family_wise_error("max-t")
     print(f"max-T family-wise error, 20 equal systems: {rate:.3f}")
     assert 0.01 <= rate <= 0.07
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,34 +9,26 @@ import pytest
 from scoring.errors import ScoringError
 from scoring.settings import TestSettings
 from scoring.statistics import (
-    get_paired_test,
     permutation_ranges,
     system_comparison,
     tukey_hsd_pvalues,
 )
-
-
-def all_pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(m, k=1)
-
-
-def equal_systems_panel(rng: np.random.Generator, n_queries: int, n_systems: int) -> np.ndarray:
-    """Every system drawn from the same distribution: shared query difficulty plus noise."""
-    difficulty = rng.normal(0.5, 0.2, size=(n_queries, 1))
-    return np.clip(difficulty + rng.normal(0.0, 0.15, size=(n_queries, n_systems)), 0.0, 1.0)
+from tests.permutation_panels import (
+    all_pairs,
+    assert_registered,
+    equal_systems_panel,
+    every_within_query_shuffle,
+    null_family_wise_error,
+)
 
 
 def brute_force_tukey(scores: np.ndarray) -> np.ndarray:
     """Exact Tukey HSD p-values over every within-query permutation (tiny panels only)."""
-    n, m = scores.shape
     sums = scores.sum(axis=0)
-    first, second = all_pairs(m)
+    first, second = all_pairs(scores.shape[1])
     observed = np.abs(sums[first] - sums[second])
-    ranges = []
-    for perms in itertools.product(itertools.permutations(range(m)), repeat=n):
-        shuffled = np.array([scores[q, list(p)] for q, p in enumerate(perms)]).sum(axis=0)
-        ranges.append(shuffled.max() - shuffled.min())
-    ranges_array = np.array(ranges)
+    shuffled_sums = [shuffled.sum(axis=0) for shuffled in every_within_query_shuffle(scores)]
+    ranges_array = np.array([s.max() - s.min() for s in shuffled_sums])
     return np.array([(ranges_array >= d - 1e-12).mean() for d in observed])
 
 
@@ -73,11 +63,7 @@ def test_p_values_fall_as_the_difference_grows() -> None:
 
 def test_registered_and_validated() -> None:
     scores = np.random.default_rng(0).random((10, 4))
-    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    via_registry = get_paired_test("tukey-hsd")(scores, all_pairs(4), permutations=300, rng=rng_a)
-    np.testing.assert_array_equal(
-        via_registry, tukey_hsd_pvalues(scores, all_pairs(4), permutations=300, rng=rng_b)
-    )
+    assert_registered("tukey-hsd", tukey_hsd_pvalues, scores)
     with pytest.raises(ScoringError, match="permutations"):
         tukey_hsd_pvalues(scores, all_pairs(4), permutations=0)
     with pytest.raises(ScoringError, match="finite"):
@@ -105,15 +91,7 @@ def test_calibration_twenty_equal_systems() -> None:
     20 equal systems, 50 queries, 200 simulated experiments, alpha = 0.05, 1,000
     permutations. Measured: 0.055 (11 of 200).
     """
-    rng = np.random.default_rng(2026)
-    any_significant = 0
-    for experiment in range(200):
-        panel = pd.DataFrame(equal_systems_panel(rng, 50, 20))
-        pairs = system_comparison(
-            panel, TestSettings(test="tukey-hsd", permutations=1000, seed=experiment)
-        ).pairs
-        any_significant += bool(pairs["significant"].any())
-    rate = any_significant / 200
+    rate = null_family_wise_error("tukey-hsd")
     print(f"Tukey HSD family-wise error, 20 equal systems: {rate:.3f}")
     assert rate <= 0.07
     assert rate >= 0.01  # not trivially conservative: the test does reject under the null

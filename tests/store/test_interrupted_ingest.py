@@ -19,15 +19,21 @@ from tests.store_cli import cli, cli_json
 PAIRS = "query\twinner\tloser\n" + "".join(f"q{i % 3}\td{i}\td{i + 1}\n" for i in range(30))
 
 
+@pytest.fixture
+def pairs_file(tmp_path: Path) -> Path:
+    """Thirty pairwise preferences, in three queries."""
+    path = tmp_path / "p.tsv"
+    path.write_text(PAIRS)
+    return path
+
+
 def _batches(url: str) -> list[int]:
     return [b["id"] for b in cli_json(url, "batches", "list")]
 
 
 def test_ctrl_c_just_after_the_commit_says_stored(
-    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    migrated_db_url: str, pairs_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "p.tsv"
-    path.write_text(PAIRS)
     real = file_ingest.store_batch
 
     def committed_then_interrupted(*args: Any, **kwargs: Any) -> Any:
@@ -35,17 +41,17 @@ def test_ctrl_c_just_after_the_commit_says_stored(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(file_ingest, "store_batch", committed_then_interrupted)
-    code, _, err = cli(migrated_db_url, "ingest", "pairwise", str(path))
+    code, _, err = cli(migrated_db_url, "ingest", "pairwise", str(pairs_file))
     assert code == 130 and "Traceback" not in err
     assert _batches(migrated_db_url) == [1]
-    assert err.strip() == f"interrupted after the commit: {path} was stored as batch 1 (30 rows)"
+    assert (
+        err.strip() == f"interrupted after the commit: {pairs_file} was stored as batch 1 (30 rows)"
+    )
 
 
 def test_ctrl_c_just_before_the_commit_says_nothing_stored(
-    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    migrated_db_url: str, pairs_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "p.tsv"
-    path.write_text(PAIRS)
     real = engine_module.write_transaction
     from contextlib import contextmanager
 
@@ -58,10 +64,10 @@ def test_ctrl_c_just_before_the_commit_says_nothing_stored(
     import orlbuild.store.batches as batches
 
     monkeypatch.setattr(batches, "write_transaction", interrupted_at_commit)
-    code, _, err = cli(migrated_db_url, "ingest", "pairwise", str(path))
+    code, _, err = cli(migrated_db_url, "ingest", "pairwise", str(pairs_file))
     assert code == 130 and "Traceback" not in err
     assert _batches(migrated_db_url) == []
-    assert err.strip() == f"interrupted: nothing from {path} was stored"
+    assert err.strip() == f"interrupted: nothing from {pairs_file} was stored"
 
 
 def test_a_batch_of_another_system_stored_meanwhile_is_not_mistaken_for_this_one(

@@ -29,6 +29,7 @@ from sqlalchemy.engine import make_url
 
 import orlbuild.store.engine as engine_module
 from orlbuild.store.schema import upgrade
+from tests.pipeline_configs import pipeline_toml
 from tests.store_cli import cli, cli_json
 
 LISTWISE = "query\titem\trank\n" + "".join(
@@ -66,20 +67,9 @@ def filled(migrated_db_url: str, tmp_path: Path) -> str:
 
 
 #: A pipeline that ingests, builds and scores (each a write).
-PIPELINE = """measures = ["nDCG@10"]
-[[inputs]]
-kind = "listwise"
-path = "l2.tsv"
-[[inputs]]
-kind = "run"
-path = "r2.trec"
-system = "s2"
-[[builds]]
-name = "p"
-source = "listwise"
-[scoring]
-build = "p"
-"""
+PIPELINE = pipeline_toml(
+    measure="nDCG@10", kind="listwise", judgments="l2.tsv", runs=[("r2.trec", "s2")], build="p"
+)
 
 
 def _snapshot(url: str) -> dict[str, Any]:
