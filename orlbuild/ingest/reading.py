@@ -212,7 +212,7 @@ _DIGEST_DTYPES = {"b": "|b1", "i": "<i8", "u": "<i8", "f": "<f8"}
 
 #: Fact columns left out of the digest: which item was shown first follows from the
 #: content and its shape, never from a reading option, and leaving it out keeps the
-#: digests of the batches stored before it was kept (migration 0008_presentation_order).
+#: digests of the batches stored before it was kept (migration 0009_presentation_order).
 _UNDIGESTED = frozenset({"winner_first"})
 
 

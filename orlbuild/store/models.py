@@ -205,7 +205,7 @@ class PairwiseJudgment(Base):
     ``winner_first`` says which item was shown first, where the input's shape
     says it (arena, evalica, crowd-kit): true when the winner (for a tie, the
     item given first) was, false when the loser was; NULL when the shape does
-    not say and for rows stored before migration 0008_presentation_order.
+    not say and for rows stored before migration 0009_presentation_order.
     """
 
     __tablename__ = "pairwise_judgments"

@@ -169,7 +169,7 @@ def test_missing_sqlite_file_is_not_created_by_other_commands(tmp_path) -> None:
 def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
     db_url: str, tmp_path
 ) -> None:
-    # 0008 adds pairwise_judgments.winner_first: rows stored before it (here: stored, then
+    # 0009 adds pairwise_judgments.winner_first: rows stored before it (here: stored, then
     # the column dropped by the downgrade and added back) read as not recorded (NA).
     from orlbuild.store import load_pairwise
     from tests.ingest.conftest import run_cli
@@ -181,7 +181,7 @@ def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
     engine = create_store_engine(db_url)
     try:
         assert load_pairwise(engine)["winner_first"].tolist() == [False, True]
-        downgrade(db_url, "0007_backed_orders")
+        downgrade(db_url, "0008_pair_states")
         columns = {c["name"] for c in inspect(engine).get_columns("pairwise_judgments")}
         assert "winner_first" not in columns and "count" in columns
         upgrade(db_url)

@@ -9,8 +9,8 @@ before ``item_b``/``model_b``, evalica's and crowd-kit's ``left`` before
 (native ``winner``/``loser``, ``prefs-release``, ``trec-prefs``) and for every
 row stored before this revision (docs/tiers-and-audit.md, "Quality checks").
 
-Revision ID: 0008_presentation_order
-Revises: 0007_backed_orders
+Revision ID: 0009_presentation_order
+Revises: 0008_pair_states
 Create Date: 2026-12-01 19:30:00.000000
 """
 
@@ -22,8 +22,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision: str = "0008_presentation_order"
-down_revision: str | None = "0007_backed_orders"
+revision: str = "0009_presentation_order"
+down_revision: str | None = "0008_pair_states"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
