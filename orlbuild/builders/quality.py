@@ -8,8 +8,9 @@
 
   - ``position_bias``: the share of their strict preferences won by the item
     shown first, where the data say which was shown first (a ``first``
-    column; 0.5 is unbiased). The store keeps winner and loser only, so
-    builds read from it report NaN (docs/tiers-and-audit.md, "Quality checks");
+    column, or the store's ``winner_first`` flag, which the arena, evalica and
+    crowd-kit shapes fill; 0.5 is unbiased; NaN where the data do not say,
+    docs/tiers-and-audit.md, "Quality checks");
   - ``kappa``: Cohen's kappa between the annotator and the other annotators
     on the pairs both judged (outcomes first-id wins / second-id wins / tie,
     every judgment of the annotator against every judgment of the others on
@@ -56,15 +57,17 @@ def raw_preferences(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     Parameters
     ----------
     frame
-        Pairwise (``winner, loser, tie``), listwise (``item, rank``) or graded
-        (``item, grade``) judgments with ``query`` and ``annotator``.
+        Pairwise (``winner, loser, tie``, optionally ``count`` and the item shown
+        ``first`` or the store's ``winner_first`` flag), listwise (``item, rank``)
+        or graded (``item, grade``) judgments with ``query`` and ``annotator``.
     source
         ``pairwise``, ``listwise`` or ``graded``.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``query, annotator, winner, loser, tie``.
+        Columns ``query, annotator, winner, loser, tie`` (pairwise: also ``count``
+        and ``first``, the item shown first or None, when the judgments say).
     """
     frame = frame.copy()
     if "annotator" not in frame.columns:
@@ -72,6 +75,8 @@ def raw_preferences(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     if source == "pairwise":
         if "tie" not in frame.columns:
             frame["tie"] = 0
+        if "first" not in frame.columns and "winner_first" in frame.columns:
+            frame["first"] = _first_shown(frame)
         kept = [c for c in _OPTIONAL_COLUMNS if c in frame.columns]
         out = frame[[*_PREFERENCE_COLUMNS, *kept]].copy()
         out["tie"] = out["tie"].fillna(0).astype(int)
@@ -90,6 +95,13 @@ def raw_preferences(frame: pd.DataFrame, source: str) -> pd.DataFrame:
             "tie": 0,
         }
     )
+
+
+def _first_shown(frame: pd.DataFrame) -> pd.Series:
+    """The item shown first, from the stored ``winner_first`` flag (None where unknown)."""
+    flag = frame["winner_first"].astype("boolean")
+    shown = np.where(flag.fillna(False).to_numpy(dtype=bool), frame["winner"], frame["loser"])
+    return pd.Series(shown, index=frame.index, dtype=object).where(flag.notna().to_numpy(), None)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,8 @@ def quality_command(
                 "position bias",
                 "per annotator below"
                 if report.annotators["position_bias"].notna().any()
-                else "not recorded (the store keeps winner and loser, not which was shown first)",
+                else "not recorded (only arena, evalica and crowd-kit files say which item "
+                "was shown first)",
             ),
         ],
         columns=["check", "value"],

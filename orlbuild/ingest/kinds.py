@@ -243,6 +243,8 @@ def _parse_item_pair(
         "loser_id": np.where(second_wins, first, second),
         "tie": tie,
     }
+    if keywords:  # arena: item_a (model_a) is the one shown first; prefs-release does not say
+        facts["winner_first"] = ~second_wins
     return _with_count(chunk, label, facts)
 
 
@@ -287,6 +289,7 @@ def _parse_left_right(chunk: ColumnChunk, label: str, vocab: Vocabularies) -> Fa
         "winner_id": np.where(right_wins, right, left),
         "loser_id": np.where(right_wins, left, right),
         "tie": tie,
+        "winner_first": ~right_wins,  # left is the item shown first
     }
     return _with_count(chunk, label, facts)
 

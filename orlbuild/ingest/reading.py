@@ -210,6 +210,11 @@ DIGEST_SCHEME = "2"
 #: The canonical byte layout of each kind of value column in the digest.
 _DIGEST_DTYPES = {"b": "|b1", "i": "<i8", "u": "<i8", "f": "<f8"}
 
+#: Fact columns left out of the digest: which item was shown first follows from the
+#: content and its shape, never from a reading option, and leaving it out keeps the
+#: digests of the batches stored before it was kept (migration 0009_presentation_order).
+_UNDIGESTED = frozenset({"winner_first"})
+
 
 class ReadingDigest:
     """SHA-256 of the rows and names a reading keeps, fed chunk by chunk.
@@ -229,7 +234,7 @@ class ReadingDigest:
     def update(self, chunk: NamedChunk) -> None:
         """Add the rows of ``chunk``."""
         for column, values in chunk.facts.items():
-            if not len(values):
+            if not len(values) or column in _UNDIGESTED:
                 continue
             vocabulary = NAME_COLUMNS.get(column)
             key = column

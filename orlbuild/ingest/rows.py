@@ -20,8 +20,9 @@ A kind may accept several *shapes* (pairwise: native, arena, ...): the header
 (or the first JSON object) picks exactly one, and a header that matches none or
 mixes two is an error naming the columns found and the shapes accepted. A
 column no shape uses is reported in ``notes`` (or, when it looks like a typo of
-an absent column, is an error): nothing the user gave is dropped silently
-(docs/input-formats.md, "Input formats").
+a column the chosen shape reads and the file lacks, is an error; a near miss of
+another shape's column is reported with what it resembles): nothing the user
+gave is dropped silently (docs/input-formats.md, "Input formats").
 
 Every value comes out as a string (missing optional columns are absent, empty
 cells are ``""``), each row with the number of the physical line it starts on,
@@ -270,14 +271,8 @@ def choose_layout(
     )
 
 
-def unused_columns(
-    names: Sequence[str],
-    layout: RecordLayout,
-    layouts: Sequence[RecordLayout],
-    label: str,
-    line: int,
-) -> list[str]:
-    """Header names the shape does not use; a likely typo of an absent column is an error.
+def unused_columns(names: Sequence[str], layout: RecordLayout, label: str, line: int) -> list[str]:
+    """Header names the shape does not use; a likely typo of a column it would read is an error.
 
     Parameters
     ----------
@@ -285,8 +280,6 @@ def unused_columns(
         The header's column names (or a JSON object's keys).
     layout
         The shape chosen for the file.
-    layouts
-        Every shape of the kind: their columns are the names a typo is matched against.
     label, line
         Where the header is, for messages.
 
@@ -299,15 +292,20 @@ def unused_columns(
     Raises
     ------
     InputError
-        An unknown column is a near miss of a column the shapes know that the
-        header lacks (``anotator`` for ``annotator``): reading on would
-        silently drop what the user meant to give.
+        An unknown column is a near miss of a name of a column the chosen shape
+        reads and the header does not give under any of its names (``anotator``
+        for ``annotator``): reading on would silently drop what the user meant
+        to give. A near miss of a name the shape would not read even if it were
+        spelt that way (another shape's column, such as arena's ``model_a`` in
+        an evalica file, or an alias of a column the header already gives) is
+        ignored and reported instead: spelt right it would not be stored
+        either.
     """
     used = layout.names()
-    known = sorted(set().union(*(s.names() for s in layouts)) - set(names))
+    missing = sorted(_missing_names(names, layout))
     unused = [n for n in names if n not in used]
     for name in unused:
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        close = difflib.get_close_matches(name, missing, n=1, cutoff=_NEAR_MISS)
         if close:
             raise InputError(
                 f"unknown column {name!r}",
@@ -320,12 +318,54 @@ def unused_columns(
     return unused
 
 
-def _ignored_note(unused: Sequence[str], layout: RecordLayout, label: str) -> str:
-    """The warning for columns read but not stored."""
+#: How alike (difflib's ratio) an unknown column and a known name must be to be a near miss.
+_NEAR_MISS = 0.8
+
+
+def _missing_names(names: Sequence[str], layout: RecordLayout) -> set[str]:
+    """Every name of the shape's columns that the header gives under none of their names."""
+    given = set(names)
+    missing = {
+        n for c in layout.columns if not given & {c.name, *c.aliases} for n in (c.name, *c.aliases)
+    }
+    if layout.tier_list_key and layout.tier_list_key not in given:
+        missing.add(layout.tier_list_key)
+    return missing
+
+
+def _closest(name: str, candidates: set[str]) -> str | None:
+    """The candidate most like ``name`` (at least :data:`_NEAR_MISS`; ties: the first sorted)."""
+    scored = [(-difflib.SequenceMatcher(None, name, c).ratio(), c) for c in sorted(candidates)]
+    best = min(scored, default=None)
+    return best[1] if best is not None and -best[0] >= _NEAR_MISS else None
+
+
+def _resemblance(name: str, layout: RecordLayout, layouts: Sequence[RecordLayout]) -> str | None:
+    """What an ignored column looks like, when it is a near miss of a known name."""
+    own = layout.names()
+    close = _closest(name, own)
+    if close is not None:
+        column = next((c.name for c in layout.columns if close in (c.name, *c.aliases)), close)
+        return f"{name!r} resembles {close!r}, but the file gives the {column!r} column already"
+    for other in layouts:
+        close = _closest(name, other.names() - own)
+        if close is not None:
+            return (
+                f"{name!r} resembles {close!r} of the {other.shape} shape, which the "
+                f"{layout.shape} shape does not read either"
+            )
+    return None
+
+
+def _ignored_note(
+    unused: Sequence[str], layout: RecordLayout, layouts: Sequence[RecordLayout], label: str
+) -> str:
+    """The warning for columns read but not stored (and what the near misses among them are)."""
     shown = ", ".join(repr(n) if n else "(unnamed)" for n in unused)
+    alike = [r for r in (_resemblance(n, layout, layouts) for n in unused if n) if r]
     return (
         f"{label}: ignored column(s) {shown}, not part of the {layout.shape} columns "
-        f"({layout.describe()})"
+        f"({layout.describe()})" + "".join(f"; {r}" for r in alike)
     )
 
 
@@ -421,9 +461,9 @@ def _delimited_chunks(
         names = [h.strip().lower() for h in header]
         layout = choose_layout(names, layouts, label, line)
         positions = _header_map(header, layout, label, line)
-        unused = unused_columns(names, layout, layouts, label, line)
+        unused = unused_columns(names, layout, label, line)
         if unused:
-            notes.append(_ignored_note(unused, layout, label))
+            notes.append(_ignored_note(unused, layout, layouts, label))
         rows: list[list[str]] = []
         for row in reader:
             feed.rows += 1
@@ -636,7 +676,7 @@ def _jsonl_chunks(
                 hint=f"every object of a file needs the same shape: {layout.describe()}",
             )
         if extra - set(unused):
-            found = unused_columns(sorted(record), layout, layouts, label, number)
+            found = unused_columns(sorted(record), layout, label, number)
             unused += [n for n in found if n not in unused]
         if layout.tier_list_key is not None and layout.tier_list_key in record:
             rows = _tier_list_rows(record, layout, label, number, numbers)
@@ -654,7 +694,7 @@ def _jsonl_chunks(
     if starts and layout is not None:
         yield _json_chunk(starts, values, present, layout)
     if unused and layout is not None:
-        notes.append(_ignored_note(unused, layout, label))
+        notes.append(_ignored_note(unused, layout, layouts, label))
     number_note = numbers.note(label)
     if number_note is not None:
         notes.append(number_note)

@@ -202,6 +202,10 @@ class PairwiseJudgment(Base):
 
     ``count`` is how many times the outcome happened (a count table's row;
     migration 0006_pairwise_count; 1 for every row stored before it).
+    ``winner_first`` says which item was shown first, where the input's shape
+    says it (arena, evalica, crowd-kit): true when the winner (for a tie, the
+    item given first) was, false when the loser was; NULL when the shape does
+    not say and for rows stored before migration 0009_presentation_order.
     """
 
     __tablename__ = "pairwise_judgments"
@@ -218,6 +222,7 @@ class PairwiseJudgment(Base):
     loser_id: Mapped[int] = _ref("items")
     tie: Mapped[bool] = mapped_column(Boolean, nullable=False)
     count: Mapped[int] = mapped_column(Integer, nullable=False, server_default=text("1"))
+    winner_first: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class GradedJudgment(Base):

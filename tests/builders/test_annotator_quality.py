@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
+from store_cli import cli, cli_json, runner
 
 from orlbuild.builders.quality import annotator_kappa, build_quality, raw_preferences
+from orlbuild.cli.main import app
+from orlbuild.store import create_store_engine, load_pairwise
 
 
 def test_position_bias_on_a_hand_built_file() -> None:
@@ -89,3 +94,51 @@ def test_counted_rows_weigh_quality_like_expanded_rows() -> None:
         full.annotators[columns], compact.annotators[columns], check_dtype=False
     )
     assert full.items["comparisons"].tolist() == compact.items["comparisons"].tolist()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_position_bias_from_stored_files_of_every_shape(
+    migrated_db_url: str, tmp_path: Path
+) -> None:
+    # Hand-built files (items m1-m4): the arena judge "llm" picks the item shown first
+    # (model_a, by name or by id) 3 times of 4 (the tie does not count); evalica's "ev" the
+    # left item 1 of 3; crowd-kit's "ck" 1 of 2; the native shape does not say which item
+    # was shown first.
+    files = {
+        "arena.csv": "question_id,model_a,model_b,winner,judge\nq,m1,m2,model_a,llm\n"
+        "q,m3,m4,model_a,llm\nq,m2,m3,m2,llm\nq,m4,m1,model_b,llm\nq,m1,m3,tie,llm\n",
+        "evalica.csv": "query,left,right,winner,annotator\nq,m1,m2,right,ev\n"
+        "q,m2,m4,right,ev\nq,m3,m1,left,ev\n",
+        "crowdkit.csv": "query,worker,left,right,label\nq,ck,m1,m4,m4\nq,ck,m2,m3,m2\n",
+        "native.csv": "query,annotator,winner,loser\nq,nat,m1,m2\nq,nat,m3,m4\n",
+    }
+    for name, text in files.items():
+        code, _, err = cli(
+            migrated_db_url, "ingest", "pairwise", str(_write(tmp_path / name, text))
+        )
+        assert code == 0, err
+    engine = create_store_engine(migrated_db_url)
+    try:
+        stored = load_pairwise(engine)
+    finally:
+        engine.dispose()
+    flags = stored.groupby("annotator")["winner_first"].agg(list).to_dict()
+    assert flags["llm"] == [True, True, True, False, True]  # the tie: its first item
+    assert flags["ev"] == [False, False, True] and flags["ck"] == [False, True]
+    assert all(pd.isna(f) for f in flags["nat"])
+    build = cli_json(migrated_db_url, "build", "--source", "pairwise")["build"]
+    report = cli_json(migrated_db_url, "quality", str(build))
+    bias = {a["annotator"]: a["position_bias"] for a in report["annotators"]}
+    assert bias["llm"] == pytest.approx(3 / 4)
+    assert bias["ev"] == pytest.approx(1 / 3)
+    assert bias["ck"] == pytest.approx(1 / 2)
+    assert bias["nat"] is None or np.isnan(bias["nat"])
+    # the same file again is still the stored batch (the flag is not part of the digest)
+    again = runner.invoke(
+        app, ["--db", migrated_db_url, "ingest", "pairwise", str(tmp_path / "arena.csv")]
+    )
+    assert again.exit_code == 0 and "already stored as batch 1" in again.output, again.output

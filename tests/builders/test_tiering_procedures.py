@@ -56,6 +56,22 @@ def test_simultaneous_with_bootstrap_replicates_controls_false_splits() -> None:
     assert table.loc["leader", "false_split"] > table.loc["simultaneous", "false_split"]
 
 
+def test_default_orl_states_at_most_five_percent_wrong_orders() -> None:
+    # Issue 20's mixed simulation (2-25 items, 1-5 true tiers, gap 1.5, every pair
+    # compared 4 times), 100 seeded queries of each kind: of the cross-tier orders the
+    # default ORL (simultaneous, backed boundaries) states, at most 5% are wrong, with
+    # all-equal queries still split at most 8% of the time. The walk (the leader walk
+    # of earlier builds) states wrong orders on the same data, so the measure finds them.
+    design = CalibrationDesign(items=(2, 25), comparisons_per_pair=4, queries=100, seed=20)
+    table = calibrate_tierings(design, ["simultaneous", "walk"]).set_index("tiering")
+    backed, walk = table.loc["simultaneous"], table.loc["walk"]
+    assert backed["stated_orders"] >= 40, table  # boundaries are stated, not just avoided
+    assert backed["wrong_orders"] <= 0.05, table
+    assert backed["false_split"] <= 0.08, table
+    assert walk["wrong_orders"] > 0.05, table
+    assert walk["ari"] > backed["ari"], table  # what backing every order costs
+
+
 def test_step_down_keeps_the_false_split_rate_and_gains_power() -> None:
     # nothing is separated unless the largest |z| beats the single-step c, so the
     # all-equal rate stays controlled; later critical values are smaller (8 comparisons

@@ -60,6 +60,7 @@ def test_read_api_frames(filled_db_url: str) -> None:
             "loser": "d2",
             "tie": False,
             "count": 1,
+            "winner_first": None,  # the native shape does not say which was shown first
             "batch_id": 1,
         },
         {
@@ -69,11 +70,12 @@ def test_read_api_frames(filled_db_url: str) -> None:
             "loser": "d3",
             "tie": True,
             "count": 1,
+            "winner_first": None,  # the native shape does not say which was shown first
             "batch_id": 1,
         },
     ]
     assert only_q2["query"].tolist() == ["q2"]
-    assert run[["item", "rank"]].values.tolist() == [["d1", 1], ["d2", 2]]
+    assert run[["item", "rank"]].to_numpy().tolist() == [["d1", 1], ["d2", 2]]
     info = fingerprints[1]
     assert (info.kind, info.row_count, len(info.sha256)) == ("pairwise", 2, 64)
 

@@ -164,3 +164,29 @@ def test_missing_sqlite_file_is_not_created_by_other_commands(tmp_path) -> None:
     assert result.exit_code == 1
     assert "there is no database file" in result.output and "orlbuild db upgrade" in result.output
     assert not path.exists()
+
+
+def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
+    db_url: str, tmp_path
+) -> None:
+    # 0009 adds pairwise_judgments.winner_first: rows stored before it (here: stored, then
+    # the column dropped by the downgrade and added back) read as not recorded (NA).
+    from orlbuild.store import load_pairwise
+    from tests.ingest.conftest import run_cli
+
+    upgrade(db_url)
+    data = tmp_path / "arena.csv"
+    data.write_text("qid,model_a,model_b,winner\nq,m1,m2,model_b\nq,m2,m3,model_a\n")
+    assert run_cli(db_url, "ingest", "pairwise", str(data)).exit_code == 0
+    engine = create_store_engine(db_url)
+    try:
+        assert load_pairwise(engine)["winner_first"].tolist() == [False, True]
+        downgrade(db_url, "0008_pair_states")
+        columns = {c["name"] for c in inspect(engine).get_columns("pairwise_judgments")}
+        assert "winner_first" not in columns and "count" in columns
+        upgrade(db_url)
+        kept = load_pairwise(engine)
+        assert kept[["winner", "loser"]].values.tolist() == [["m2", "m1"], ["m2", "m3"]]
+        assert kept["winner_first"].isna().all()
+    finally:
+        engine.dispose()
