@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 
 def _pandas_without_pyarrow() -> None:
-    """Import pandas without pyarrow, and NumPy's BLAS single-threaded, if neither is loaded.
+    """Import pandas without pyarrow, when this process has imported neither yet.
 
     pandas 3 imports pyarrow (and ``pyarrow.compute``) at start-up whenever it
     is installed, for its Arrow-backed strings: about 0.1 s of CPU that
     ``orlbuild eval`` never uses (ids are read as Python strings,
     docs/performance.md, "Speed of `orlbuild eval`"). While pandas is
     imported, ``import pyarrow`` is made to fail, so that pandas keeps its
-    strings in Python objects; afterwards pyarrow imports normally again.
-    OpenBLAS starts a thread per core when NumPy loads, whose waiting costs
-    about 0.1 s of CPU for products of a few thousand rows; unless the user
-    set ``OPENBLAS_NUM_THREADS``, it is 1 here. A process that imported
-    pandas or pyarrow before (a test session, a notebook) is left as it is.
+    strings in Python objects; afterwards pyarrow imports normally again. A
+    process that imported pandas or pyarrow before (a test session, a
+    notebook) is left as it is.
     """
     if "pandas" in sys.modules or "pyarrow" in sys.modules:
         return
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.modules["pyarrow"] = None  # type: ignore[assignment]  # "import pyarrow" -> ImportError
     try:
         import pandas  # noqa: F401
