@@ -2,49 +2,24 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
 
-def _pandas_without_pyarrow() -> None:
-    """Import pandas without pyarrow, when this process has imported neither yet.
-
-    pandas 3 imports pyarrow (and ``pyarrow.compute``) at start-up whenever it
-    is installed, for its Arrow-backed strings: about 0.1 s of CPU that
-    ``orlbuild eval`` never uses (ids are read as Python strings,
-    docs/performance.md, "Speed of `orlbuild eval`"). While pandas is
-    imported, ``import pyarrow`` is made to fail, so that pandas keeps its
-    strings in Python objects; afterwards pyarrow imports normally again. A
-    process that imported pandas or pyarrow before (a test session, a
-    notebook) is left as it is.
-    """
-    if "pandas" in sys.modules or "pyarrow" in sys.modules:
-        return
-    sys.modules["pyarrow"] = None  # type: ignore[assignment]  # "import pyarrow" -> ImportError
-    try:
-        import pandas  # noqa: F401
-    finally:
-        del sys.modules["pyarrow"]
-
-
-_pandas_without_pyarrow()
-
-import typer  # noqa: E402
-
-from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption  # noqa: E402
-from orlbuild.cli.options import FormatOption, MeasureOption, MissingOption, PerQueryOption  # noqa: E402
-from orlbuild.cli.render import emit, report_plan  # noqa: E402
-from orlbuild.cli.statistics_options import (  # noqa: E402
+from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
+from orlbuild.cli.options import FormatOption, MeasureOption, MissingOption, PerQueryOption
+from orlbuild.cli.render import emit, report_plan
+from orlbuild.cli.statistics_options import (
     AlphaOption,
     CorrectionOption,
     PermutationsOption,
     SeedOption,
     TestOption,
 )
-from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values  # noqa: E402
-from scoring.settings import TestSettings  # noqa: E402
-from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName  # noqa: E402
+from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values
+from scoring.settings import TestSettings
+from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
     from orlbuild.services.file_evaluations import FileEvaluation
