@@ -271,6 +271,14 @@ class PlanDesign(str, Enum):
     planned = "planned"
 
 
+class SimulatedScenario(Word):
+    """``orlbuild calibrate --design --scenario``: what the simulated queries are."""
+
+    mixed = "mixed"
+    equal = "equal"
+    sparse = "sparse"
+
+
 class InputFormat(str, Enum):
     """File formats of docs/input-formats.md, "Input formats" (``--format`` values)."""
 

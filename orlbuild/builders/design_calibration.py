@@ -47,6 +47,7 @@ from orlbuild.vocabulary import (
     Disconnected,
     PlanDesign,
     PlanObjective,
+    SimulatedScenario,
     Source,
     TieringProcedure,
     values,
@@ -54,8 +55,8 @@ from orlbuild.vocabulary import (
 
 __all__ = ["SCENARIOS", "DesignStudy", "compare_designs"]
 
-#: ``--scenario`` words.
-SCENARIOS = ("mixed", "equal", "sparse")
+#: ``--scenario`` words (:class:`orlbuild.vocabulary.SimulatedScenario`).
+SCENARIOS = values(SimulatedScenario)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated
 
 import pandas as pd
@@ -16,7 +15,6 @@ from orlbuild.cli.statistics_options import seed_option
 from orlbuild.executor import resolve_executor
 from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
-from orlbuild.records import QueryORL
 from orlbuild.services.builds import build_and_store
 from orlbuild.vocabulary import (
     DEFAULT_COLLECTION,
@@ -27,7 +25,6 @@ from orlbuild.vocabulary import (
     Method,
     OnError,
     OutputFormat,
-    PairState,
     Resample,
     Solver,
     Source,
@@ -167,51 +164,20 @@ def build_command(
             progress=lambda total: progress_bar(total, "building ORLs", quiet=state.quiet),
             executor=executor,
         )
-    build_id, resolved, outcome, renamed = new.id, new.params, new.outcome, new.new_version
+    outcome = new.outcome
     for warning in outcome.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    if renamed is not None:
-        typer.echo(f"note: {renamed}", err=True)
-    tiers = {q: len(orl.tiers) for q, orl in outcome.orls.items()}
-    frame = pd.DataFrame(
-        [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in outcome.orls.items()],
-        columns=["query", "items", "tiers"],
-    )
-    payload = {
-        "build": build_id,
-        "name": name,
-        "new_version": renamed,
-        "method": resolved.method,
-        "tiering": resolved.tiering,
-        "queries": len(outcome.orls),
-        "tiers": tiers,
-        "warnings": outcome.warnings,
-        "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
-        "under_judged": {q: o.under_judged for q, o in outcome.orls.items() if o.under_judged},
-        "stated_orders": sum(o.stated_orders or 0 for o in outcome.orls.values()),
-        "unbacked_orders": sum(o.unbacked_orders or 0 for o in outcome.orls.values()),
-        "margin": resolved.margin,
-        "decision_states": _state_counts(outcome.orls.values()),
-        "reliabilities": [r.__dict__ for r in outcome.reliabilities],
-    }
-    emit(
-        fmt,
-        frame=frame,
-        payload=payload,
-        title=f"build {build_id} ({resolved.method}, tiering {resolved.tiering})",
-    )
+    if new.new_version is not None:
+        typer.echo(f"note: {new.new_version}", err=True)
+    frame, payload = new.summary(name)
+    title = f"build {new.id} ({new.params.method}, tiering {new.params.tiering})"
+    emit(fmt, frame=frame, payload=payload, title=title)
     if fmt is OutputFormat.table and outcome.reliabilities:
         emit(
             fmt,
             frame=pd.DataFrame([r.__dict__ for r in outcome.reliabilities]),
             title="annotator reliabilities (eta: 1 careful, 0.5 random, 0 reversed)",
         )
-
-
-def _state_counts(orls: Iterable[QueryORL]) -> dict[str, int]:
-    """How many tested decisions are separated, equivalent, undecided (docs/planning.md)."""
-    states = [d.state for orl in orls for d in orl.decisions if d.state is not None]
-    return {s.value: states.count(s.value) for s in PairState}
 
 
 def register(app: typer.Typer) -> None:

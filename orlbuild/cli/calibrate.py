@@ -11,24 +11,15 @@ from orlbuild.builders.parameters import BuildParameters
 from orlbuild.cli.options import FormatOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.statistics_options import count_callback, count_help, seed_option
-from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import OutputFormat, PlanDesign, PlanObjective, SimulatedMethod
+from orlbuild.vocabulary import (
+    OutputFormat,
+    PlanDesign,
+    PlanObjective,
+    SimulatedMethod,
+    SimulatedScenario,
+)
 
 __all__ = ["register"]
-
-
-def _range(option: str, text: str) -> tuple[int, int]:
-    """``"2-30"`` -> ``(2, 30)``; ``"5"`` -> ``(5, 5)``."""
-    low, _, high = text.partition("-")
-    try:
-        return int(low), int(high or low)
-    except ValueError:
-        raise ConfigError(f"{option} must be a range like 2-30, got {text!r}") from None
-
-
-#: ``--items``, ``--tiers``, ``--gap``, ``--queries`` defaults: tiering calibration, then designs.
-_TIERING_DEFAULTS = ("2-30", "1-5", 1.5, 200)
-_DESIGN_DEFAULTS = ("20", "2-5", 1.0, 100)
 
 
 def calibrate_command(
@@ -82,12 +73,12 @@ def calibrate_command(
         ),
     ] = None,
     scenario: Annotated[
-        str,
+        SimulatedScenario,
         typer.Option(
             help="--design: mixed (true tiers), equal (all items equal: false splits) or sparse "
             "(judgments concentrated on the best items)."
         ),
-    ] = "mixed",
+    ] = SimulatedScenario.mixed,
     start: Annotated[
         int, typer.Option(help="--design: judgments per query before the rounds.")
     ] = 60,
@@ -130,33 +121,23 @@ def calibrate_command(
     adjusted Rand and Kendall tau-b (mixed), false splits (equal), wrong stated
     cross-tier orders, top-tier size and the share of queries settled.
     """
-    if design:
-        _compare_designs(
-            design, scenario, method, tiering, items, queries, tiers, gap, sig, seed, start,
-            budget_per_query, rounds, max_per_query, repeat_limit, objective, margin, fmt,
-        )  # fmt: skip
-        return
-    from orlbuild.builders.simulation import CalibrationDesign, calibrate_tierings
+    from orlbuild.services.calibration import design_comparison, tiering_calibration
 
-    defaults = _TIERING_DEFAULTS
-    design_ = CalibrationDesign(
-        method=method,
-        items=_range("--items", items or defaults[0]),
-        comparisons_per_pair=comparisons_per_pair,
-        queries=queries or int(defaults[3]),
-        tiers=_range("--tiers", tiers or defaults[1]),
-        gap=float(defaults[2]) if gap is None else gap,
-        sig=sig,
-        seed=seed,
+    if design:
+        result = design_comparison(
+            design, scenario=scenario, method=method, tierings=tiering, items=items,
+            queries=queries, tiers=tiers, gap=gap, sig=sig, seed=seed, start=start,
+            budget_per_query=budget_per_query, rounds=rounds, max_per_query=max_per_query,
+            repeat_limit=repeat_limit, objective=objective, margin=margin,
+        )  # fmt: skip
+        emit(fmt, frame=result.frame, payload=result.payload, title=result.title)
+        return
+    result = tiering_calibration(
+        method=method, tierings=tiering, items=items, queries=queries, tiers=tiers,
+        comparisons_per_pair=comparisons_per_pair, gap=gap, sig=sig, seed=seed,
         bootstrap=bootstrap,
-    )
-    frame = calibrate_tierings(design_, *([tiering] if tiering else []))
-    payload = {"design": {**design_.__dict__}, "tierings": frame.to_dict("records")}
-    title = (
-        f"{method.value}: {design_.queries} all-equal + {design_.queries} mixed queries, "
-        f"{items or defaults[0]} items, {comparisons_per_pair} comparisons per pair, sig {sig:g}"
-    )
-    shown = frame.round(4)
+    )  # fmt: skip
+    shown = result.frame.round(4)
     if fmt is OutputFormat.table:  # short headers so that the table fits a terminal
         shown = shown.drop(columns=["mixed_false_split", "stated_orders"]).rename(
             columns={
@@ -166,64 +147,7 @@ def calibrate_command(
                 "seconds": "s",
             }
         )
-    emit(fmt, frame=shown, payload=payload, title=title)
-
-
-def _compare_designs(
-    design: list[PlanDesign],
-    scenario: str,
-    method: SimulatedMethod,
-    tiering: list[str] | None,
-    items: str | None,
-    queries: int | None,
-    tiers: str | None,
-    gap: float | None,
-    sig: float,
-    seed: int,
-    start: int,
-    budget_per_query: int,
-    rounds: int,
-    max_per_query: int | None,
-    repeat_limit: int,
-    objective: PlanObjective,
-    margin: float | None,
-    fmt: OutputFormat,
-) -> None:
-    """``calibrate --design``: :func:`orlbuild.services.plans.simulate_designs`."""
-    from orlbuild.builders.equivalence import check_margin
-    from orlbuild.services.plans import simulate_designs
-
-    if method is not SimulatedMethod.bt:
-        raise ConfigError("--design simulates --method bt builds (the planner's model)")
-    low, high = _range("--items", items or _DESIGN_DEFAULTS[0])
-    if low != high:
-        raise ConfigError(f"--items must be one number with --design, got {items!r}")
-    if max_per_query is not None and max_per_query < 1:
-        raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
-    n_queries = queries or int(_DESIGN_DEFAULTS[3])
-    frame = simulate_designs(
-        scenario=scenario,
-        designs=list(dict.fromkeys(d.value for d in design)),
-        tierings=tiering or ["simultaneous", "model"],
-        items=low,
-        tiers=_range("--tiers", tiers or _DESIGN_DEFAULTS[1]),
-        gap=float(_DESIGN_DEFAULTS[2]) if gap is None else gap,
-        queries=n_queries,
-        start=start,
-        budget_per_query=budget_per_query,
-        rounds=rounds,
-        sig=sig,
-        margin=check_margin(margin),
-        objective=objective.value,
-        max_per_query=max_per_query,
-        repeat_limit=repeat_limit,
-        seed=seed,
-    )
-    title = (
-        f"{scenario}: {n_queries} queries x {low} items, {start} judgments + {rounds} rounds of "
-        f"{budget_per_query} per query"
-    )
-    emit(fmt, frame=frame.round(4), payload=frame.to_dict("records"), title=title)
+    emit(fmt, frame=shown, payload=result.payload, title=result.title)
 
 
 def register(app: typer.Typer) -> None:

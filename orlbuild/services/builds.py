@@ -51,7 +51,7 @@ from orlbuild.store.engine import Bind
 from orlbuild.store.models import NAME_LENGTH
 from orlbuild.store.read import batch_fingerprints
 from orlbuild.store.users import current_user
-from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, Source
+from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, PairState, Source
 
 if TYPE_CHECKING:
     from orlbuild.builders.build import QueryMapper
@@ -139,6 +139,39 @@ class NewBuild:
     params: BuildParameters
     outcome: BuildOutcome
     new_version: str | None = None
+
+    def summary(self, name: str | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """What ``orlbuild build`` shows: a row per query (items, tiers) and the JSON document.
+
+        The document has the build's id, name and new version, method and tiering,
+        tiers per query, warnings, failures, under-judged items, stated and unbacked
+        orders, the margin and the decisions by state (docs/planning.md), and the
+        annotator reliabilities.
+        """
+        outcome, orls = self.outcome, self.outcome.orls
+        frame = pd.DataFrame(
+            [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in orls.items()],
+            columns=["query", "items", "tiers"],
+        )
+        states = [d.state for orl in orls.values() for d in orl.decisions if d.state is not None]
+        payload = {
+            "build": self.id,
+            "name": name,
+            "new_version": self.new_version,
+            "method": self.params.method,
+            "tiering": self.params.tiering,
+            "queries": len(orls),
+            "tiers": {q: len(orl.tiers) for q, orl in orls.items()},
+            "warnings": outcome.warnings,
+            "failures": [{"query": f.query, "cause": f.cause} for f in outcome.failures],
+            "under_judged": {q: o.under_judged for q, o in orls.items() if o.under_judged},
+            "stated_orders": sum(o.stated_orders or 0 for o in orls.values()),
+            "unbacked_orders": sum(o.unbacked_orders or 0 for o in orls.values()),
+            "margin": self.params.margin,
+            "decision_states": {s.value: states.count(s.value) for s in PairState},
+            "reliabilities": [r.__dict__ for r in outcome.reliabilities],
+        }
+        return frame, payload
 
 
 def build_and_store(
