@@ -233,11 +233,17 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 
 @contextmanager
 def connect(bind: Bind) -> Iterator[Connection]:
-    """Yield a connection for reading from an engine, connection or session."""
+    """Yield a connection for reading from an engine, connection or session.
+
+    From an engine, a driver failure while reading (the server gone, a
+    connection it closed after the pool's pre-ping, a locked or unreadable
+    file) is the store's one-line :class:`~orlbuild.errors.StoreError`
+    (:mod:`orlbuild.store.driver_errors`), never a traceback.
+    """
     if isinstance(bind, Session):
         yield bind.connection()
     elif isinstance(bind, Connection):
         yield bind
     else:
-        with bind.connect() as connection:
+        with database_errors(bind), bind.connect() as connection:
             yield connection
