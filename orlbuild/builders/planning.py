@@ -119,7 +119,9 @@ CUT_WEIGHT = 2.0
 #: Variance multiple of the finite difference behind a pair's sensitivity.
 CUT_STEP = 0.8
 #: Weight of an item's chance to move across a ``model`` boundary against a cut's uncertainty.
-PLACE_WEIGHT = 1.0
+PLACE_WEIGHT = 4.0
+#: Information multiple the ``model`` weights look ahead to.
+MODEL_HORIZON = 2.0
 #: Information multiples the ``model`` query's expected judgments are searched over.
 _FACTORS = np.geomspace(1.0, MAX_FACTOR, 49)
 #: Queries stacked per array operation (bounds memory: ``chunk * P^2`` floats).
@@ -448,9 +450,9 @@ def _model_weights(
     """Planning weights (per unit of relative variance) of the model cuts and placements."""
     assert g.model is not None
     stack = g.model.take(rows)
-    kept, cut_var = cut_chances(stack, cov)
+    kept, cut_var = cut_chances(stack, cov, MODEL_HORIZON)
     unsure = np.minimum(kept, 1.0 - kept) * stack.cut_value(g.tiers[rows], g.top_only)
-    moved, place_var = placement_chances(stack, cov)
+    moved, place_var = placement_chances(stack, cov, MODEL_HORIZON)
     moved = np.where(stack.place_scope(g.top_only), moved, 0.0)
     return stack, unsure / cut_var, PLACE_WEIGHT * moved / place_var
 
@@ -662,7 +664,11 @@ class _ModelStatus:
         z = st.effect[q] / np.sqrt(np.maximum(self.variance[q], 1e-300))
         for j in np.flatnonzero(st.valid[q] & (self.change[q] >= OPEN_CHANCE)).tolist():
             pair = [str(names[order[j]]), str(names[order[j + 1]])]
-            entry = {"z": float(z[j]), "threshold": float(st.threshold[q])}
+            entry = {
+                "z": float(z[j]),
+                "threshold": float(st.threshold_now[q]),
+                "threshold_if_doubled": float(st.threshold[q]),
+            }
             chance = float(self.change[q, j])
             if st.kept[q, j]:
                 tier = int(st.labels[q, order[j]]) + 1

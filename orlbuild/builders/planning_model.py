@@ -58,7 +58,7 @@ __all__ = [
 
 #: A ``model`` query is settled when the chance that doubling its judgments changes a cut or
 #: moves an item across a boundary (plug-in) is at most this (docs/planning.md, "Settled").
-MODEL_SETTLE_RISK = 0.3
+MODEL_SETTLE_RISK = 0.2
 #: A cut or placement whose chance of changing is below this is not listed as open.
 OPEN_CHANCE = 0.05
 
@@ -103,6 +103,7 @@ class ModelStack:
     kept: npt.NDArray[np.bool_]  # (Q, n - 1)
     valid: npt.NDArray[np.bool_]  # (Q, n - 1) a cut the model can toggle
     threshold: FloatArray  # (Q,) sqrt of the future penalty
+    threshold_now: FloatArray  # (Q,) sqrt of today's penalty
     place: FloatArray  # (Q, n, n) placement contrast of each item
     place_value: FloatArray  # (Q, n) today's value of the placement contrast
     place_valid: npt.NDArray[np.bool_]  # (Q, n) an item next to another group
@@ -153,6 +154,7 @@ def stack_model_cuts(
     ).astype(bool)
     gain2 = np.stack([c.gain2 if c is not None else np.full(n - 1, np.nan) for c in cuts])
     threshold = np.array([np.sqrt(c.future_penalty) if c is not None else np.inf for c in cuts])
+    threshold_now = np.array([np.sqrt(c.penalty) if c is not None else np.inf for c in cuts])
     position = np.empty_like(order)
     np.put_along_axis(position, order, np.arange(n)[None, :], axis=1)
     # group of each sorted position, and of each item
@@ -187,6 +189,7 @@ def stack_model_cuts(
         kept=kept,
         valid=valid,
         threshold=threshold,
+        threshold_now=threshold_now,
         place=np.where(place_valid[:, :, None], place, 0.0),
         place_value=place_value,
         place_valid=place_valid,
