@@ -3,7 +3,13 @@
 
 Pure computation over what a build knows of each query: the scores ``s``, their
 covariance ``C``, the critical value of every pair (the build's max-t
-procedure), the current tiers and how often each item was compared.
+procedure), the current tiers and how often each item was compared. A query
+of a build tiered by ``model`` also carries its cuts (:class:`ModelCuts`) and
+is planned for them instead: the cuts whose BIC decision and the items whose
+group may change when the judgments double (:mod:`orlbuild.builders.planning_model`;
+at the pair level only its poorly measured items count), and it is settled
+when that chance is at most :data:`MODEL_SETTLE_RISK`. What follows is the
+default's.
 
 **Open decisions** (pairs ``a, b`` of a query):
 

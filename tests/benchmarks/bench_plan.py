@@ -55,16 +55,23 @@ def simulated(queries: int, seed: int = 0) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def run(queries: int, budget: int) -> dict[str, float]:
+def run(queries: int, budget: int, tiering: str = "simultaneous") -> dict[str, float]:
     """Time the build, the evidence and the planner; print and return the figures."""
     frame = simulated(queries)
     start = time.perf_counter()
     params, outcome = build_orls(
-        frame, BuildParameters(source="pairwise", disconnected="tiers"), on_error="skip"
+        frame,
+        BuildParameters(source="pairwise", disconnected="tiers", tiering=tiering),
+        on_error="skip",
     )
     built = time.perf_counter() - start
     start = time.perf_counter()
-    evidence, _ = pairwise_evidence(frame, params, {q: o.tiers for q, o in outcome.orls.items()})
+    evidence, _ = pairwise_evidence(
+        frame,
+        params,
+        {q: o.tiers for q, o in outcome.orls.items()},
+        {q: o.decisions for q, o in outcome.orls.items()},
+    )
     gathered = time.perf_counter() - start
     start = time.perf_counter()
     plan = plan_comparisons(evidence, budget, seed=0)
@@ -72,8 +79,8 @@ def run(queries: int, budget: int) -> dict[str, float]:
     open_queries = sum(q.status == "open" for q in plan.queries.values())
     served = len({p.query for p in plan.pairs})
     print(
-        f"{queries} queries ({len(frame)} judgments), {len(plan.pairs)} pairs planned for "
-        f"{served} of {open_queries} open queries\n"
+        f"{tiering}: {queries} queries ({len(frame)} judgments), {len(plan.pairs)} pairs "
+        f"planned for {served} of {open_queries} open queries\n"
         f"  build {built:.1f} s, evidence {gathered:.1f} s, planner {planned:.1f} s "
         f"(planner / build = {planned / built:.2f})"
     )
@@ -130,11 +137,13 @@ def _curve(items: int, gap: float, seed: int) -> dict[str, float]:
         target = figures[f"{items} items, {tiering}: planned 240 ari"]
         xs, ys = curve["judgments_per_query"].to_numpy(), curve["ari"].to_numpy()
         above = np.flatnonzero(ys >= target)
-        if len(above) and above[0] > 0:
+        if target <= ys[0]:  # planning bought nothing over the start (e.g. no tier at all)
+            need = float("nan")
+        elif len(above):
             k = above[0]
             need = xs[k - 1] + (target - ys[k - 1]) * (xs[k] - xs[k - 1]) / (ys[k] - ys[k - 1])
-        else:
-            need = float(xs[0]) if len(above) else float("inf")
+        else:  # beyond the measured curve
+            need = float("inf")
         figures[f"{items} items, {tiering}: uniform judgments for planned 240"] = float(need)
         figures[f"{items} items, {tiering}: fewer judgments"] = 1.0 - 240.0 / float(need)
     return figures
@@ -235,9 +244,10 @@ if __name__ == "__main__":
     parser.add_argument("--budget", type=int, default=10_000)
     parser.add_argument("--designs", action="store_true", help="what planning buys instead")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tiering", default="simultaneous", help="the timed build's tiering")
     parser.add_argument("--section", choices=SECTIONS, action="append", help="with --designs")
     args = parser.parse_args()
     if args.designs:
         designs(args.seed, tuple(args.section or SECTIONS))
     else:
-        run(args.queries, args.budget)
+        run(args.queries, args.budget, args.tiering)

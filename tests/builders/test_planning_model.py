@@ -111,7 +111,7 @@ def test_pairs_go_to_the_uncertain_cuts_and_placements(
             above, below = pair.decision.split(" | ")
             order = [str(i) for i in ev.items[ev.model.order]]
             assert order.index(below) == order.index(above) + 1
-    for q, status in plan.queries.items():
+    for status in plan.queries.values():
         assert status.status == "open"  # 50 judgments of 8 items settle nothing here
         for decision in status.open_decisions:
             if decision["kind"] == "boundary":
@@ -127,7 +127,7 @@ def test_pairs_go_to_the_uncertain_cuts_and_placements(
                 for d in plan.queries[pair.query].open_decisions
                 if d["kind"] in ("boundary", "tie")
             }
-            assert pair.decision in open_cuts or plan.queries[pair.query].open_counts["tie"] > 10
+            assert pair.decision in open_cuts  # 8 items: 7 cuts, all listed when open
 
 
 def test_planned_pairs_shrink_the_uncertain_cuts_more_than_the_default_plan(
@@ -140,7 +140,7 @@ def test_planned_pairs_shrink_the_uncertain_cuts_more_than_the_default_plan(
     model_plan = plan_comparisons(model_evidence, 120, seed=0)
     default_plan = plan_comparisons(default_evidence, 120, seed=0)
     assert {p.decision for p in model_plan.pairs} != {p.decision for p in default_plan.pairs}
-    risk = {}
+    shrunk = {}
     for name, plan in (("model", model_plan), ("default", default_plan)):
         cov = []
         for ev in model_evidence:
@@ -163,14 +163,11 @@ def test_planned_pairs_shrink_the_uncertain_cuts_more_than_the_default_plan(
             np.stack([ev.cov for ev in model_evidence]),
             np.stack([ev.scores for ev in model_evidence]),
         )
-        before, var_before = cut_chances(
-            stack, stack_cov := np.stack([e.cov for e in model_evidence])
-        )
+        before, var_before = cut_chances(stack, np.stack([e.cov for e in model_evidence]))
         _, var_after = cut_chances(stack, stacked)
         unsure = np.minimum(before, 1 - before) * stack.valid
-        risk[name] = float((unsure * (1.0 - var_after / var_before)).sum())
-        assert stack_cov.shape == stacked.shape
-    assert risk["model"] > 1.2 * risk["default"], risk
+        shrunk[name] = float((unsure * (1.0 - var_after / var_before)).sum())
+    assert shrunk["model"] > 1.2 * shrunk["default"], shrunk
 
 
 def test_settled_model_query_gets_nothing() -> None:
