@@ -74,6 +74,9 @@ from orlbuild.builders.planning_model import (
     ModelCuts,
     ModelStack,
     cut_chances,
+    kept_chance,
+    moved_chance,
+    place_variances,
     placement_chances,
     stack_model_cuts,
 )
@@ -721,9 +724,10 @@ def _model_status(g: _Group) -> _ModelStatus:
     # at information h the plug-in decision of a cut is its most likely one: it may change
     # with chance min(p, 1 - p); h is the first multiple at which the query would be settled
     needed = np.full(len(risk), np.inf)
-    for h in _FACTORS[::-1]:
-        p, _ = cut_chances(st, g.cov / h)
-        m, _ = placement_chances(st, g.cov / h)
+    place_var = place_variances(st, g.cov)
+    for h in _FACTORS[::-1]:  # h times the information: every variance over h
+        p = kept_chance(st, variance / h)
+        m = moved_chance(st, place_var / h)
         # the placement contrast's value is today's: its z grows like sqrt(h)
         at = 1.0 - np.exp(
             np.log1p(-np.clip(np.minimum(p, 1.0 - p), 0.0, 1.0 - 1e-16)).sum(axis=1)

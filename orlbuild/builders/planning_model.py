@@ -52,6 +52,10 @@ __all__ = [
     "ModelCuts",
     "ModelStack",
     "cut_chances",
+    "cut_variances",
+    "kept_chance",
+    "moved_chance",
+    "place_variances",
     "placement_chances",
     "stack_model_cuts",
 ]
@@ -59,6 +63,7 @@ __all__ = [
 #: A ``model`` query is settled when the chance that doubling its judgments changes a cut or
 #: moves an item across a boundary (plug-in) is at most this (docs/planning.md, "Settled").
 MODEL_SETTLE_RISK = 0.2
+PRECISION_WEIGHTED = True
 #: A cut or placement whose chance of changing is below this is not listed as open.
 OPEN_CHANCE = 0.05
 
@@ -162,6 +167,8 @@ def stack_model_cuts(
     labels = np.take_along_axis(label_pos, position, axis=1)
     diag = np.clip(np.diagonal(cov, axis1=1, axis2=2), 1e-12, None)
     precision = np.take_along_axis(1.0 / diag, order, axis=1)  # by sorted position
+    if not PRECISION_WEIGHTED:
+        precision = np.ones_like(precision)
     ks = np.arange(1, n)
     pos = np.arange(n)
     above_label = label_pos[:, ks - 1]  # (Q, n - 1)
@@ -238,13 +245,19 @@ def _placements(
     return place, value, valid
 
 
-def cut_chances(
-    stack: ModelStack, cov: FloatArray, horizon: float = 2.0
-) -> tuple[FloatArray, FloatArray]:
-    """Per cut: the chance it is kept once the information grows ``horizon`` times from ``cov``,
-    and its current variance (``(Q, n - 1)`` each; 0 for invalid cuts)."""
-    variance = np.einsum("qkn,qnm,qkm->qk", stack.cuts, cov, stack.cuts)
-    variance = np.maximum(variance, 1e-300)
+def cut_variances(stack: ModelStack, cov: FloatArray) -> FloatArray:
+    """``V_k = v_k^T C v_k`` of every cut, ``(Q, n - 1)`` (at least ``1e-300``)."""
+    return np.maximum(np.einsum("qkn,qnm,qkm->qk", stack.cuts, cov, stack.cuts), 1e-300)
+
+
+def place_variances(stack: ModelStack, cov: FloatArray) -> FloatArray:
+    """The variance of every item's placement contrast, ``(Q, n)`` (at least ``1e-300``)."""
+    return np.maximum(np.einsum("qin,qnm,qim->qi", stack.place, cov, stack.place), 1e-300)
+
+
+def kept_chance(stack: ModelStack, variance: FloatArray, horizon: float = 2.0) -> FloatArray:
+    """Chance each cut is kept once the information behind ``variance`` grows ``horizon``
+    times (0 for a cut the model cannot toggle)."""
     future = np.sqrt(variance / horizon)
     spread = np.sqrt(variance - variance / horizon)
     t = stack.threshold[:, None]
@@ -252,7 +265,25 @@ def cut_chances(
         kept = ndtr((stack.effect - t * future) / spread) + ndtr(
             (-stack.effect - t * future) / spread
         )
-    return np.where(stack.valid, np.nan_to_num(kept), 0.0), variance
+    return np.where(stack.valid, np.nan_to_num(kept), 0.0)
+
+
+def moved_chance(stack: ModelStack, variance: FloatArray, horizon: float = 2.0) -> FloatArray:
+    """Chance each item crosses to its neighbour group once the information behind
+    ``variance`` grows ``horizon`` times (0 for an item of a query with one group)."""
+    spread = np.sqrt(variance - variance / horizon)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        moved = ndtr(-np.abs(stack.place_value) / spread)
+    return np.where(stack.place_valid, np.nan_to_num(moved), 0.0)
+
+
+def cut_chances(
+    stack: ModelStack, cov: FloatArray, horizon: float = 2.0
+) -> tuple[FloatArray, FloatArray]:
+    """Per cut: the chance it is kept once the information grows ``horizon`` times from ``cov``,
+    and its current variance (``(Q, n - 1)`` each; 0 for invalid cuts)."""
+    variance = cut_variances(stack, cov)
+    return kept_chance(stack, variance, horizon), variance
 
 
 def placement_chances(
@@ -260,9 +291,5 @@ def placement_chances(
 ) -> tuple[FloatArray, FloatArray]:
     """Per item: the chance doubling the information moves it past the midpoint to the neighbour
     group, and its placement contrast's current variance (``(Q, n)`` each)."""
-    variance = np.einsum("qin,qnm,qim->qi", stack.place, cov, stack.place)
-    variance = np.maximum(variance, 1e-300)
-    spread = np.sqrt(variance - variance / horizon)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        moved = ndtr(-np.abs(stack.place_value) / spread)
-    return np.where(stack.place_valid, np.nan_to_num(moved), 0.0), variance
+    variance = place_variances(stack, cov)
+    return moved_chance(stack, variance, horizon), variance
