@@ -30,7 +30,8 @@ from orlbuild.builders.model_tiers import model_tiers, ordered_split_penalty
 from orlbuild.builders.pairwise import PAIRWISE_MODELS
 from orlbuild.builders.pairwise_data import comparisons_from_arrays, pair_arrays, query_blocks
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.planning import ModelCuts, QueryEvidence
+from orlbuild.builders.planning import QueryEvidence
+from orlbuild.builders.planning_model import ModelCuts
 from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tier_procedures import simultaneous_critical
 from orlbuild.builders.tiered_orl import score_uncertainty

@@ -63,7 +63,6 @@ __all__ = [
 #: A ``model`` query is settled when the chance that doubling its judgments changes a cut or
 #: moves an item across a boundary (plug-in) is at most this (docs/planning.md, "Settled").
 MODEL_SETTLE_RISK = 0.2
-PRECISION_WEIGHTED = True
 #: A cut or placement whose chance of changing is below this is not listed as open.
 OPEN_CHANCE = 0.05
 
@@ -167,8 +166,6 @@ def stack_model_cuts(
     labels = np.take_along_axis(label_pos, position, axis=1)
     diag = np.clip(np.diagonal(cov, axis1=1, axis2=2), 1e-12, None)
     precision = np.take_along_axis(1.0 / diag, order, axis=1)  # by sorted position
-    if not PRECISION_WEIGHTED:
-        precision = np.ones_like(precision)
     ks = np.arange(1, n)
     pos = np.arange(n)
     above_label = label_pos[:, ks - 1]  # (Q, n - 1)

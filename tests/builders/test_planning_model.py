@@ -10,7 +10,7 @@ import pytest
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.plan_evidence import model_cuts, pairwise_evidence
 from orlbuild.builders.planning import QueryEvidence, plan_comparisons
-from orlbuild.builders.planning_model import cut_chances, stack_model_cuts
+from orlbuild.builders.planning_model import ModelCuts, cut_chances, stack_model_cuts
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
 
@@ -78,8 +78,6 @@ def test_the_chance_of_a_change_peaks_at_the_threshold() -> None:
     penalty = 9.0
 
     def chance(gain2: float, kept: bool) -> float:
-        from orlbuild.builders.planning import ModelCuts
-
         cut = ModelCuts(
             order=np.arange(n),
             gain2=np.array([gain2, 0.5]),
