@@ -255,21 +255,35 @@ def test_one_progress_bar_per_phase_over_the_files(
     assert len(out.splitlines()) == 3  # standard output holds the outcomes only
 
 
-def test_ctrl_c_between_files_says_what_is_stored(
-    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _interrupt_second_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str, *, after_commit: bool
+) -> tuple[int, str, list[Path]]:
+    """``ingest run`` of three runs with Ctrl-C in the second file's ``ingest_file``: before it
+    stores anything, or just after its commit; the exit code, standard error and the files."""
     real = ingests.ingest_file
     calls = [0]
 
     def interrupted_second(*args: Any, **kwargs: Any) -> Any:
         calls[0] += 1
+        if calls[0] == 2 and not after_commit:
+            raise KeyboardInterrupt
+        result = real(*args, **kwargs)
         if calls[0] == 2:
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return result
 
     monkeypatch.setattr(ingests, "ingest_file", interrupted_second)
     files = _run_files(tmp_path, 3)
-    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    code, _, err = cli(url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    return code, err, files
+
+
+def test_ctrl_c_between_files_says_what_is_stored(
+    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, err, files = _interrupt_second_file(
+        monkeypatch, tmp_path, migrated_db_url, after_commit=False
+    )
     assert code == 130 and "Traceback" not in err
     assert err.strip() == (
         f"interrupted: stored: {files[0]} (system 'r0', batch 1); not stored: {files[1]}, "
@@ -283,19 +297,9 @@ def test_ctrl_c_just_after_a_commit_counts_that_file_as_stored(
     migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The interruption lands after the second file's commit, before it is reported."""
-    real = ingests.ingest_file
-    calls = [0]
-
-    def committed_then_interrupted(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        result = real(*args, **kwargs)
-        if calls[0] == 2:
-            raise KeyboardInterrupt
-        return result
-
-    monkeypatch.setattr(ingests, "ingest_file", committed_then_interrupted)
-    files = _run_files(tmp_path, 3)
-    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    code, err, files = _interrupt_second_file(
+        monkeypatch, tmp_path, migrated_db_url, after_commit=True
+    )
     assert code == 130
     assert err.strip().startswith(
         f"interrupted: stored: {files[0]} (system 'r0', batch 1), {files[1]} (system 'r1', "
