@@ -18,6 +18,7 @@ from orlbuild.errors import StoreError
 from orlbuild.store import current_revision, head_revision
 from orlbuild.store.engine import create_store_engine
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import disposed
 
 
 @dataclass(frozen=True)
@@ -352,20 +353,14 @@ def test_downgrade_dropping_rows_is_refused_without_yes(
     message = refused.output.strip().splitlines()[-1]
     assert "evaluations (1 rows)" in message and "evaluation_values (1 rows)" in message
     assert "--yes" in message
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) == head_revision()  # nothing changed
-    finally:
-        engine.dispose()
     saved = run_cli(migrated_db_url, "results", "list")
     assert saved.exit_code == 0 and "nDCG@10" in saved.output
 
     assert run_cli(migrated_db_url, "db", "downgrade", "0002_builds", "--yes").exit_code == 0
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) == "0002_builds"
-    finally:
-        engine.dispose()
 
 
 def test_grade_agg_typo_in_eval_is_a_one_line_error(tmp_path: Path) -> None:

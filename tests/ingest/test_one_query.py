@@ -14,7 +14,7 @@ from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
 from orlbuild.store import load_pairwise
 from tests.ingest.conftest import run_cli
-from tests.stores import store_engine
+from tests.stores import disposed, store_engine
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -115,8 +115,7 @@ def test_pipeline_does_not_skip_a_file_stored_into_another_query(
 
     path = tmp_path / "battles.json"
     path.write_text(json.dumps(_battles(12)))
-    engine = open_engine(migrated_db_url)
-    try:
+    with disposed(open_engine(migrated_db_url)) as engine:
         first = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
         again = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
         assert first.created and not again.created and again.batch_id == first.batch_id
@@ -124,5 +123,3 @@ def test_pipeline_does_not_skip_a_file_stored_into_another_query(
             ingest_unless_stored(engine, "pairwise", path, collection="c", query="other")
         with pytest.raises(StoreError, match="already stored as batch"):
             ingest_unless_stored(engine, "pairwise", path, collection="c")
-    finally:
-        engine.dispose()

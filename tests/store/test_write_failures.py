@@ -32,6 +32,7 @@ import orlbuild.store.engine as engine_module
 from orlbuild.store.schema import upgrade
 from tests.pipeline_configs import pipeline_toml
 from tests.store_cli import cli, cli_json
+from tests.stores import disposed
 
 LISTWISE = "query\titem\trank\n" + "".join(
     f"q{q}\t{item}\t{rank}\n" for q in range(1, 4) for rank, item in enumerate("abcd", 1)
@@ -138,12 +139,8 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
 def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
     code, out, err = cli(db_url, "db", "upgrade")
     _one_line_error(code, out, err, "read-only")
-    engine = create_engine(db_url)
-    try:
-        with engine.connect() as connection:
-            assert "alembic_version" not in connection.dialect.get_table_names(connection)
-    finally:
-        engine.dispose()
+    with disposed(create_engine(db_url)) as engine, engine.connect() as connection:
+        assert "alembic_version" not in connection.dialect.get_table_names(connection)
 
 
 @pytest.fixture
