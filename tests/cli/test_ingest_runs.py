@@ -19,6 +19,7 @@ import pytest
 import orlbuild.cli.ingest as ingest_cli
 import orlbuild.services.ingests as ingests
 from orlbuild.store import list_systems, load_run
+from tests.files import Write
 from tests.store_cli import cli, cli_json
 from tests.stores import store_engine
 
@@ -88,12 +89,10 @@ def test_systems_from_stems_without_compression_suffix(
 
 
 def test_conflicting_tags_are_one_line_and_nothing_is_stored(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    good = tmp_path / "good.trec"
-    good.write_text(_run("good"))
-    mixed = tmp_path / "mixed.trec"
-    mixed.write_text(_run("alpha", ("q1",)) + _run("beta", ("q2",)))
+    good = write_file("good.trec", _run("good"))
+    mixed = write_file("mixed.trec", _run("alpha", ("q1",)) + _run("beta", ("q2",)))
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(good), str(mixed), "--system-from", "tag"
     )
@@ -104,12 +103,10 @@ def test_conflicting_tags_are_one_line_and_nothing_is_stored(
 
 
 def test_a_tabular_run_names_its_system_by_its_tag_column(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    tagged = tmp_path / "a.tsv"
-    tagged.write_text("query\titem\trank\ttag\nq1\td1\t1\tsysA\nq1\td2\t2\tsysA\n")
-    untagged = tmp_path / "b.tsv"
-    untagged.write_text("query\titem\trank\nq1\td1\t1\n")
+    tagged = write_file("a.tsv", "query\titem\trank\ttag\nq1\td1\t1\tsysA\nq1\td2\t2\tsysA\n")
+    untagged = write_file("b.tsv", "query\titem\trank\nq1\td1\t1\n")
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(tagged), str(untagged), "--system-from", "tag"
     )
@@ -119,8 +116,7 @@ def test_a_tabular_run_names_its_system_by_its_tag_column(
     code, _, err = cli(migrated_db_url, "ingest", "run", str(tagged), "--system-from", "tag")
     assert code == 0, err
     assert _systems(migrated_db_url) == ["sysA"]
-    mixed = tmp_path / "c.tsv"
-    mixed.write_text("query\titem\trank\ttag\nq1\td1\t1\tx\nq1\td2\t2\ty\n")
+    mixed = write_file("c.tsv", "query\titem\trank\ttag\nq1\td1\t1\tx\nq1\td2\t2\ty\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", str(mixed), "--system-from", "tag")
     assert f"{mixed}, line 3: two run tags in one file: 'x' (line 2) and 'y'" in (
         _one_error_line(code, out, err)
@@ -159,12 +155,10 @@ def test_a_bad_file_stops_the_call_before_anything_is_stored(
 
 
 def test_a_repeated_document_is_checked_with_the_duplicates_option(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    clean = tmp_path / "clean.trec"
-    clean.write_text(_run("clean"))
-    repeated = tmp_path / "repeated.trec"
-    repeated.write_text(_run("repeated") + "q1 Q0 d0 9 0.5 repeated\n")
+    clean = write_file("clean.trec", _run("clean"))
+    repeated = write_file("repeated.trec", _run("repeated") + "q1 Q0 d0 9 0.5 repeated\n")
     files = [str(clean), str(repeated)]
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
     assert "item repeated in the run" in _one_error_line(code, out, err)
@@ -184,12 +178,11 @@ def test_a_repeated_document_is_checked_with_the_duplicates_option(
 
 
 def test_a_file_the_store_refuses_names_what_is_stored_and_what_not(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, tmp_path: Path, write_file: Write
 ) -> None:
     """The check cannot see the store: a run overlapping a stored run of its system is refused
     while storing; the runs before it stay stored, and the message lists both sides."""
-    old = tmp_path / "old.trec"
-    old.write_text(_run("b", docs=2))
+    old = write_file("old.trec", _run("b", docs=2))
     assert cli(migrated_db_url, "ingest", "run", str(old), "--system", "b")[0] == 0
     files = _run_files(tmp_path, 3, ("a", "b", "c"))
     code, out, err = cli(

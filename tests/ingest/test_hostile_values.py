@@ -6,7 +6,6 @@ import gzip
 import time
 import tracemalloc
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,10 @@ from orlbuild.ingest.source import MAX_LINE_CHARS
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
+from tests.files import Write
 from tests.ingest.conftest import ingest_cli, run_cli, store_counts
 from tests.stores import store_engine
 
-Write = Callable[[str, str | bytes], Path]
 HUGE = "99999999999999999999"  # > 2**64
 
 

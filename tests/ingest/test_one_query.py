@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,9 @@ from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
 from orlbuild.store import load_pairwise
+from tests.files import Write
 from tests.ingest.conftest import run_cli
 from tests.stores import disposed, store_engine
-
-Write = Callable[[str, str | bytes], Path]
 
 
 def _battles(n: int) -> list[dict[str, str]]:
