@@ -20,7 +20,7 @@ import orlbuild.cli.ingest as ingest_cli
 import orlbuild.services.ingests as ingests
 from orlbuild.store import list_systems, load_run
 from tests.files import Write
-from tests.store_cli import cli, cli_json
+from tests.store_cli import cli, cli_json, one_error_line
 from tests.stores import store_engine
 
 
@@ -44,14 +44,6 @@ def _systems(url: str) -> list[str]:
 
 def _batches(url: str) -> list[tuple[str, str]]:
     return [(b["file_name"], b["system"]) for b in cli_json(url, "batches", "list")]
-
-
-def _one_error_line(code: int, out: str, err: str) -> str:
-    assert code == 1, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), err
-    assert "Traceback" not in err and out == ""
-    return lines[0]
 
 
 def test_systems_from_tags(migrated_db_url: str, tmp_path: Path) -> None:
@@ -96,7 +88,7 @@ def test_conflicting_tags_are_one_line_and_nothing_is_stored(
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(good), str(mixed), "--system-from", "tag"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{mixed}, line 4:" in line
     assert "'alpha' (line 1) and 'beta'" in line
     assert _batches(migrated_db_url) == []  # not even the good file before it
@@ -110,7 +102,7 @@ def test_a_tabular_run_names_its_system_by_its_tag_column(
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(tagged), str(untagged), "--system-from", "tag"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{untagged}: the run has no tag column" in line
     assert _batches(migrated_db_url) == []
     code, _, err = cli(migrated_db_url, "ingest", "run", str(tagged), "--system-from", "tag")
@@ -119,7 +111,7 @@ def test_a_tabular_run_names_its_system_by_its_tag_column(
     mixed = write_file("c.tsv", "query\titem\trank\ttag\nq1\td1\t1\tx\nq1\td2\t2\ty\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", str(mixed), "--system-from", "tag")
     assert f"{mixed}, line 3: two run tags in one file: 'x' (line 2) and 'y'" in (
-        _one_error_line(code, out, err)
+        one_error_line(code, out, err)
     )
 
 
@@ -135,7 +127,7 @@ def test_two_files_of_one_system_stop_before_anything_is_stored(
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(first), str(second), "--system-from", how
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     expected = "same" if how == "tag" else "run"
     assert f"{first} and {second} both name system {expected!r}" in line
     assert "nothing was stored" in line
@@ -149,7 +141,7 @@ def test_a_bad_file_stops_the_call_before_anything_is_stored(
     bad = Path(files[2])
     bad.write_text(_run("r2") + "q9 Q0 d1 1.5 3.0 r2\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{bad}, line 7:" in line and "1.5" in line
     assert _batches(migrated_db_url) == []
 
@@ -161,7 +153,7 @@ def test_a_repeated_document_is_checked_with_the_duplicates_option(
     repeated = write_file("repeated.trec", _run("repeated") + "q1 Q0 d0 9 0.5 repeated\n")
     files = [str(clean), str(repeated)]
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
-    assert "item repeated in the run" in _one_error_line(code, out, err)
+    assert "item repeated in the run" in one_error_line(code, out, err)
     assert _batches(migrated_db_url) == []
     code, out, err = cli(
         migrated_db_url,
@@ -188,7 +180,7 @@ def test_a_file_the_store_refuses_names_what_is_stored_and_what_not(
     code, out, err = cli(
         migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "stem"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert "system 'b' already has entries for some of these (query, item) pairs" in line
     assert f"stored: {files[0]} (system 'a', batch 2); not stored: {files[1]}, {files[2]}" in line
     assert _systems(migrated_db_url) == ["a", "b"]
@@ -225,7 +217,7 @@ def test_system_options_are_usage_errors(
 
 def test_standard_input_needs_system(migrated_db_url: str) -> None:
     code, out, err = cli(migrated_db_url, "ingest", "run", "-", "--system-from", "stem")
-    assert "standard input ('-') has no file name" in _one_error_line(code, out, err)
+    assert "standard input ('-') has no file name" in one_error_line(code, out, err)
 
 
 def test_one_progress_bar_per_phase_over_the_files(
