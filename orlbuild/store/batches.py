@@ -38,7 +38,7 @@ from orlbuild.store.bulk import (
     IN_LIST_CHUNK,
     NameIds,
     bulk_write_settings,
-    ensure_collection,
+    created_collection,
     ensure_system,
     insert_rows,
 )
@@ -289,7 +289,7 @@ def _store_batch(
     provenance: Provenance | None = None
     try:
         with write_transaction(engine) as connection, bulk_write_settings(connection):
-            cid = ensure_collection(connection, batch.collection)
+            cid, new_collection = created_collection(connection, batch.collection)
             system_id = None
             if batch.system is not None:
                 system_id = ensure_system(connection, cid, batch.system)
@@ -308,7 +308,9 @@ def _store_batch(
             ).inserted_primary_key
             assert inserted is not None  # an INSERT always reports its primary key
             batch_id = int(inserted[0])
-            writer = _FactWriter(connection, batch, cid, batch_id, system_id, on_rows)
+            writer = _FactWriter(
+                connection, batch, cid, batch_id, system_id, on_rows, new_collection=new_collection
+            )
             for chunk in batch.chunks:
                 writer.write(chunk)
             provenance = batch.provenance()
@@ -359,6 +361,8 @@ class _FactWriter:
         batch_id: int,
         system_id: int | None,
         on_rows: Callable[[int], None] | None,
+        *,
+        new_collection: bool = False,
     ) -> None:
         self._connection = connection
         self._batch = batch
@@ -367,7 +371,8 @@ class _FactWriter:
         self._system_id = system_id
         self._on_rows = on_rows
         self._names = {
-            vocabulary: NameIds(connection, model, cid) for vocabulary, model in NAME_MODELS.items()
+            vocabulary: NameIds(connection, model, cid, new=new_collection)
+            for vocabulary, model in NAME_MODELS.items()
         }
         self.rows = 0
         self.new_queries: set[str] = set()
