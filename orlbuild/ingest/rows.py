@@ -453,11 +453,10 @@ def _delimited_chunks(
     )
     lines_in = itertools.chain([header_line], stream)
     feed = _OneRowPerLine(lines_in, label, skipped, name)
-    # Unquoted, a row is one line: the csv module then reads the lines directly (no
-    # Python call per line), and the lines holding a quote are counted per chunk.
+    # Unquoted, a row is one line: the lines are then taken a chunk at a time and
+    # parsed by the csv module in one call (no Python call per line or row).
     reader = csv.reader(feed if quoted else lines_in, delimiter=delimiter, **dialect)
-    if not quoted:
-        feed.quoted = int('"' in header_line)
+    block_reader: Any = None  # unquoted: the reader of the current chunk's lines
     line = skipped + 1
     try:
         header = next(reader)
@@ -469,31 +468,41 @@ def _delimited_chunks(
         unused = unused_columns(names, layout, label, line)
         if unused:
             notes.append(_ignored_note(unused, layout, layouts, label))
-        rows: list[list[str]] = []
+        if not quoted:
+            feed.quoted = int('"' in header_line)
+            while block := list(itertools.islice(lines_in, CHUNK_ROWS)):
+                if '"' in "".join(block):
+                    feed.quoted += sum('"' in text for text in block)
+                block_reader = csv.reader(block, delimiter=delimiter, **dialect)
+                rows = list(block_reader)
+                feed.rows += len(rows)
+                block_reader = None
+                yield from _delimited_chunk(
+                    rows, feed.rows, skipped, header, positions, label, layout
+                )
+            if feed.quoted:
+                notes.append(
+                    f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, "
+                    "so quotes are kept as part of the values (quote every header field to read "
+                    "the file as a quoted TSV)"
+                )
+            return
+        rows = []
         for row in reader:
             feed.rows += 1
             rows.append(row)
             if len(rows) >= CHUNK_ROWS:
-                if not quoted:
-                    feed.quoted += _rows_with_quotes(rows)
                 yield from _delimited_chunk(
                     rows, feed.rows, skipped, header, positions, label, layout
                 )
                 rows = []
-        if not quoted:
-            feed.quoted += _rows_with_quotes(rows)
         yield from _delimited_chunk(rows, feed.rows, skipped, header, positions, label, layout)
-        if not quoted and feed.quoted:
-            notes.append(
-                f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, so "
-                "quotes are kept as part of the values (quote every header field to read the "
-                "file as a quoted TSV)"
-            )
     except csv.Error as exc:
+        at = reader.line_num if block_reader is None else feed.rows + block_reader.line_num
         raise InputError(
             f"malformed {name} ({exc})",
             file=label,
-            line=skipped + reader.line_num,
+            line=skipped + at,
             hint="check the quoting on this line"
             + ("" if quoted else " (TSV fields are not quoted: a tab ends a field)"),
         ) from None
@@ -552,13 +561,6 @@ class _OneRowPerLine:
         if '"' in line:
             self.quoted += 1
         return line
-
-
-def _rows_with_quotes(rows: list[list[str]]) -> int:
-    """How many rows hold a double quote in any field (one pass over the joined text first)."""
-    if '"' not in "\n".join(map("\t".join, rows)):
-        return 0
-    return sum('"' in "\t".join(row) for row in rows)
 
 
 def _quoted_header(line: str) -> bool:

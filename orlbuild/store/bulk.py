@@ -268,7 +268,7 @@ class NameIds:
         missing = np.flatnonzero(found < 0)
         if not missing.size:
             return found
-        wanted = [str(names[int(i)]) for i in missing]
+        wanted = list(map(str, map(names.__getitem__, missing.tolist())))
         if self._fresh:
             new = self._insert_new(wanted)
         elif self._connection.dialect.name == "postgresql":

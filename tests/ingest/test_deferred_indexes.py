@@ -82,3 +82,28 @@ def test_only_an_empty_sqlite_table_loses_its_indexes_meanwhile(migrated_db_url:
         assert during == set()
     else:
         assert during == after
+
+
+def test_a_malformed_unquoted_line_in_a_later_chunk_is_named(
+    migrated_db_url: str, write_file: Write, small_chunks: None
+) -> None:
+    """An unquoted TSV is parsed a chunk of lines at a time: the error still names its line."""
+    lines = ROWS.splitlines(keepends=True)
+    lines[247] = 'q1\td"7\td8\n'
+    lines[248] = "q1\td7\rx\td8\n"  # a carriage return inside a field
+    path = write_file("p.tsv", "query\twinner\tloser\n" + "".join(lines))
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{path}, line 250: malformed TSV" in result.output
+
+
+def test_quoted_lines_of_an_unquoted_tsv_are_counted_over_chunks(
+    migrated_db_url: str, write_file: Write, small_chunks: None
+) -> None:
+    lines = ROWS.splitlines(keepends=True)
+    for i in (3, 120, 121, 299):
+        lines[i] = lines[i].replace("\td", '\t"d', 1)
+    path = write_file("p.tsv", "query\twinner\tloser\n" + "".join(lines))
+    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
+    assert result.exit_code == 0, result.output
+    assert f"{path}: 4 line(s) hold a double quote" in result.output
