@@ -476,7 +476,7 @@ def _delimited_chunks(
                 block_reader = csv.reader(block, delimiter=delimiter, **dialect)
                 rows = list(block_reader)
                 feed.rows += len(rows)
-                block_reader = None
+                block_reader = block = None  # the lines are not kept while the chunk is stored
                 yield from _delimited_chunk(
                     rows, feed.rows, skipped, header, positions, label, layout
                 )

@@ -11,7 +11,8 @@ one ``INSERT ... SELECT`` creates the new ones and one join returns every id,
 instead of one round trip per name. :class:`NameIds` keeps the ids it has
 seen (up to :data:`NAME_CACHE` per table), so a name repeated across the
 chunks of a file is looked up once (docs/performance.md, "Ingesting large
-vocabularies").
+vocabularies"). Names that cannot exist yet (a collection the ingest created,
+or on SQLite one without names) skip the staging and the lookup altogether.
 
 Facts are inserted with the driver's ``executemany`` in chunks of plain
 tuples (SQLite, where each write transaction holds the database lock, so
@@ -218,10 +219,11 @@ class NameIds:
 
     Every name looked up is remembered by its hashes (:class:`_HashedIds`, up
     to :data:`NAME_CACHE` names), so a name repeated across the chunks of a
-    file costs one store lookup. On SQLite, when the collection held no
-    names of this table when the transaction began (a new collection), a name
-    not remembered is new: the transaction holds the write lock, so it is
-    inserted with the next id and never read back.
+    file costs one store lookup. A name not remembered is new, and is
+    inserted with a new id and never read back, when ``new`` says that this
+    transaction created the collection (no other one can see it yet) or, on
+    SQLite, when the collection held no names of this table when the
+    transaction began (it holds the write lock).
 
     Parameters
     ----------
@@ -231,6 +233,8 @@ class NameIds:
         A model with ``collection_id`` and ``name`` columns (Query, Item, Annotator, System).
     collection_id
         The owning collection.
+    new
+        Whether this transaction created the collection.
     """
 
     def __init__(
