@@ -239,6 +239,9 @@ def _section(
         fields = _block_fields(raw[start:stop], width)
         if fields is None:
             return None
+        if not len(fields[0]):  # blank lines only
+            start = stop
+            continue
         for name, at in layout.items():
             first, length = fields[0][:, at] + start, fields[1][:, at]
             if name in ("rank", "grade"):
