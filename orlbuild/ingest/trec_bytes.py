@@ -14,9 +14,10 @@ gives ``None`` and the caller takes the pandas path of
 :mod:`orlbuild.ingest.trec_reader` (and from there, on any doubt, the
 line-exact reader, whose error names the file, line and value):
 
-- bytes: printable ASCII, space, tab, line feed, and carriage return only
-  before a line feed (so every separator the line-exact reader's
-  ``str.split()`` knows is one of these, and a character is a byte);
+- bytes: ASCII without control characters other than space, tab, line
+  feed, and carriage return only before a line feed (so every separator the
+  line-exact reader's ``str.split()`` knows is one of these, and a
+  character is a byte);
 - every non-blank line has exactly the format's number of fields and at
   most :data:`LONGEST_LINE` bytes; comment lines (first non-blank character
   ``#``) are taken out first and counted;
@@ -211,11 +212,11 @@ def _stacked(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np
     """Field words and lengths of several files as one table (zero-padded to the widest)."""
     if len(parts) == 1:
         return parts[0]
-    width = max(words.shape[1] for words, _ in parts)
-    out = np.zeros((sum(len(lengths) for _, lengths in parts), width), dtype=np.uint64)
+    chunks = max(len(words) for words, _ in parts)
+    out = np.zeros((chunks, sum(len(lengths) for _, lengths in parts)), dtype=np.uint64)
     at = 0
     for words, lengths in parts:
-        out[at : at + len(lengths), : words.shape[1]] = words
+        out[: len(words), at : at + len(lengths)] = words
         at += len(lengths)
     return out, np.concatenate([lengths for _, lengths in parts])
 
@@ -273,18 +274,17 @@ def _section(
 def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Start offsets and lengths of the fields of whole lines, one row of ``width`` per line.
 
-    ``raw`` ends with a line feed. ``None`` unless every byte is printable
-    ASCII, a space, a tab, a line feed, or a carriage return before a line
-    feed, every non-blank line has ``width`` fields and none is longer
+    ``raw`` ends with a line feed. ``None`` unless every byte is ASCII and
+    not a control character other than a space, a tab, a line feed, or a
+    carriage return before a line feed, every non-blank line has ``width`` fields and none is longer
     than :data:`LONGEST_LINE`.
     """
-    if int(raw.max()) > 0x7E:
-        return None  # not ASCII, or DEL
-    blank = np.flatnonzero(raw <= 0x20)  # separators: far fewer than the bytes
+    # Separators (far fewer than the bytes), and as signed bytes every non-ASCII byte too.
+    blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
     kinds = raw[blank]
     feeds = kinds == 0x0A
     if not (feeds | (kinds == 0x20) | (kinds == 0x09) | (kinds == 0x0D)).all():
-        return None  # another control character (str.split() splits on some)
+        return None  # not ASCII, or another control character (str.split() splits on some)
     returns = np.flatnonzero(kinds == 0x0D)  # never the last: raw ends with a line feed
     if len(returns) and not (feeds[returns + 1] & (blank[returns + 1] == blank[returns] + 1)).all():
         return None  # a carriage return not followed by a line feed
@@ -307,13 +307,13 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
 
 
 def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Each field's bytes as little-endian 64-bit words, zero after its end: (fields, chunks)."""
+    """Each field's bytes as little-endian 64-bit words, zero after its end: (chunks, fields)."""
     chunks = max(1, (int(lengths.max(initial=0)) + 7) // 8)
-    out = np.empty((len(starts), chunks), dtype=np.uint64)
+    out = np.empty((chunks, len(starts)), dtype=np.uint64)
     last = len(words) - 1
     for chunk in range(chunks):
-        kept = np.clip(lengths - 8 * chunk, 0, 8)
-        np.bitwise_and(words[np.minimum(starts + 8 * chunk, last)], _MASKS[kept], out=out[:, chunk])
+        kept = np.minimum(np.maximum(lengths - 8 * chunk, 0), 8)
+        np.bitwise_and(words[np.minimum(starts + 8 * chunk, last)], _MASKS[kept], out=out[chunk])
     return out
 
 
@@ -331,10 +331,11 @@ def _factorize_fields(
     change = np.empty(len(lengths), dtype=bool)
     change[0] = True
     np.not_equal(lengths[1:], lengths[:-1], out=change[1:])
-    change[1:] |= (field_words[1:] != field_words[:-1]).any(axis=1)
+    for chunk in field_words:
+        change[1:] |= chunk[1:] != chunk[:-1]
     heads = np.flatnonzero(change)
     if len(heads) < len(lengths) // 2:
-        coded = _factorize_words(field_words[heads], lengths[heads])
+        coded = _factorize_words(field_words[:, heads], lengths[heads])
         if coded is None:
             return None
         codes, strings = coded
@@ -347,7 +348,7 @@ def _factorize_words(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_factorize_fields` of fields given as words and lengths."""
     hashes = lengths.astype(np.uint64) * _MIX[0]
-    for chunk in field_words.T:
+    for chunk in field_words:
         hashes ^= chunk
         hashes *= _MIX[1]
         hashes ^= hashes >> np.uint64(29)
@@ -359,9 +360,11 @@ def _factorize_words(
     if len(first) != len(distinct):  # pragma: no cover - defensive
         return None
     owner = first[codes]
-    if not ((lengths[owner] == lengths).all() and (field_words[owner] == field_words).all()):
+    if not (lengths[owner] == lengths).all() or any(
+        (chunk[owner] != chunk).any() for chunk in field_words
+    ):
         return None  # a 64-bit hash collision: the pandas path reads the file
-    return codes.astype(np.int64), _strings(field_words[first])
+    return codes.astype(np.int64, copy=False), _strings(field_words[:, first])
 
 
 def _strings(field_words: np.ndarray) -> np.ndarray:
@@ -371,18 +374,20 @@ def _strings(field_words: np.ndarray) -> np.ndarray:
     and split on whitespace in C: fields hold no whitespace, and each is
     followed by at least one padding byte.
     """
-    table = np.zeros((len(field_words), field_words.shape[1] * 8 + 1), dtype=np.uint8)
-    table[:, :-1] = field_words.view(np.uint8).reshape(len(field_words), -1)
+    chunks, count = field_words.shape
+    table = np.empty((count, chunks * 8 + 1), dtype=np.uint8)
+    table[:, :-1] = np.ascontiguousarray(field_words.T).view(np.uint8).reshape(count, -1)
+    table[:, -1] = 0
     np.maximum(table, 0x20, out=table)
-    out = np.empty(len(field_words), dtype=object)
-    out[:] = table.tobytes().decode("ascii").split()
+    out = np.empty(count, dtype=object)
+    out[:] = str(memoryview(table), "ascii").split()
     return out
 
 
 def _field_bytes(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Each field's bytes, zero after its end: (fields, width) uint8, width a multiple of 8."""
     field_words = _field_words(words, starts, lengths)
-    return field_words.view(np.uint8).reshape(len(starts), -1)
+    return np.ascontiguousarray(field_words.T).view(np.uint8).reshape(len(starts), -1)
 
 
 def _integers(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
