@@ -380,7 +380,7 @@ def _strings(field_words: np.ndarray) -> np.ndarray:
     table[:, -1] = 0
     np.maximum(table, 0x20, out=table)
     out = np.empty(count, dtype=object)
-    out[:] = str(memoryview(table), "ascii").split()
+    out[:] = str(table.data, "ascii").split()  # decoded from the array's own buffer
     return out
 
 
