@@ -229,8 +229,8 @@ def _section(
     raw = np.frombuffer(buffer, dtype=np.uint8)
     words = np.ndarray(shape=(len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
     layout = _LAYOUTS[width]
-    columns: dict[str, list[np.ndarray]] = {name: [] for name in layout}
-    lengths: dict[str, list[np.ndarray]] = {name: [] for name in layout}
+    columns: dict[str, list[np.ndarray]] = {"query": [], "item": []}
+    lengths: dict[str, list[np.ndarray]] = {"query": [], "item": []}
     numbers: dict[str, list[np.ndarray]] = {"grade": [], "score": []}
     start = 0
     while start < size:
@@ -245,19 +245,16 @@ def _section(
             continue
         for name, at in layout.items():
             first, length = fields[0][:, at] + start, fields[1][:, at]
-            if name in ("rank", "grade"):
-                values = _integers(words, first, length)
-            elif name == "score":
-                values = _decimals(words, first, length)
-            else:
-                values = None
+            if name in ("query", "item"):
                 columns[name].append(first)
                 lengths[name].append(length)
-            if name in ("rank", "grade", "score"):
-                if values is None:
-                    return None
-                if name in numbers:
-                    numbers[name].append(values)
+                continue
+            parse = _decimals if name == "score" else _integers
+            values = parse(words, first, length)
+            if values is None:
+                return None
+            if name in numbers:  # ranks are only checked
+                numbers[name].append(values)
         start = stop
     if not sum(map(len, columns["query"])):
         return None  # no rows: the other readers say what is wrong
@@ -276,8 +273,8 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
 
     ``raw`` ends with a line feed. ``None`` unless every byte is ASCII and
     not a control character other than a space, a tab, a line feed, or a
-    carriage return before a line feed, every non-blank line has ``width`` fields and none is longer
-    than :data:`LONGEST_LINE`.
+    carriage return before a line feed, and every non-blank line has
+    ``width`` fields and at most :data:`LONGEST_LINE` bytes.
     """
     # Separators (far fewer than the bytes), and as signed bytes every non-ASCII byte too.
     blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
