@@ -179,6 +179,9 @@ def read_sections(sections: Sequence[tuple[Text, int]]) -> ByteColumns | None:
     ids: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {"query": [], "item": []}
     numbers: dict[str, list[np.ndarray]] = {"grade": [], "score": []}
     counts = []
+    for text, _ in sections:
+        if int(np.frombuffer(text.buffer, dtype=np.int8, count=text.size).min(initial=0)) < 0:
+            return None  # a byte beyond ASCII: declined before any other work on any file
     for text, width in sections:
         read = _section(text, width)
         if read is None:
