@@ -1,5 +1,11 @@
 """C-speed reading of TREC qrels and runs (docs/evaluating-files.md, "Evaluating files").
 
+``orlbuild eval`` (:func:`fast_trec_eval`) and :func:`fast_trec_runs` first
+try the byte reader of :mod:`orlbuild.ingest.trec_bytes`, which makes no
+Python object per line and declines anything outside a plain subset (it
+never reads a file differently from the line-exact reader); a declined file
+takes the pandas path described here.
+
 ``orlbuild eval`` reads whole TREC files with pandas' C parser: one pass,
 identifiers as strings, numbers parsed in C. The fast path is all-or-nothing: when it meets anything
 the line-exact reader of :mod:`orlbuild.ingest` would reject or might treat
