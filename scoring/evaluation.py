@@ -342,6 +342,8 @@ def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
     """Candidate lists one after the other, as one flat run."""
     if not flats:
         return FlatRun(np.empty(0, dtype=object), np.zeros(1, dtype=np.int64), np.empty(0, object))
+    if len(flats) == 1:
+        return flats[0]  # one run (FlatRun is frozen): no copy of its items
     sizes = [len(f.items) for f in flats]
     starts = np.cumsum([0, *sizes[:-1]])
     offsets = np.concatenate(

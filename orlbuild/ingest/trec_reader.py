@@ -1,5 +1,11 @@
 """C-speed reading of TREC qrels and runs (docs/evaluating-files.md, "Evaluating files").
 
+``orlbuild eval`` (:func:`fast_trec_eval`) and :func:`fast_trec_runs` first
+try the byte reader of :mod:`orlbuild.ingest.trec_bytes`, which makes no
+Python object per line and declines anything outside a plain subset (it
+never reads a file differently from the line-exact reader); a declined file
+takes the pandas path described here.
+
 ``orlbuild eval`` reads whole TREC files with pandas' C parser: one pass,
 identifiers as strings, numbers parsed in C. The fast path is all-or-nothing: when it meets anything
 the line-exact reader of :mod:`orlbuild.ingest` would reject or might treat
@@ -31,6 +37,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import pandas as pd
 
+from orlbuild.ingest import trec_bytes
 from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
 from orlbuild.vocabulary import InputFormat
 from scoring.run import CodedRuns
@@ -190,6 +197,9 @@ def fast_trec_eval(
         arrays) and each run file's number of comment lines; ``None`` when
         :func:`fast_trec_qrels` or :func:`fast_trec_runs` would return ``None``.
     """
+    from_bytes = _bytes_eval(qrels, runs)
+    if from_bytes is not None and from_bytes[0] is not None:
+        return from_bytes[0], from_bytes[1], from_bytes[2]
     judged = _parse_one(qrels, InputFormat.qrels)
     if judged is None:
         return None
@@ -231,8 +241,59 @@ def fast_trec_eval(
     return judgments, coded_runs, comments
 
 
+def _bytes_eval(
+    qrels: Path | None, runs: Sequence[Path]
+) -> tuple[CodedQrels | None, CodedRuns, list[int]] | None:
+    """:func:`fast_trec_eval` (or, without ``qrels``, :func:`fast_trec_runs`) from bytes.
+
+    Through the byte reader (:mod:`orlbuild.ingest.trec_bytes`), which makes
+    no Python object per line. ``None`` when that reader refuses a file: the
+    caller then takes the pandas path, and from there the exact reader.
+    """
+    paths = [*([qrels] if qrels is not None else []), *runs]
+    texts = []
+    try:
+        for path in paths:
+            with path.open("rb") as raw, open_input(raw) as stream:
+                texts.append(trec_bytes.read_text(stream))
+    except _READ_ERRORS:
+        return None
+    first_run = 1 if qrels is not None else 0
+    read = trec_bytes.read_sections(
+        [(text, 6 if i >= first_run else 4) for i, text in enumerate(texts)]
+    )
+    if read is None:
+        return None
+    cut = int(np.searchsorted(read.sections, first_run))
+    files = read.sections[cut:] - first_run
+    if not _unique_pairs(
+        np.zeros(cut, dtype=np.int64), read.query_codes[:cut], read.item_codes[:cut]
+    ) or not _unique_pairs(files, read.query_codes[cut:], read.item_codes[cut:]):
+        return None  # a repeated (query, item): the exact reader names both lines
+    judgments = None
+    if qrels is not None:
+        judgments = CodedQrels(
+            query_codes=read.query_codes[:cut],
+            queries=read.queries,
+            item_codes=read.item_codes[:cut],
+            items=read.items,
+            grades=read.numbers["grade"],
+            comments=texts[0].comments,
+        )
+    coded_runs = CodedRuns(
+        runs=files,
+        query_codes=read.query_codes[cut:],
+        queries=read.queries,
+        item_codes=read.item_codes[cut:],
+        items=read.items,
+        scores=read.numbers["score"],
+        n_runs=len(runs),
+    )
+    return judgments, coded_runs, [text.comments for text in texts[first_run:]]
+
+
 _NON_BLANK = re.compile(rb"\S")
-_COMMENT_LINE = re.compile(rb"^[ \t]*#[^\n]*(?:\n|$)", re.MULTILINE)
+_COMMENT_LINE = trec_bytes.COMMENT_LINE
 
 
 class _CheckedStream:
@@ -343,6 +404,9 @@ def fast_trec_runs(paths: Sequence[Path]) -> tuple[CodedRuns, list[int]] | None:
         lines (skipped); ``None`` exactly when :func:`fast_trec_frames`
         returns ``None``.
     """
+    from_bytes = _bytes_eval(None, paths)
+    if from_bytes is not None:
+        return from_bytes[1], from_bytes[2]
     many = _read_many(paths)
     if many is None:
         return None
