@@ -149,11 +149,8 @@ def baseline_sources(revision: str, into: Path) -> Path:
 
 def side_env(source: Path) -> dict[str, str]:
     """The environment of one side's processes: its sources first on the path."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("ORLBUILD_DB", "ORLBUILD_SCHEDULER")
-    }
+    unset = ("ORLBUILD_DB", "ORLBUILD_SCHEDULER", "PYTHONDONTWRITEBYTECODE")
+    env = {key: value for key, value in os.environ.items() if key not in unset}
     env["PYTHONPATH"] = str(source)
     return env
 
