@@ -44,11 +44,13 @@ import pandas as pd
 from bench_build import simulated_pairwise
 
 from orlbuild.builders import BuildParameters, build_orls
+from orlbuild.builders.build import ESTIMATOR_MODULES
 from orlbuild.executor import (
     Executor,
-    _loky_pool,
+    local_worker_pids,
     map_ordered,
     resolve_executor,
+    shutdown_local_workers,
     start_workers,
 )
 from orlbuild.services.comparisons import power_budgets, power_for_panels
@@ -64,8 +66,8 @@ def _load() -> str:
 
 
 def _stop_local_pool() -> None:
-    """Shut the reusable loky pool down, so that the next parallel run starts cold."""
-    _loky_pool(1).shutdown(wait=True)
+    """Shut the local workers down, so that the next parallel run starts new ones."""
+    shutdown_local_workers()
 
 
 class _TimedWork:
@@ -119,8 +121,7 @@ def _worker_cpu(executor: Executor) -> dict[str, float]:
         with Client(executor.scheduler) as client:
             times = client.run(os.times)
         return {w: t[0] + t[1] for w, t in times.items()}
-    pool = _loky_pool(executor.jobs - 1)  # the running pool (other arguments would replace it)
-    return {str(pid): _proc_cpu(pid) for pid in list(pool._processes)}
+    return {str(pid): _proc_cpu(pid) for pid in local_worker_pids()}
 
 
 def timed_build(
@@ -145,7 +146,8 @@ def timed_build(
     before = {} if cold else _worker_cpu(executor)
     load = _load()
     start, cpu_start = time.perf_counter(), time.process_time()
-    start_workers(executor, ["orlbuild.builders.build"])  # what build_and_store does
+    # what build_and_store does
+    start_workers(executor, ["orlbuild.builders.build", *ESTIMATOR_MODULES["pairwise"]])
     _, outcome = build_orls(frame, params, mapper=partial(map_ordered, executor=executor))
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     workers = {w: c - before.get(w, 0.0) for w, c in _worker_cpu(executor).items()}
