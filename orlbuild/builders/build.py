@@ -62,10 +62,11 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 
 QueryBuilder = Callable[[str, np.random.Generator], QueryORL]
 
-#: The estimators (choix, SciPy, networkx: about half of this module's import time) are
-#: imported by the per-query functions below, where the work runs, so that a process
-#: that only slices the judgments and sends them to a cluster does not import them
-#: (docs/parallel.md, "What runs where"). A local pool imports them before it forks.
+#: The estimators of each source (choix, SciPy, networkx: more than half of a build's
+#: imports) are imported by the per-query functions below, where the work runs, so that
+#: a process that only slices the judgments and sends them to a cluster does not import
+#: them; a local pool imports them here before it forks its workers (docs/parallel.md,
+#: "Running on many cores or a cluster").
 ESTIMATOR_MODULES: dict[str, tuple[str, ...]] = {
     "pairwise": ("orlbuild.builders.pairwise",),
     "listwise": ("orlbuild.builders.listwise",),
@@ -314,8 +315,8 @@ def build_orls(
     # Per-query linear algebra is on matrices of a few dozen rows (or the
     # max-t product of a few thousand draws): BLAS threads only add
     # synchronisation there, which made the simultaneous tiering 5 times slower
-    # on a loaded machine. (Worker processes are limited by their pools: loky
-    # gives each worker its share of the cores, Dask's nannies one thread.)
+    # on a loaded machine. (Every chunk a worker runs is limited to one BLAS
+    # thread by the executor, wherever it runs.)
     with threadpool_limits(limits=1, user_api="blas"):
         if mapper is None:
             results: Iterable[QueryORL | QueryFailure] = map(work, tasks)

@@ -248,7 +248,7 @@ def build_and_store(
     # Local workers are forked once this process has imported the estimators (it runs
     # chunks too); a cluster's workers are connected to and import them in the
     # background while this process reads the store, and this process does not import
-    # them at all (docs/parallel.md, "What runs where").
+    # them at all (docs/parallel.md, "Running on many cores or a cluster").
     start_workers(
         executor, ["orlbuild.builders.build", *ESTIMATOR_MODULES.get(str(params.source), ())]
     )
