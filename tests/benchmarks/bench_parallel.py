@@ -47,6 +47,7 @@ from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.build import ESTIMATOR_MODULES
 from orlbuild.executor import (
     Executor,
+    close_dask_connections,
     local_worker_pids,
     map_ordered,
     resolve_executor,
@@ -698,6 +699,7 @@ def main() -> None:
         if args.only != "build":
             compare_power(args.power_queries, [jobs2, cluster_executor])
         if args.only == "power":
+            close_dask_connections()
             return
         rc = BuildParameters(
             source="pairwise",
@@ -717,6 +719,7 @@ def main() -> None:
             ],
             args.repeat,
         )
+        close_dask_connections()  # the kept client would try to reach the closed cluster
     bt = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=1)
     compare(
         "bt, simultaneous tiers",
