@@ -22,6 +22,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from orlbuild.store.schema import upgrade
+from tests.files import Write
 
 PG_ENV_VAR = "ORLBUILD_TEST_PG_URL"
 
@@ -48,6 +49,18 @@ def _fresh_postgres_database(server_url: str) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture
+def write_file(tmp_path: Path) -> Write:
+    """Write text (UTF-8) or raw bytes to ``tmp_path/name`` and return the path."""
+
+    def write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return path
+
+    return write
 
 
 @pytest.fixture(scope="session", autouse=True)

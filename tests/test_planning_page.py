@@ -50,3 +50,13 @@ def test_the_round_loop_runs_as_shown(tmp_path: Path, monkeypatch: pytest.Monkey
     plan.to_csv("round1.tsv", sep="\t", index=False)
     for line in judged_round.strip().splitlines():
         _run(line)
+
+
+def test_the_readme_shows_the_same_loop() -> None:
+    """README.md's "Planning the next judgments" shows lines of the loop run above."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Planning the next judgments\n", 1)[1].split("\n## ", 1)[0]
+    shown = re.findall(r"```bash\n(.*?)```", section, re.S)
+    assert len(shown) == 1
+    run = {line for block in _blocks("The round loop") for line in block.strip().splitlines()}
+    assert set(shown[0].strip().splitlines()) <= run

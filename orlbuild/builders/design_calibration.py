@@ -8,7 +8,10 @@ in each of ``rounds`` rounds; only where they go differs:
 * ``uniform`` - uniformly drawn pairs;
 * ``planned`` - :func:`~orlbuild.builders.planning.plan_comparisons` on the
   build of the judgments so far (``budget_per_query * queries`` per round,
-  allocated across queries by value).
+  allocated across queries by value). The planner serves the tiering it is
+  measured with: the ``planned`` rows of each tiering come from rounds
+  planned on that tiering's builds (for ``model``, its uncertain cuts and
+  placements; docs/planning.md, "Planning for `--tiering model`").
 
 Scenarios (outcomes drawn from Bradley-Terry, as :mod:`orlbuild.builders.simulation`):
 
@@ -23,7 +26,8 @@ After each round every design is built with each tiering and measured: the
 share of all-equal queries split (``equal``), mean adjusted Rand and Kendall
 tau-b against the true tiers (``mixed``), the share of stated cross-tier
 orders that are wrong (the true strength of the better-placed item is not
-higher), the mean size of the top tier, and the share of queries settled.
+higher), the mean size of the top tier, and the share of queries settled
+(by that tiering's stopping rule).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from orlbuild.builders.plan_evidence import pairwise_evidence
 from orlbuild.builders.planning import REPEAT_LIMIT, plan_comparisons
 from orlbuild.builders.simulation import adjusted_rand_index, tiered_strengths
 from orlbuild.errors import ConfigError
+from orlbuild.records import TieDecision
 from orlbuild.vocabulary import (
     Disconnected,
     PlanDesign,
@@ -53,7 +58,12 @@ from orlbuild.vocabulary import (
     values,
 )
 
-__all__ = ["SCENARIOS", "DesignStudy", "compare_designs"]
+__all__ = ["SCENARIOS", "DesignStudy", "compare_designs", "stopping_rule_check"]
+
+#: A build as the planner sees it: judgments, resolved parameters, tiers, decisions.
+Built = tuple[
+    pd.DataFrame, BuildParameters, dict[str, list[list[str]]], dict[str, list[TieDecision]]
+]
 
 #: ``--scenario`` words (:class:`orlbuild.vocabulary.SimulatedScenario`).
 SCENARIOS = values(SimulatedScenario)
@@ -188,7 +198,7 @@ def _measure(
     truth: dict[str, tuple[FloatArray, IntArray]],
     study: DesignStudy,
     tiering: str,
-) -> tuple[dict[str, float], BuildParameters, dict[str, list[list[str]]]]:
+) -> tuple[dict[str, float], Built]:
     params = BuildParameters(
         source=Source.pairwise,
         sig=study.sig,
@@ -198,6 +208,7 @@ def _measure(
     )
     resolved, outcome = build_orls(frame, params, on_error="skip")
     tiers = {q: o.tiers for q, o in outcome.orls.items()}
+    decisions = {q: o.decisions for q, o in outcome.orls.items()}
     aris, taus, splits, stated, wrong, top = [], [], [], 0, 0, []
     from scipy.stats import kendalltau
 
@@ -222,7 +233,19 @@ def _measure(
         "wrong_orders": wrong / stated if stated else 0.0,
         "top_size": mean(top),
     }
-    return row, resolved, tiers
+    return row, (frame, resolved, tiers, decisions)
+
+
+def _settled(built: Built, study: DesignStudy) -> dict[str, bool]:
+    """Query -> whether the planner calls it settled on ``built`` (its tiering's rule)."""
+    frame, params, tiers, decisions = built
+    status = plan_comparisons(
+        pairwise_evidence(frame, params, tiers, decisions)[0],
+        0,
+        margin=study.margin,
+        objective=study.objective,
+    )
+    return {q: s.status == "settled" for q, s in status.queries.items()}
 
 
 def compare_designs(
@@ -255,38 +278,56 @@ def compare_designs(
     start = pd.concat(starts, ignore_index=True)
     rows = []
     for design in designs:
-        drng = np.random.default_rng([study.seed, 0x726F756E, values(PlanDesign).index(design)])
-        frame = start
-        every_pair = np.column_stack(np.triu_indices(study.items, 1))
-        orders = {q: drng.permutation(every_pair) for q in truth}
-        plan_from: tuple[pd.DataFrame, BuildParameters, dict[str, list[list[str]]]] | None = None
-        for round_ in range(study.rounds + 1):
-            began = time.perf_counter()
-            if plan_from is not None:
-                more = _more(design, study, drng, truth, orders, round_, plan_from)
-                frame = pd.concat([frame, more], ignore_index=True)
-            measured = [_measure(frame, truth, study, t) for t in tierings]
-            plan_from = (frame, measured[0][1], measured[0][2])
-            status = plan_comparisons(
-                pairwise_evidence(frame, measured[0][1], measured[0][2])[0],
-                0,
-                margin=study.margin,
-                objective=study.objective,
+        # the planned design follows one trajectory per tiering (planned for that tiering)
+        groups = [[t] for t in tierings] if design == PlanDesign.planned.value else [tierings]
+        for group in groups:
+            rows += _trajectory(study, design, list(group), truth, start)
+    order = {t: k for k, t in enumerate(tierings)}
+    frame = pd.DataFrame(rows)
+    if len(frame):  # rows by design, round, then tiering, whatever the trajectories
+        frame["_t"] = frame["tiering"].map(order)
+        frame["_d"] = frame["design"].map({d: k for k, d in enumerate(designs)})
+        frame = frame.sort_values(["_d", "round", "_t"], kind="stable")
+        frame = frame.drop(columns=["_t", "_d"]).reset_index(drop=True)
+    return frame
+
+
+def _trajectory(
+    study: DesignStudy,
+    design: str,
+    tierings: list[str],
+    truth: dict[str, tuple[FloatArray, IntArray]],
+    start: pd.DataFrame,
+) -> list[dict[str, object]]:
+    """One design's rounds from the common start, measured with ``tierings`` (a planned design
+    plans on the first tiering's builds)."""
+    drng = np.random.default_rng([study.seed, 0x726F756E, values(PlanDesign).index(design)])
+    frame = start
+    every_pair = np.column_stack(np.triu_indices(study.items, 1))
+    orders = {q: drng.permutation(every_pair) for q in truth}
+    plan_from: Built | None = None
+    rows: list[dict[str, object]] = []
+    for round_ in range(study.rounds + 1):
+        began = time.perf_counter()
+        if plan_from is not None:
+            more = _more(design, study, drng, truth, orders, round_, plan_from)
+            frame = pd.concat([frame, more], ignore_index=True)
+        measured = [_measure(frame, truth, study, t) for t in tierings]
+        plan_from = measured[0][1]
+        for tiering, (row, built) in zip(tierings, measured, strict=True):
+            settled = np.mean(list(_settled(built, study).values()))
+            rows.append(
+                {
+                    "design": design,
+                    "round": round_,
+                    "judgments_per_query": study.start + round_ * study.budget_per_query,
+                    "tiering": tiering,
+                    **row,
+                    "settled": float(settled),
+                    "seconds": time.perf_counter() - began,
+                }
             )
-            settled = np.mean([q.status == "settled" for q in status.queries.values()])
-            for tiering, (row, _, _) in zip(tierings, measured, strict=True):
-                rows.append(
-                    {
-                        "design": design,
-                        "round": round_,
-                        "judgments_per_query": study.start + round_ * study.budget_per_query,
-                        "tiering": tiering,
-                        **row,
-                        "settled": float(settled),
-                        "seconds": time.perf_counter() - began,
-                    }
-                )
-    return pd.DataFrame(rows)
+    return rows
 
 
 def _more(
@@ -296,14 +337,14 @@ def _more(
     truth: dict[str, tuple[FloatArray, IntArray]],
     orders: dict[str, IntArray],
     round_: int,
-    plan_from: tuple[pd.DataFrame, BuildParameters, dict[str, list[list[str]]]],
+    plan_from: Built,
 ) -> pd.DataFrame:
     """The judgments ``design`` adds in round ``round_``."""
     k = study.budget_per_query
     frames = []
     if design == PlanDesign.planned.value:
-        frame, params, tiers = plan_from
-        evidence, _ = pairwise_evidence(frame, params, tiers)
+        frame, params, tiers, decisions = plan_from
+        evidence, _ = pairwise_evidence(frame, params, tiers, decisions)
         plan = plan_comparisons(
             evidence,
             k * study.queries,
@@ -331,11 +372,15 @@ def _more(
     return pd.concat(frames, ignore_index=True)
 
 
-def stopping_rule_check(study: DesignStudy, planned_rounds: int = 0) -> dict[str, float]:
+def stopping_rule_check(
+    study: DesignStudy,
+    planned_rounds: int = 0,
+    tiering: str = TieringProcedure.simultaneous.value,
+) -> dict[str, float]:
     """Do settled queries keep their tiers when their judgments double?
 
     Simulates ``study`` (its ``start`` judgments per query, uniformly drawn
-    pairs or the sparse design's), builds with the default tiering, asks the
+    pairs or the sparse design's), builds with ``tiering``, asks the
     planner which queries are settled, then adds as many fresh judgments again
     drawn the same way and rebuilds. With ``planned_rounds``, that many planned
     rounds of ``study.budget_per_query`` per query follow the start before the
@@ -357,32 +402,25 @@ def stopping_rule_check(study: DesignStudy, planned_rounds: int = 0) -> dict[str
         first.append(_start(study, rng, query, truth[query][0]))
         second.append(_start(study, rng, query, truth[query][0]))
     frame = pd.concat(first, ignore_index=True)
-    simultaneous = TieringProcedure.simultaneous.value
-    _, params, tiers = _measure(frame, truth, study, simultaneous)
+    _, built = _measure(frame, truth, study, tiering)
     for round_ in range(1, planned_rounds + 1):
-        more = _more(
-            PlanDesign.planned.value, study, rng, truth, {}, round_, (frame, params, tiers)
-        )
+        more = _more(PlanDesign.planned.value, study, rng, truth, {}, round_, built)
         frame = pd.concat([frame, more], ignore_index=True)
-        _, params, tiers = _measure(frame, truth, study, simultaneous)
+        _, built = _measure(frame, truth, study, tiering)
     if planned_rounds:
         second = [_rejudged(rng, frame, truth)]
-    status = plan_comparisons(
-        pairwise_evidence(frame, params, tiers)[0],
-        0,
-        margin=study.margin,
-        objective=study.objective,
-    ).queries
+    tiers = built[2]
+    status = _settled(built, study)
     doubled = pd.concat([frame, *second], ignore_index=True)
-    _, _, after = _measure(doubled, truth, study, simultaneous)
+    _, (_, _, after, _) = _measure(doubled, truth, study, tiering)
 
     def same(query: str) -> bool:
         return [sorted(t) for t in tiers.get(query, [])] == [
             sorted(t) for t in after.get(query, [])
         ]
 
-    settled = [q for q, s in status.items() if s.status == "settled"]
-    unsettled = [q for q, s in status.items() if s.status != "settled"]
+    settled = [q for q, s in status.items() if s]
+    unsettled = [q for q, s in status.items() if not s]
     mean = lambda x: float(np.mean(x)) if x else float("nan")  # noqa: E731
     return {
         "queries": float(study.queries),

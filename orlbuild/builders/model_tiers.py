@@ -77,7 +77,6 @@ __all__ = [
     "TIE_RTOL",
     "bic_tie_tolerance",
     "choose_toggle",
-    "grouped_log_likelihood",
     "model_tiers",
     "ordered_split_penalty",
 ]
@@ -110,45 +109,6 @@ def ordered_split_penalty(n_items: int, sig: float) -> float:
     k = np.arange(1, n_items, dtype=np.float64)
     between = head**2 / k + (total - head) ** 2 / (n_items - k) - total**2 / n_items
     return float(np.quantile(between.max(axis=1), 1.0 - sig))
-
-
-def grouped_log_likelihood(
-    likelihood: ItemLikelihood,
-    labels: IntArray,
-    *,
-    alpha: float,
-    start: FloatArray | None = None,
-) -> tuple[float, FloatArray]:
-    """Maximum log-likelihood with one strength per group.
-
-    A damped Newton fit on the grouped likelihood, L-BFGS-B as fallback
-    (:class:`orlbuild.builders.grouped_fit.GroupedFitter`; build one fitter
-    per query to fit many partitions of the same data).
-
-    Parameters
-    ----------
-    likelihood
-        Item-level log-likelihood (:mod:`orlbuild.builders.likelihoods`).
-    labels
-        Group ``0..K-1`` of each item.
-    alpha
-        Ridge ``alpha * ||theta||^2`` (keeps a group that never loses finite).
-    start
-        Starting strengths (the fit of a neighbouring partition).
-
-    Returns
-    -------
-    loglik : float
-        The (unpenalised) log-likelihood at the fitted strengths.
-    theta : numpy.ndarray
-        The group strengths.
-
-    Raises
-    ------
-    EstimationError
-        When the optimiser fails.
-    """
-    return GroupedFitter(likelihood).fit(labels, alpha=alpha, start=start)
 
 
 def bic_tie_tolerance(loglik: float) -> float:

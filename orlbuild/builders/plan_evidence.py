@@ -8,26 +8,38 @@ use the covariance of their replicates. The critical values are the
 ``simultaneous`` procedure's (max-t, step-down as the build asks) whatever the
 build's ``--tiering``: the planner aims at decisions that test backs. A build
 with ``sig = 0`` is planned at ``sig = 0.05``.
+
+A build tiered by ``model`` also gives each query its cuts (:class:`ModelCuts`):
+twice the log-likelihood gain of every boundary of the score order and the
+penalty, read from the build's decisions (recomputed with the build's
+parameters when they are not given), and the planner targets those instead
+(docs/planning.md, "Planning for `--tiering model`").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from math import log
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from orlbuild.builders.build import query_rng
+from orlbuild.builders.model_tiers import model_tiers, ordered_split_penalty
 from orlbuild.builders.pairwise import PAIRWISE_MODELS
 from orlbuild.builders.pairwise_data import comparisons_from_arrays, pair_arrays, query_blocks
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.planning import QueryEvidence
+from orlbuild.builders.planning_model import ModelCuts
+from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tier_procedures import simultaneous_critical
 from orlbuild.builders.tiered_orl import score_uncertainty
 from orlbuild.builders.uncertainty import ScoreUncertainty
-from orlbuild.records import EstimationError
+from orlbuild.records import EstimationError, TieDecision
+from orlbuild.vocabulary import TieringProcedure
 
-__all__ = ["PLANNING_SIG", "pairwise_evidence"]
+__all__ = ["PLANNING_SIG", "model_cuts", "pairwise_evidence"]
 
 #: ``sig`` the planner uses for a build made with ``sig = 0`` (strict order).
 PLANNING_SIG = 0.05
@@ -40,10 +52,71 @@ def _covariance(unc: ScoreUncertainty) -> np.ndarray:
     return np.atleast_2d(np.cov(unc.samples, rowvar=False))
 
 
+def model_cuts(
+    items: Sequence[str], decisions: Sequence[TieDecision], judgments: int, sig: float
+) -> ModelCuts | None:
+    """A ``model`` query's cuts from its decisions (walking order: ``decisions[k - 1]`` is about
+    the item at sorted position ``k``), or ``None`` when they are not the ``model``
+    tiering's decisions of exactly these items (then the query is planned as the default's).
+
+    Parameters
+    ----------
+    items
+        The query's item ids, in the order of the planner's arrays.
+    decisions
+        The query's tie decisions.
+    judgments
+        The query's judgments (the penalty's ``log N`` once they double).
+    sig
+        The build's ``sig`` (the selection-adjusted part of the penalty).
+    """
+    n = len(items)
+    if n < 2 or len(decisions) != n - 1:
+        return None
+    if any(d.procedure != TieringProcedure.model.value for d in decisions):
+        return None
+    index = {item: k for k, item in enumerate(items)}
+    walk = [decisions[0].leader, *(d.item for d in decisions)]
+    if sorted(walk) != sorted(index):
+        return None
+    penalty = decisions[0].bic_penalty
+    if penalty is None:
+        return None
+    gains = [np.nan if d.loglik_gain is None else 2.0 * d.loglik_gain for d in decisions]
+    selection = ordered_split_penalty(n, sig)
+    # the penalty is max(log N, q_n): doubling N adds log 2 to its log N part
+    future = max(selection, max(penalty, log(max(judgments, 2))) + log(2.0))
+    if penalty <= selection + 1e-12:
+        future = max(selection, log(2.0 * max(judgments, 1)))
+    return ModelCuts(
+        order=np.array([index[i] for i in walk], dtype=np.int64),
+        gain2=np.array(gains, dtype=np.float64),
+        kept=np.array([d.decision == "separated" for d in decisions], dtype=bool),
+        penalty=float(penalty),
+        future_penalty=float(future),
+    )
+
+
+def _model_decisions(
+    query: str,
+    items: npt.NDArray[np.object_],
+    model: StrengthModel,
+    unc: ScoreUncertainty,
+    params: BuildParameters,
+    sig: float,
+) -> list[TieDecision]:
+    """The ``model`` tiering's decisions of a query, recomputed as the build made them."""
+    _, decisions = model_tiers(
+        query, items, unc, model.likelihood(), sig=sig, alpha=params.reg / len(items)
+    )
+    return decisions
+
+
 def pairwise_evidence(
     frame: pd.DataFrame,
     params: BuildParameters,
     tiers: Mapping[str, Sequence[Sequence[str]]],
+    decisions: Mapping[str, Sequence[TieDecision]] | None = None,
 ) -> tuple[list[QueryEvidence], dict[str, str]]:
     """The planner's view of every built query.
 
@@ -56,6 +129,9 @@ def pairwise_evidence(
         The build's stored (resolved) parameters.
     tiers
         Query -> the build's tiers (queries absent here, e.g. failed ones, are skipped).
+    decisions
+        Query -> the build's tie decisions. Only read for a ``model`` build
+        (its cuts); a query missing here has them recomputed.
 
     Returns
     -------
@@ -77,6 +153,7 @@ def pairwise_evidence(
     frame = frame.sort_values(keys, kind="stable", ignore_index=True)
     winners, losers, ties, annotators = pair_arrays(frame)
     sig = params.sig if params.sig > 0 else PLANNING_SIG
+    tiered_by_model = params.tiering == TieringProcedure.model and params.sig > 0
     seed = int(params.seed or 0)
     evidence, skipped = [], {}
     for query, block in query_blocks(frame["query"]):
@@ -100,6 +177,12 @@ def pairwise_evidence(
         single = float(finite.max()) if len(finite) else float("inf")
         tier_of = {item: k for k, tier in enumerate(tiers[query], start=1) for item in tier}
         names = [str(i) for i in comps.items]
+        cuts = None
+        if tiered_by_model and len(names) > 1:
+            known = (decisions or {}).get(query)
+            if known is None:
+                known = _model_decisions(query, comps.items, model, unc, params, sig)
+            cuts = model_cuts(names, known, len(block), sig)
         evidence.append(
             QueryEvidence(
                 query=query,
@@ -113,6 +196,7 @@ def pairwise_evidence(
                     np.concatenate([comps.winners, comps.losers]), minlength=comps.n_items
                 ).astype(np.int64),
                 judgments=len(block),
+                model=cuts,
             )
         )
     return evidence, skipped

@@ -3,7 +3,13 @@
 
 Pure computation over what a build knows of each query: the scores ``s``, their
 covariance ``C``, the critical value of every pair (the build's max-t
-procedure), the current tiers and how often each item was compared.
+procedure), the current tiers and how often each item was compared. A query
+of a build tiered by ``model`` also carries its cuts (:class:`ModelCuts`) and
+is planned for them instead: the cuts whose BIC decision and the items whose
+group may change when the judgments double (:mod:`orlbuild.builders.planning_model`;
+at the pair level only its poorly measured items count), and it is settled
+when that chance is at most :data:`MODEL_SETTLE_RISK`. What follows is the
+default's.
 
 **Open decisions** (pairs ``a, b`` of a query):
 
@@ -62,6 +68,18 @@ from scipy.special import expit, ndtr
 
 from orlbuild.builders.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.planning_model import (
+    MODEL_SETTLE_RISK,
+    OPEN_CHANCE,
+    ModelCuts,
+    ModelStack,
+    cut_chances,
+    kept_chance,
+    moved_chance,
+    place_variances,
+    placement_chances,
+    stack_model_cuts,
+)
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OpenDecision, PairState, PlanObjective, QueryStatus
 
@@ -107,6 +125,12 @@ REPEAT_LIMIT = 8
 CUT_WEIGHT = 2.0
 #: Variance multiple of the finite difference behind a pair's sensitivity.
 CUT_STEP = 0.8
+#: Weight of an item's chance to move across a ``model`` boundary against a cut's uncertainty.
+PLACE_WEIGHT = 4.0
+#: Information multiple the ``model`` weights look ahead to.
+MODEL_HORIZON = 2.0
+#: Information multiples the ``model`` query's expected judgments are searched over.
+_FACTORS = np.geomspace(1.0, MAX_FACTOR, 49)
 #: Queries stacked per array operation (bounds memory: ``chunk * P^2`` floats).
 CHUNK_ENTRIES = 4_000_000
 
@@ -138,6 +162,10 @@ class QueryEvidence:
         Comparisons each item took part in.
     judgments
         Judgments of the query.
+    model
+        The ``model`` tiering's cuts when the build was tiered by ``model``
+        (:mod:`orlbuild.builders.planning_model`): the planner then targets
+        them instead of the max-t decisions; ``None`` otherwise.
     """
 
     query: str
@@ -149,6 +177,7 @@ class QueryEvidence:
     tiers: IntArray
     item_comparisons: IntArray
     judgments: int
+    model: ModelCuts | None = None
 
 
 @dataclass(frozen=True)
@@ -281,6 +310,8 @@ class _Group:
     kind: npt.NDArray[np.int8] | None = None  # (Q, P) kind of each pair before the plan
     before: _PairView | None = None  # every pair before the plan
     top_only: bool = False  # objective top: cuts count by how much they shrink the top tier
+    model: ModelStack | None = None  # the model tiering's cuts and placements
+    model_before: tuple[FloatArray, FloatArray] | None = None  # their chances of changing
 
 
 def _stack(evidence: list[QueryEvidence], objective: PlanObjective) -> _Group:
@@ -302,6 +333,8 @@ def _stack(evidence: list[QueryEvidence], objective: PlanObjective) -> _Group:
     else:
         scope = np.ones((len(evidence), len(first)), dtype=bool)
     p = expit(scores[:, first] - scores[:, second])
+    cuts = [e.model for e in evidence]
+    model = None if all(c is None for c in cuts) else stack_model_cuts(cuts, cov, scores)
     return _Group(
         evidence=evidence,
         first=first,
@@ -318,6 +351,7 @@ def _stack(evidence: list[QueryEvidence], objective: PlanObjective) -> _Group:
         open_query=np.ones(len(evidence), dtype=bool),
         planned=np.zeros(len(evidence), dtype=np.int64),
         top_only=objective is PlanObjective.top,
+        model=model,
     )
 
 
@@ -353,6 +387,11 @@ def _pair_view(g: _Group, rows: slice | IntArray, margin: float | None) -> _Pair
     chance = np.clip(p_sep + p_eq, 0.0, 1.0)
     open_pair = (codes == UNDECIDED) & g.scope[rows]
     weight = np.where(kind == _TIE, chance, np.maximum(chance, FLOOR_WEIGHT))
+    if g.model is not None:
+        # a model query's decisions are its cuts; at the pair level only its poorly measured
+        # items count, each item's pairs together as much as one boundary pair
+        share = np.where(kind == _ITEM, weight / max(1, tiers.shape[1] - 1), 0.0)
+        weight = np.where(g.model.active[rows][:, None], share, weight)
     return _PairView(
         absd=absd,
         var=var,
@@ -407,7 +446,22 @@ def _cut_weights(g: _Group, rows: IntArray, view: _PairView) -> FloatArray:
         cut_value = np.clip(top - cuts[None, :], 0.0, None) / np.maximum(top, 1.0)
     backed = np.exp(log_cut) * cut_value * (log_cut < 0)  # a backed cut gains nothing
     weight = np.einsum("qpk,qk->qp", crossing, backed) * sensitivity
+    if g.model is not None:  # the max-t cuts do not decide a model query's tiers
+        blocking &= ~g.model.active[rows][:, None]
     return np.where(blocking & g.scope[rows], weight, 0.0)
+
+
+def _model_weights(
+    g: _Group, rows: IntArray, cov: FloatArray
+) -> tuple[ModelStack, FloatArray, FloatArray]:
+    """Planning weights (per unit of relative variance) of the model cuts and placements."""
+    assert g.model is not None
+    stack = g.model.take(rows)
+    kept, cut_var = cut_chances(stack, cov, MODEL_HORIZON)
+    unsure = np.minimum(kept, 1.0 - kept) * stack.cut_value(g.tiers[rows], g.top_only)
+    moved, place_var = placement_chances(stack, cov, MODEL_HORIZON)
+    moved = np.where(stack.place_scope(g.top_only), moved, 0.0)
+    return stack, unsure / cut_var, PLACE_WEIGHT * moved / place_var
 
 
 def _best_candidates(
@@ -432,6 +486,10 @@ def _best_candidates(
     contrasts[np.arange(len(a)), a] = 1.0
     contrasts[np.arange(len(a)), b] = -1.0
     weighted = (contrasts.T[None, :, :] * c[:, None, :]) @ contrasts  # W = E^T diag(c) E
+    if g.model is not None:
+        stack, cut_w, place_w = _model_weights(g, rows, cov)
+        weighted += np.einsum("qkn,qk,qkm->qnm", stack.cuts, cut_w, stack.cuts)
+        weighted += np.einsum("qin,qi,qim->qnm", stack.place, place_w, stack.place)
     m = cov @ weighted @ cov
     gain = m[:, a, a] + m[:, b, b] - 2.0 * m[:, a, b]
     diag = np.diagonal(cov, axis1=1, axis2=2)
@@ -443,6 +501,15 @@ def _best_candidates(
     picked = np.arange(k)
     cov_u = cov[picked, :, a[best]] - cov[picked, :, b[best]]  # (k, n): C u of the best pair
     contribution = c * (cov_u[:, a] - cov_u[:, b]) ** 2
+    if g.model is not None:  # served: a pair, else cut P + k - 1, else placement P + n - 1 + i
+        contribution = np.concatenate(
+            [
+                contribution,
+                cut_w * np.einsum("qkn,qn->qk", stack.cuts, cov_u) ** 2,
+                place_w * np.einsum("qin,qn->qi", stack.place, cov_u) ** 2,
+            ],
+            axis=1,
+        )
     return value[picked, best], best.astype(np.int64), np.argmax(contribution, axis=1)
 
 
@@ -495,8 +562,19 @@ def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
     if margin is not None:
         tie_open |= ties.any(axis=1)
     settled = ~boundary.any(axis=1) & ~poor_open.any(axis=1) & ~tie_open
-    g.open_query[:] = ~settled
     expected = _expected_judgments(g, z, view, undecided, ties, margin)
+    model = None
+    if g.model is not None:
+        model = _model_status(g)
+        active = g.model.active
+        settled = np.where(
+            active, ~poor_open.any(axis=1) & (model.risk <= MODEL_SETTLE_RISK), settled
+        )
+        split_risk = np.where(active, model.risk, split_risk)
+        expected = np.where(
+            active, np.maximum(model.expected, np.where(poor_open.any(axis=1), 1.0, 0.0)), expected
+        )
+    g.open_query[:] = ~settled
     chance = view.p_sep + view.p_eq
     listed = np.argsort(-np.where(ties, chance, -1.0), axis=1, kind="stable")[:, :LISTED_TIES]
     lo_tier = np.minimum(g.tiers[:, a], g.tiers[:, b])
@@ -505,7 +583,10 @@ def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
     for q, ev in enumerate(g.evidence):
         decisions: list[dict[str, Any]] = []
         n_boundaries = 0
-        if not settled[q]:
+        counts = None
+        if model is not None and model.stack.active[q]:
+            decisions, counts = model.decisions(q, ev, poor_open[q], bool(settled[q]))
+        elif not settled[q]:
             names = ev.items
             crossing = undecided[q] & (view.kind[q] != _TIE)
             for t in range(1, int(g.tiers[q].max())):
@@ -546,7 +627,8 @@ def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
                 query=ev.query,
                 status=_SETTLED if settled[q] else _OPEN,
                 open_decisions=decisions,
-                open_counts={
+                open_counts=counts
+                or {
                     _BOUNDARY_WORD: n_boundaries,
                     _TIE_WORD: int(ties[q].sum()) if tie_open[q] else 0,
                     _ITEM_WORD: int(poor_open[q].sum()),
@@ -560,6 +642,99 @@ def _status(g: _Group, margin: float | None) -> list[QueryPlan]:
 
 
 _SETTLED, _OPEN = QueryStatus.settled.value, QueryStatus.open.value
+
+
+@dataclass
+class _ModelStatus:
+    """The ``model`` cuts and placements of a group before the plan."""
+
+    stack: ModelStack
+    kept: FloatArray  # (Q, n - 1) chance each cut is kept once the judgments double
+    moved: FloatArray  # (Q, n) chance each item moves across to its neighbour group
+    change: FloatArray  # (Q, n - 1) chance each cut's decision changes
+    risk: FloatArray  # (Q,) chance that some cut changes or some item moves
+    expected: FloatArray  # (Q,) information multiple that settles the query (plug-in)
+    variance: FloatArray  # (Q, n - 1) variance of each cut's contrast
+
+    def decisions(
+        self, q: int, ev: QueryEvidence, poor: npt.NDArray[np.bool_], settled: bool
+    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """Query ``q``'s open cuts (kept: ``boundary``, rejected: ``tie``) and items."""
+        st = self.stack
+        names = ev.items
+        order = st.order[q]
+        boundaries: list[dict[str, Any]] = []
+        ties: list[tuple[float, dict[str, Any]]] = []
+        items: list[dict[str, Any]] = []
+        if settled:
+            return [], {_BOUNDARY_WORD: 0, _TIE_WORD: 0, _ITEM_WORD: 0}
+        z = st.effect[q] / np.sqrt(np.maximum(self.variance[q], 1e-300))
+        for j in np.flatnonzero(st.valid[q] & (self.change[q] >= OPEN_CHANCE)).tolist():
+            pair = [str(names[order[j]]), str(names[order[j + 1]])]
+            entry = {
+                "z": float(z[j]),
+                "threshold": float(st.threshold_now[q]),
+                "threshold_if_doubled": float(st.threshold[q]),
+            }
+            chance = float(self.change[q, j])
+            if st.kept[q, j]:
+                tier = int(st.labels[q, order[j]]) + 1
+                boundaries.append(
+                    {"kind": _BOUNDARY_WORD, "tiers": [tier, tier + 1], "weakest_pair": pair,
+                     **entry, "chance_changed_if_doubled": chance}
+                )  # fmt: skip
+            else:
+                ties.append(
+                    (chance, {"kind": _TIE_WORD, "pair": pair, **entry,
+                              "chance_decided_if_doubled": chance})
+                )  # fmt: skip
+        ties.sort(key=lambda t: -t[0])
+        moving = st.place_valid[q] & (self.moved[q] >= OPEN_CHANCE)
+        for i in np.flatnonzero(poor | moving).tolist():
+            item: dict[str, Any] = {
+                "kind": _ITEM_WORD,
+                "item": str(names[i]),
+                "comparisons": int(ev.item_comparisons[i]),
+                "se": float(np.sqrt(max(ev.cov[i, i], 0.0))),
+            }
+            if moving[i]:
+                item["chance_moved_if_doubled"] = float(self.moved[q, i])
+            items.append(item)
+        counts = {
+            _BOUNDARY_WORD: len(boundaries),
+            _TIE_WORD: len(ties),
+            _ITEM_WORD: len(items),
+        }
+        return boundaries + items + [t for _, t in ties[:LISTED_TIES]], counts
+
+
+def _model_status(g: _Group) -> _ModelStatus:
+    """Chances that doubling the judgments changes a ``model`` query's tiers (plug-in), and the
+    information multiple after which that chance falls to :data:`MODEL_SETTLE_RISK`."""
+    assert g.model is not None
+    st = g.model
+    kept, variance = cut_chances(st, g.cov)
+    moved, _ = placement_chances(st, g.cov)
+    change = np.where(st.valid, np.where(st.kept, 1.0 - kept, kept), 0.0)
+    log_keep = np.log1p(-np.clip(change, 0.0, 1.0 - 1e-16)).sum(axis=1)
+    log_keep += np.log1p(-np.clip(moved, 0.0, 1.0 - 1e-16)).sum(axis=1)
+    risk = 1.0 - np.exp(log_keep)
+    # at information h the plug-in decision of a cut is its most likely one: it may change
+    # with chance min(p, 1 - p); h is the first multiple at which the query would be settled
+    needed = np.full(len(risk), np.inf)
+    place_var = place_variances(st, g.cov)
+    for h in _FACTORS[::-1]:  # h times the information: every variance over h
+        p = kept_chance(st, variance / h)
+        m = moved_chance(st, place_var / h)
+        # the placement contrast's value is today's: its z grows like sqrt(h)
+        at = 1.0 - np.exp(
+            np.log1p(-np.clip(np.minimum(p, 1.0 - p), 0.0, 1.0 - 1e-16)).sum(axis=1)
+            + np.log1p(-np.clip(m, 0.0, 1.0 - 1e-16)).sum(axis=1)
+        )
+        needed = np.where(at <= MODEL_SETTLE_RISK, h, needed)
+    expected = np.where(risk <= MODEL_SETTLE_RISK, 0.0, needed)
+    g.model_before = (np.minimum(kept, 1.0 - kept), moved)
+    return _ModelStatus(st, kept, moved, change, risk, expected, variance)
 
 
 def _expected_judgments(
@@ -704,7 +879,7 @@ def plan_comparisons(
                 item_a=str(ev.items[i]),
                 item_b=str(ev.items[j]),
                 serves=_serves(g, row, served),
-                decision=f"{ev.items[g.first[served]]} vs {ev.items[g.second[served]]}",
+                decision=_decision_text(g, row, served),
                 value=value,
             )
         )
@@ -733,14 +908,56 @@ def _expected_decisions(g: _Group, margin: float | None, plan: Plan) -> None:
         np.maximum(horizon, 1.0),
     )
     expected = np.where(open_pair, np.clip(p_sep + p_eq, 0.0, 1.0), 0.0).sum(axis=1)
+    if g.model is not None and g.model_before is not None:
+        expected = np.where(g.model.active[rows], _model_decided(g, rows), expected)
     for row, value in zip(rows.tolist(), expected.tolist(), strict=True):
         plan.queries[g.evidence[row].query].expected_decided = float(value)
 
 
-def _serves(g: _Group, row: int, pair: int) -> str:
-    """Kind of the open decision ``pair`` of query ``row`` was (before the plan)."""
+def _model_decided(g: _Group, rows: IntArray) -> FloatArray:
+    """Per ``model`` query: the open cuts and placements the planned pairs are expected to
+    settle, as the share of each one's chance of changing they remove, summed."""
+    assert g.model is not None and g.model_before is not None
+    stack = g.model.take(rows)
+    kept, _ = cut_chances(stack, g.cov[rows])
+    moved, _ = placement_chances(stack, g.cov[rows])
+    unsure_before, moved_before = (x[rows] for x in g.model_before)
+    total = np.zeros(len(rows))
+    for before, after in ((unsure_before, np.minimum(kept, 1.0 - kept)), (moved_before, moved)):
+        open_ = before >= OPEN_CHANCE
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.clip(1.0 - after / before, 0.0, 1.0)
+        total += np.where(open_, share, 0.0).sum(axis=1)
+    return total
+
+
+def _serves(g: _Group, row: int, served: int) -> str:
+    """Kind of the open decision ``served`` of query ``row`` was (before the plan): a pair's,
+    or for a ``model`` query a cut's (kept: ``boundary``, rejected: ``tie``) or an item's."""
     assert g.kind is not None
-    return _KINDS[int(g.kind[row, pair])].value
+    pairs = len(g.first)
+    if served < pairs:
+        return _KINDS[int(g.kind[row, served])].value
+    assert g.model is not None
+    cut = served - pairs
+    if cut < len(g.model.kept[row]):
+        return _BOUNDARY_WORD if g.model.kept[row, cut] else _TIE_WORD
+    return _ITEM_WORD
+
+
+def _decision_text(g: _Group, row: int, served: int) -> str:
+    """``A vs B`` for a pair, ``A | B`` for the cut between two items adjacent in the score
+    order, the item's id for a placement."""
+    items = g.evidence[row].items
+    pairs = len(g.first)
+    if served < pairs:
+        return f"{items[g.first[served]]} vs {items[g.second[served]]}"
+    assert g.model is not None
+    order = g.model.order[row]
+    cut = served - pairs
+    if cut < len(order) - 1:
+        return f"{items[order[cut]]} | {items[order[cut + 1]]}"
+    return str(items[cut - (len(order) - 1)])
 
 
 def pair_state_counts(

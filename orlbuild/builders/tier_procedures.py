@@ -1,9 +1,9 @@
 """``--tiering``: the procedures that decide tiers from a query's scores (docs/tiers-and-audit.md,
 "How tiers are decided and audited").
 
-Each takes the query's items, their uncertainty, the score model, the
-resolved parameters and the query's random generator, and returns the tiers
-and the decisions with the procedure's evidence:
+Each takes a :class:`TieringCase` (the query's items, their uncertainty, the
+score model, the resolved parameters and the family-wise evidence) and returns
+the tiers and the decisions with the procedure's evidence:
 
 * ``simultaneous`` - backed boundaries under the max-t critical values of the
   query (:mod:`orlbuild.builders.critical_values`; Romano-Wolf step-down unless
@@ -53,7 +53,13 @@ from orlbuild.builders.tiering import (
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
-__all__ = ["TIERING_PROCEDURES", "TieringEvidence", "simultaneous_critical", "tiering_evidence"]
+__all__ = [
+    "TIERING_PROCEDURES",
+    "TieringCase",
+    "TieringEvidence",
+    "simultaneous_critical",
+    "tiering_evidence",
+]
 
 Tiering = tuple[list[list[str]], list[TieDecision]]
 
@@ -128,25 +134,41 @@ def tiering_evidence(uncertainty: ScoreUncertainty, params: BuildParameters) -> 
     )
 
 
-def _leader(
-    query: str,
-    items: npt.NDArray[np.object_],
-    uncertainty: ScoreUncertainty,
-    model: StrengthModel,
-    params: BuildParameters,
-    evidence: TieringEvidence,
-) -> Tiering:
-    return tiers_from_scores(query, items, uncertainty, sig=params.sig)
+@dataclass(frozen=True)
+class TieringCase:
+    """One query's tiering problem: what a ``--tiering`` procedure decides from.
+
+    Attributes
+    ----------
+    query
+        Query id.
+    items
+        Item ids, aligned with the scores of ``uncertainty``.
+    uncertainty
+        The items' scores, intervals and pairwise tests.
+    model
+        The fitted strength model (``model`` tiering refits its likelihood).
+    params
+        The resolved build parameters.
+    evidence
+        :func:`tiering_evidence` of ``uncertainty`` and ``params``.
+    """
+
+    query: str
+    items: npt.NDArray[np.object_]
+    uncertainty: ScoreUncertainty
+    model: StrengthModel
+    params: BuildParameters
+    evidence: TieringEvidence
 
 
-def _simultaneous(
-    query: str,
-    items: npt.NDArray[np.object_],
-    uncertainty: ScoreUncertainty,
-    model: StrengthModel,
-    params: BuildParameters,
-    evidence: TieringEvidence,
-) -> Tiering:
+def _leader(case: TieringCase) -> Tiering:
+    return tiers_from_scores(case.query, case.items, case.uncertainty, sig=case.params.sig)
+
+
+def _simultaneous(case: TieringCase) -> Tiering:
+    query, items, uncertainty = case.query, case.items, case.uncertainty
+    params, evidence = case.params, case.evidence
     if params.sig == 0.0 or evidence.separations is None or evidence.critical is None:
         return tiers_from_scores(query, items, uncertainty, sig=0.0, procedure="leader")
     if not params.backed:  # the max-t leader walk of earlier builds
@@ -200,32 +222,18 @@ def _simultaneous(
     )
 
 
-def _model(
-    query: str,
-    items: npt.NDArray[np.object_],
-    uncertainty: ScoreUncertainty,
-    model: StrengthModel,
-    params: BuildParameters,
-    evidence: TieringEvidence,
-) -> Tiering:
+def _model(case: TieringCase) -> Tiering:
+    query, items, uncertainty, params = case.query, case.items, case.uncertainty, case.params
     if params.sig == 0.0:
         return tiers_from_scores(query, items, uncertainty, sig=0.0, procedure="leader")
     alpha = params.reg / len(items)
-    return model_tiers(query, items, uncertainty, model.likelihood(), sig=params.sig, alpha=alpha)
+    likelihood = case.model.likelihood()
+    return model_tiers(query, items, uncertainty, likelihood, sig=params.sig, alpha=alpha)
 
 
 #: ``--tiering`` name -> procedure.
-TIERING_PROCEDURES: dict[
-    str,
-    Callable[
-        [
-            str,
-            npt.NDArray[np.object_],
-            ScoreUncertainty,
-            StrengthModel,
-            BuildParameters,
-            TieringEvidence,
-        ],
-        Tiering,
-    ],
-] = {"simultaneous": _simultaneous, "model": _model, "leader": _leader}
+TIERING_PROCEDURES: dict[str, Callable[[TieringCase], Tiering]] = {
+    "simultaneous": _simultaneous,
+    "model": _model,
+    "leader": _leader,
+}

@@ -34,6 +34,7 @@ from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
 from orlbuild.builders.tier_procedures import (
     TIERING_PROCEDURES,
+    TieringCase,
     TieringEvidence,
     tiering_evidence,
 )
@@ -129,7 +130,7 @@ def _component_orl(
     procedure = TIERING_PROCEDURES[str(params.tiering)]
     try:
         evidence = tiering_evidence(unc, params)
-        tiers, decisions = procedure(query, items, unc, model, params, evidence)
+        tiers, decisions = procedure(TieringCase(query, items, unc, model, params, evidence))
     except EstimationError as exc:
         raise QueryBuildError(query, str(exc)) from exc
     names = [str(i) for i in items]

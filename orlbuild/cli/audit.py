@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.options import FormatOption
+from orlbuild.cli.options import FormatOption, QueryFilterOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
 from orlbuild.services.audits import audit_builds, derive_override
@@ -46,7 +46,7 @@ def decisions_command(
     build: Annotated[
         str | None, typer.Argument(help="Build id, name or NAME@N version (default: every build).")
     ] = None,
-    query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
+    query: QueryFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """List tie/separate decisions, newest build first, with the items' intervals.

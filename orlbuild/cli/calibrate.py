@@ -67,8 +67,8 @@ def calibrate_command(
         typer.Option(
             "--design",
             help="Compare ways of spending judgments at equal budgets instead: complete (every "
-            "pair in turn), uniform (random pairs), planned (orlbuild plan on the build so far) "
-            "(repeatable).",
+            "pair in turn), uniform (random pairs), planned (orlbuild plan on the build so far, "
+            "planned for each --tiering on its own builds) (repeatable).",
             show_default=False,
         ),
     ] = None,

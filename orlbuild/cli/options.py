@@ -22,6 +22,7 @@ from orlbuild.vocabulary import OutputFormat
 from scoring.vocabulary import MissingPolicy
 
 __all__ = [
+    "BuildArgument",
     "BuildOption",
     "CollectionFilterOption",
     "CollectionOption",
@@ -30,6 +31,7 @@ __all__ = [
     "MeasureOption",
     "MissingOption",
     "PerQueryOption",
+    "QueryFilterOption",
     "SchedulerOption",
     "SystemsOption",
 ]
@@ -42,9 +44,12 @@ MeasureOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure name, e.g. RDQm2-a1@10 (repeatable)."),
 ]
-BuildOption = Annotated[
-    str, typer.Option("--build", "-b", help="Build id, name (its newest version) or NAME@N.")
-]
+_BUILD_HELP = "Build id, name (its newest version) or NAME@N."
+BuildOption = Annotated[str, typer.Option("--build", "-b", help=_BUILD_HELP)]
+#: The build a command shows or exports, given as its argument.
+BuildArgument = Annotated[str, typer.Argument(help=_BUILD_HELP)]
+#: ``--query`` of the commands that show builds: every query when omitted.
+QueryFilterOption = Annotated[str | None, typer.Option(help="Only this query.")]
 SystemsOption = Annotated[
     list[str],
     typer.Option("--system", "-s", help="A system with a stored run (repeat for each system)."),

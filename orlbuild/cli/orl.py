@@ -9,7 +9,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.options import FormatOption
+from orlbuild.cli.options import BuildArgument, FormatOption, QueryFilterOption
 from orlbuild.cli.render import collection_listing, emit
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.services.orls import diff_builds, export_build, list_stored_builds, show_build
@@ -30,8 +30,8 @@ orl_app.command("list")(
 @orl_app.command("show")
 def show_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
-    query: Annotated[str | None, typer.Option(help="Only this query.")] = None,
+    build: BuildArgument,
+    query: QueryFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
     rank_intervals: Annotated[
         bool,
@@ -53,7 +53,7 @@ def show_command(
 @orl_app.command("export")
 def export_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
+    build: BuildArgument,
     fmt: Annotated[
         ExportFormat, typer.Option("--format", help="json, tsv, qrels or trec-prefs.")
     ] = (ExportFormat.json),

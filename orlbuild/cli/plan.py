@@ -66,7 +66,10 @@ def plan_command(
 
     Fill `winner` with a, b or tie and read the file back with `orlbuild
     ingest pairwise`. A summary goes to standard error; with --budget 0 only
-    the status of every query is printed (json: the `queries` key).
+    the status of every query is printed (json: the `queries` key). The plan
+    serves the build's tiering: a --tiering model build's cuts and placements
+    that could change, any other build's unbacked boundaries, open ties and
+    poorly measured items.
     """
     from orlbuild.services.plans import plan_build, write_plan, write_plan_file, write_status
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.options import FormatOption
+from orlbuild.cli.options import BuildArgument, FormatOption
 from orlbuild.cli.render import emit, print_json
 from orlbuild.cli.state import opened_store
 from orlbuild.services.builds import assess_build
@@ -18,7 +18,7 @@ __all__ = ["register"]
 
 def quality_command(
     ctx: typer.Context,
-    build: Annotated[str, typer.Argument(help="Build id, name (its newest version) or NAME@N.")],
+    build: BuildArgument,
     min_comparisons: Annotated[
         int, typer.Option(help="Flag items compared fewer times than this.")
     ] = 5,

@@ -451,8 +451,12 @@ def _delimited_chunks(
     dialect: dict[str, Any] = (
         {"quoting": csv.QUOTE_MINIMAL, "strict": True} if quoted else {"quoting": csv.QUOTE_NONE}
     )
-    feed = _OneRowPerLine(itertools.chain([header_line], stream), label, skipped, name)
-    reader = csv.reader(feed, delimiter=delimiter, **dialect)
+    lines_in = itertools.chain([header_line], stream)
+    feed = _OneRowPerLine(lines_in, label, skipped, name)
+    # Unquoted, a row is one line: the lines are then taken a chunk at a time and
+    # parsed by the csv module in one call (no Python call per line or row).
+    reader = csv.reader(feed if quoted else lines_in, delimiter=delimiter, **dialect)
+    block_reader: Any = None  # unquoted: the reader of the current chunk's lines
     line = skipped + 1
     try:
         header = next(reader)
@@ -464,7 +468,26 @@ def _delimited_chunks(
         unused = unused_columns(names, layout, label, line)
         if unused:
             notes.append(_ignored_note(unused, layout, layouts, label))
-        rows: list[list[str]] = []
+        if not quoted:
+            feed.quoted = int('"' in header_line)
+            while block := list(itertools.islice(lines_in, CHUNK_ROWS)):
+                if '"' in "".join(block):
+                    feed.quoted += sum('"' in text for text in block)
+                block_reader = csv.reader(block, delimiter=delimiter, **dialect)
+                rows = list(block_reader)
+                feed.rows += len(rows)
+                block_reader = block = None  # the lines are not kept while the chunk is stored
+                yield from _delimited_chunk(
+                    rows, feed.rows, skipped, header, positions, label, layout
+                )
+            if feed.quoted:
+                notes.append(
+                    f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, "
+                    "so quotes are kept as part of the values (quote every header field to read "
+                    "the file as a quoted TSV)"
+                )
+            return
+        rows = []
         for row in reader:
             feed.rows += 1
             rows.append(row)
@@ -474,17 +497,12 @@ def _delimited_chunks(
                 )
                 rows = []
         yield from _delimited_chunk(rows, feed.rows, skipped, header, positions, label, layout)
-        if not quoted and feed.quoted:
-            notes.append(
-                f"{label}: {feed.quoted} line(s) hold a double quote; a TSV has no quoting, so "
-                "quotes are kept as part of the values (quote every header field to read the "
-                "file as a quoted TSV)"
-            )
     except csv.Error as exc:
+        at = reader.line_num if block_reader is None else feed.rows + block_reader.line_num
         raise InputError(
             f"malformed {name} ({exc})",
             file=label,
-            line=skipped + reader.line_num,
+            line=skipped + at,
             hint="check the quoting on this line"
             + ("" if quoted else " (TSV fields are not quoted: a tab ends a field)"),
         ) from None

@@ -80,7 +80,10 @@ def plan_build(
     """Propose the next ``budget`` comparisons of a pairwise build.
 
     Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`;
-    without ``margin`` the build's own ``--margin`` (if any) is used.
+    without ``margin`` the build's own ``--margin`` (if any) is used. A build
+    tiered by ``model`` is planned for its cuts (read from its stored
+    decisions), any other for the default's max-t decisions; ``settings``
+    records which (``tiering``).
 
     Raises
     ------
@@ -105,7 +108,12 @@ def plan_build(
     if margin is None:  # the build's own --margin, if it has one
         margin = params.margin
     judgments = load_build_judgments(engine, record)
-    evidence, skipped = pairwise_evidence(judgments, params, {q: o.tiers for q, o in orls.items()})
+    evidence, skipped = pairwise_evidence(
+        judgments,
+        params,
+        {q: o.tiers for q, o in orls.items()},
+        {q: o.decisions for q, o in orls.items()},
+    )
     for query in sorted(set(judgments["query"].astype(str)) - set(orls)):
         skipped.setdefault(query, "not in the build (its build failed)")
     plan = plan_comparisons(
@@ -124,8 +132,16 @@ def plan_build(
         "seed": seed,
         "objective": goal.value,
         "margin": margin,
+        "tiering": _planned_for(params),
     }
     return BuildPlan(record=record, plan=plan, skipped=skipped, settings=settings)
+
+
+def _planned_for(params: BuildParameters) -> str:
+    """The tiering whose open decisions the plan targets: ``model`` for a build tiered by
+    ``model`` (its cuts), else the default's max-t decisions (docs/planning.md)."""
+    tiering = getattr(params.tiering, "value", params.tiering)
+    return "model" if tiering == "model" and params.sig > 0 else "simultaneous"
 
 
 def status_frame(plan: Plan) -> pd.DataFrame:

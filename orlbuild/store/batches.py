@@ -38,7 +38,8 @@ from orlbuild.store.bulk import (
     IN_LIST_CHUNK,
     NameIds,
     bulk_write_settings,
-    ensure_collection,
+    created_collection,
+    defer_indexes,
     ensure_system,
     insert_rows,
 )
@@ -289,7 +290,7 @@ def _store_batch(
     provenance: Provenance | None = None
     try:
         with write_transaction(engine) as connection, bulk_write_settings(connection):
-            cid = ensure_collection(connection, batch.collection)
+            cid, new_collection = created_collection(connection, batch.collection)
             system_id = None
             if batch.system is not None:
                 system_id = ensure_system(connection, cid, batch.system)
@@ -308,9 +309,12 @@ def _store_batch(
             ).inserted_primary_key
             assert inserted is not None  # an INSERT always reports its primary key
             batch_id = int(inserted[0])
-            writer = _FactWriter(connection, batch, cid, batch_id, system_id, on_rows)
+            writer = _FactWriter(
+                connection, batch, cid, batch_id, system_id, on_rows, new_collection=new_collection
+            )
             for chunk in batch.chunks:
                 writer.write(chunk)
+            writer.finish()
             provenance = batch.provenance()
             existing, key = _stored_content(connection, batch, provenance.sha256)
             if existing is not None:
@@ -359,6 +363,8 @@ class _FactWriter:
         batch_id: int,
         system_id: int | None,
         on_rows: Callable[[int], None] | None,
+        *,
+        new_collection: bool = False,
     ) -> None:
         self._connection = connection
         self._batch = batch
@@ -367,10 +373,16 @@ class _FactWriter:
         self._system_id = system_id
         self._on_rows = on_rows
         self._names = {
-            vocabulary: NameIds(connection, model, cid) for vocabulary, model in NAME_MODELS.items()
+            vocabulary: NameIds(connection, model, cid, new=new_collection)
+            for vocabulary, model in NAME_MODELS.items()
         }
         self.rows = 0
         self.new_queries: set[str] = set()
+        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind])
+
+    def finish(self) -> None:
+        """Once the last chunk is written: build again the indexes dropped meanwhile."""
+        self._rebuild_indexes()
 
     def write(self, chunk: NamedChunk) -> None:
         """Store one chunk's names (new ones created) and rows."""

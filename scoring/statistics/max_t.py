@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.settings import TestSettings
-from scoring.statistics.panel import FloatMatrix, FloatVector
+from scoring.statistics.panel import FloatMatrix, FloatVector, IndexVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
 from scoring.statistics.tukey import checked_panel
 
@@ -49,8 +49,6 @@ __all__ = ["max_t_pvalues"]
 
 #: Entries of one chunk's largest array (float64: 2 MiB).
 CHUNK_ENTRIES: Final = 1 << 18
-
-IndexVector = npt.NDArray[np.intp]
 
 
 class _PairColumns(NamedTuple):

@@ -72,32 +72,11 @@ def paired_t_pvalues(
     return np.where(np.isnan(pvalues), 1.0, pvalues)
 
 
-def _randomization(
-    scores: FloatMatrix, pairs: PairIndex, *, permutations: int, rng: np.random.Generator
-) -> FloatVector:
-    """Registry adapter for :func:`pairwise_randomization_pvalues`."""
-    return pairwise_randomization_pvalues(scores, pairs, permutations=permutations, rng=rng)
-
-
-def _tukey_hsd(
-    scores: FloatMatrix, pairs: PairIndex, *, permutations: int, rng: np.random.Generator
-) -> FloatVector:
-    """Registry adapter for :func:`tukey_hsd_pvalues`."""
-    return tukey_hsd_pvalues(scores, pairs, permutations=permutations, rng=rng)
-
-
-def _max_t(
-    scores: FloatMatrix, pairs: PairIndex, *, permutations: int, rng: np.random.Generator
-) -> FloatVector:
-    """Registry adapter for :func:`max_t_pvalues`."""
-    return max_t_pvalues(scores, pairs, permutations=permutations, rng=rng)
-
-
 PAIRED_TESTS: dict[SignificanceTest, PairedTest] = {
-    SignificanceTest.randomization: _randomization,
+    SignificanceTest.randomization: pairwise_randomization_pvalues,
     SignificanceTest.t: paired_t_pvalues,
-    SignificanceTest.tukey_hsd: _tukey_hsd,
-    SignificanceTest.max_t: _max_t,
+    SignificanceTest.tukey_hsd: tukey_hsd_pvalues,
+    SignificanceTest.max_t: max_t_pvalues,
 }
 
 

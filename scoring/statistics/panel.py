@@ -19,11 +19,22 @@ import pandas as pd
 
 from scoring.errors import ScoringError
 
-__all__ = ["FloatMatrix", "FloatVector", "IndexVector", "ScorePanel", "as_panel", "score_panels"]
+__all__ = [
+    "BoolMatrix",
+    "FloatMatrix",
+    "FloatVector",
+    "IndexVector",
+    "IntVector",
+    "ScorePanel",
+    "as_panel",
+    "score_panels",
+]
 
 FloatMatrix: TypeAlias = npt.NDArray[np.float64]
 FloatVector: TypeAlias = npt.NDArray[np.float64]
 IndexVector: TypeAlias = npt.NDArray[np.intp]
+IntVector: TypeAlias = npt.NDArray[np.int64]
+BoolMatrix: TypeAlias = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,7 +47,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from scoring.errors import ScoringError
-from scoring.statistics.panel import FloatMatrix, FloatVector
+from scoring.statistics.panel import BoolMatrix, FloatMatrix, FloatVector, IntVector
 from scoring.statistics.randomization import TIE_RTOL
 from scoring.statistics.tukey import checked_panel, permuted_sums
 
@@ -58,9 +58,6 @@ __all__ = [
     "rank_interval_table",
     "system_rank_intervals",
 ]
-
-BoolMatrix = npt.NDArray[np.bool_]
-IntVector = npt.NDArray[np.int64]
 
 #: Entries of one block of Gaussian pair statistics (float64: 32 MiB).
 BLOCK_ENTRIES: Final = 1 << 22
@@ -172,7 +169,7 @@ def _smallest_partner_scan(null_sums: FloatMatrix, active: BoolMatrix) -> FloatV
 
 def _suffix_minima(
     columns: FloatMatrix,
-) -> tuple[FloatMatrix, npt.NDArray[np.int64], FloatMatrix]:
+) -> tuple[FloatMatrix, IntVector, FloatMatrix]:
     """Per start ``p``: the smallest of ``columns[p:]``, its row and the second smallest.
 
     ``columns`` has one row per system (in some order) and one column per

@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
+
+from scoring.statistics.panel import BoolMatrix, IntVector
 
 __all__ = ["TIER_COLUMNS", "compact_letters", "leader_tiers", "system_tiers"]
 
@@ -34,12 +35,11 @@ _SYMBOLS: Final = (
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + "αβγδεζηθικλμνξοπρστυφχψω"
 )
 
-BoolMatrix = npt.NDArray[np.bool_]
 #: Beyond this many letters per system the exact display gives way to a greedy one.
 MAX_LETTERS_PER_SYSTEM: Final = 4
 
 
-def leader_tiers(significant: BoolMatrix) -> npt.NDArray[np.int64]:
+def leader_tiers(significant: BoolMatrix) -> IntVector:
     """Tier (1 = best) of each system, systems already sorted best first.
 
     Parameters

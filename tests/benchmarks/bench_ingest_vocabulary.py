@@ -142,9 +142,10 @@ def _print(label: str, ours: dict[str, float], peer: dict[str, float], target: f
             f"  {name:9s} wall {report['wall']:7.2f} s  cpu {report['cpu']:7.2f} s  "
             f"peak RSS {report['rss_mb']:6.0f} MB"
         )
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"{label}: ratio wall {ours['wall'] / peer['wall']:.2f}, "
-        f"cpu {ours['cpu'] / peer['cpu']:.2f} (target <= {target})"
+        f"cpu {ours['cpu'] / peer['cpu']:.2f} (target <= {target}; load average {load})"
     )
 
 

@@ -12,6 +12,7 @@ from store_cli import cli, cli_json, runner
 from orlbuild.builders.quality import annotator_kappa, build_quality, raw_preferences
 from orlbuild.cli.main import app
 from orlbuild.store import create_store_engine, load_pairwise
+from tests.stores import disposed
 
 
 def test_position_bias_on_a_hand_built_file() -> None:
@@ -121,11 +122,8 @@ def test_position_bias_from_stored_files_of_every_shape(
             migrated_db_url, "ingest", "pairwise", str(_write(tmp_path / name, text))
         )
         assert code == 0, err
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         stored = load_pairwise(engine)
-    finally:
-        engine.dispose()
     flags = stored.groupby("annotator")["winner_first"].agg(list).to_dict()
     assert flags["llm"] == [True, True, True, False, True]  # the tie: its first item
     assert flags["ev"] == [False, False, True] and flags["ck"] == [False, True]

@@ -150,22 +150,21 @@ def test_direct_keeps_annotator_tiers_with_decisions() -> None:
     assert [d.rule for d in orl.decisions] == ["same annotator tier", "lower annotator tier"]
 
 
-def test_item_only_in_tied_lists_is_never_compared() -> None:
+@pytest.mark.parametrize(
+    ("last_item", "method", "error"),
+    [
+        # "w" stands only in a list that ties it with everything: no comparison names it
+        ("w", "bt", "never compared: w"),
+        ("y", "plackett-luce", "annotator 'b' ties items at rank 1"),
+    ],
+)
+def test_tied_lists_are_refused_naming_the_cause(last_item: str, method: str, error: str) -> None:
     frame = pd.DataFrame(
-        [("q", "a", "x", 1), ("q", "a", "y", 2), ("q", "b", "x", 1), ("q", "b", "w", 1)],
+        [("q", "a", "x", 1), ("q", "a", "y", 2), ("q", "b", "x", 1), ("q", "b", last_item, 1)],
         columns=["query", "annotator", "item", "rank"],
     )
-    with pytest.raises(QueryBuildError, match="never compared: w"):
-        build_orls(frame, BuildParameters(source="listwise", method="bt"))
-
-
-def test_plackett_luce_rejects_tied_lists_naming_the_annotator() -> None:
-    frame = pd.DataFrame(
-        [("q", "a", "x", 1), ("q", "a", "y", 2), ("q", "b", "x", 1), ("q", "b", "y", 1)],
-        columns=["query", "annotator", "item", "rank"],
-    )
-    with pytest.raises(QueryBuildError, match="annotator 'b' ties items at rank 1"):
-        build_orls(frame, BuildParameters(source="listwise", method="plackett-luce"))
+    with pytest.raises(QueryBuildError, match=error):
+        build_orls(frame, BuildParameters(source="listwise", method=method))
 
 
 def test_bootstrap_resample_that_drops_an_items_only_comparison_still_fits() -> None:

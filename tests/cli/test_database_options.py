@@ -9,6 +9,7 @@ import pytest
 from orlbuild.store import current_revision, downgrade
 from orlbuild.store.engine import create_store_engine, normalize_url
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import disposed
 
 PAIRS = "query,winner,loser\nq1,d1,d2\n"
 
@@ -33,8 +34,5 @@ def test_plain_path_is_an_sqlite_file(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_downgrade_of_empty_tables_needs_no_confirmation(migrated_db_url: str) -> None:
     downgrade(migrated_db_url, "base")
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) is None
-    finally:
-        engine.dispose()

@@ -19,7 +19,8 @@ import pytest
 import orlbuild.cli.ingest as ingest_cli
 import orlbuild.services.ingests as ingests
 from orlbuild.store import list_systems, load_run
-from tests.store_cli import cli, cli_json
+from tests.files import Write
+from tests.store_cli import cli, cli_json, one_error_line
 from tests.stores import store_engine
 
 
@@ -43,14 +44,6 @@ def _systems(url: str) -> list[str]:
 
 def _batches(url: str) -> list[tuple[str, str]]:
     return [(b["file_name"], b["system"]) for b in cli_json(url, "batches", "list")]
-
-
-def _one_error_line(code: int, out: str, err: str) -> str:
-    assert code == 1, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), err
-    assert "Traceback" not in err and out == ""
-    return lines[0]
 
 
 def test_systems_from_tags(migrated_db_url: str, tmp_path: Path) -> None:
@@ -88,42 +81,37 @@ def test_systems_from_stems_without_compression_suffix(
 
 
 def test_conflicting_tags_are_one_line_and_nothing_is_stored(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    good = tmp_path / "good.trec"
-    good.write_text(_run("good"))
-    mixed = tmp_path / "mixed.trec"
-    mixed.write_text(_run("alpha", ("q1",)) + _run("beta", ("q2",)))
+    good = write_file("good.trec", _run("good"))
+    mixed = write_file("mixed.trec", _run("alpha", ("q1",)) + _run("beta", ("q2",)))
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(good), str(mixed), "--system-from", "tag"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{mixed}, line 4:" in line
     assert "'alpha' (line 1) and 'beta'" in line
     assert _batches(migrated_db_url) == []  # not even the good file before it
 
 
 def test_a_tabular_run_names_its_system_by_its_tag_column(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    tagged = tmp_path / "a.tsv"
-    tagged.write_text("query\titem\trank\ttag\nq1\td1\t1\tsysA\nq1\td2\t2\tsysA\n")
-    untagged = tmp_path / "b.tsv"
-    untagged.write_text("query\titem\trank\nq1\td1\t1\n")
+    tagged = write_file("a.tsv", "query\titem\trank\ttag\nq1\td1\t1\tsysA\nq1\td2\t2\tsysA\n")
+    untagged = write_file("b.tsv", "query\titem\trank\nq1\td1\t1\n")
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(tagged), str(untagged), "--system-from", "tag"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{untagged}: the run has no tag column" in line
     assert _batches(migrated_db_url) == []
     code, _, err = cli(migrated_db_url, "ingest", "run", str(tagged), "--system-from", "tag")
     assert code == 0, err
     assert _systems(migrated_db_url) == ["sysA"]
-    mixed = tmp_path / "c.tsv"
-    mixed.write_text("query\titem\trank\ttag\nq1\td1\t1\tx\nq1\td2\t2\ty\n")
+    mixed = write_file("c.tsv", "query\titem\trank\ttag\nq1\td1\t1\tx\nq1\td2\t2\ty\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", str(mixed), "--system-from", "tag")
     assert f"{mixed}, line 3: two run tags in one file: 'x' (line 2) and 'y'" in (
-        _one_error_line(code, out, err)
+        one_error_line(code, out, err)
     )
 
 
@@ -139,7 +127,7 @@ def test_two_files_of_one_system_stop_before_anything_is_stored(
     code, out, err = cli(
         migrated_db_url, "ingest", "run", str(first), str(second), "--system-from", how
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     expected = "same" if how == "tag" else "run"
     assert f"{first} and {second} both name system {expected!r}" in line
     assert "nothing was stored" in line
@@ -153,21 +141,19 @@ def test_a_bad_file_stops_the_call_before_anything_is_stored(
     bad = Path(files[2])
     bad.write_text(_run("r2") + "q9 Q0 d1 1.5 3.0 r2\n")
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert f"{bad}, line 7:" in line and "1.5" in line
     assert _batches(migrated_db_url) == []
 
 
 def test_a_repeated_document_is_checked_with_the_duplicates_option(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
-    clean = tmp_path / "clean.trec"
-    clean.write_text(_run("clean"))
-    repeated = tmp_path / "repeated.trec"
-    repeated.write_text(_run("repeated") + "q1 Q0 d0 9 0.5 repeated\n")
+    clean = write_file("clean.trec", _run("clean"))
+    repeated = write_file("repeated.trec", _run("repeated") + "q1 Q0 d0 9 0.5 repeated\n")
     files = [str(clean), str(repeated)]
     code, out, err = cli(migrated_db_url, "ingest", "run", *files, "--system-from", "stem")
-    assert "item repeated in the run" in _one_error_line(code, out, err)
+    assert "item repeated in the run" in one_error_line(code, out, err)
     assert _batches(migrated_db_url) == []
     code, out, err = cli(
         migrated_db_url,
@@ -184,18 +170,17 @@ def test_a_repeated_document_is_checked_with_the_duplicates_option(
 
 
 def test_a_file_the_store_refuses_names_what_is_stored_and_what_not(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, tmp_path: Path, write_file: Write
 ) -> None:
     """The check cannot see the store: a run overlapping a stored run of its system is refused
     while storing; the runs before it stay stored, and the message lists both sides."""
-    old = tmp_path / "old.trec"
-    old.write_text(_run("b", docs=2))
+    old = write_file("old.trec", _run("b", docs=2))
     assert cli(migrated_db_url, "ingest", "run", str(old), "--system", "b")[0] == 0
     files = _run_files(tmp_path, 3, ("a", "b", "c"))
     code, out, err = cli(
         migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "stem"
     )
-    line = _one_error_line(code, out, err)
+    line = one_error_line(code, out, err)
     assert "system 'b' already has entries for some of these (query, item) pairs" in line
     assert f"stored: {files[0]} (system 'a', batch 2); not stored: {files[1]}, {files[2]}" in line
     assert _systems(migrated_db_url) == ["a", "b"]
@@ -232,7 +217,7 @@ def test_system_options_are_usage_errors(
 
 def test_standard_input_needs_system(migrated_db_url: str) -> None:
     code, out, err = cli(migrated_db_url, "ingest", "run", "-", "--system-from", "stem")
-    assert "standard input ('-') has no file name" in _one_error_line(code, out, err)
+    assert "standard input ('-') has no file name" in one_error_line(code, out, err)
 
 
 def test_one_progress_bar_per_phase_over_the_files(
@@ -255,21 +240,35 @@ def test_one_progress_bar_per_phase_over_the_files(
     assert len(out.splitlines()) == 3  # standard output holds the outcomes only
 
 
-def test_ctrl_c_between_files_says_what_is_stored(
-    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _interrupt_second_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str, *, after_commit: bool
+) -> tuple[int, str, list[Path]]:
+    """``ingest run`` of three runs with Ctrl-C in the second file's ``ingest_file``: before it
+    stores anything, or just after its commit; the exit code, standard error and the files."""
     real = ingests.ingest_file
     calls = [0]
 
     def interrupted_second(*args: Any, **kwargs: Any) -> Any:
         calls[0] += 1
+        if calls[0] == 2 and not after_commit:
+            raise KeyboardInterrupt
+        result = real(*args, **kwargs)
         if calls[0] == 2:
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return result
 
     monkeypatch.setattr(ingests, "ingest_file", interrupted_second)
     files = _run_files(tmp_path, 3)
-    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    code, _, err = cli(url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    return code, err, files
+
+
+def test_ctrl_c_between_files_says_what_is_stored(
+    migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, err, files = _interrupt_second_file(
+        monkeypatch, tmp_path, migrated_db_url, after_commit=False
+    )
     assert code == 130 and "Traceback" not in err
     assert err.strip() == (
         f"interrupted: stored: {files[0]} (system 'r0', batch 1); not stored: {files[1]}, "
@@ -283,19 +282,9 @@ def test_ctrl_c_just_after_a_commit_counts_that_file_as_stored(
     migrated_db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The interruption lands after the second file's commit, before it is reported."""
-    real = ingests.ingest_file
-    calls = [0]
-
-    def committed_then_interrupted(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        result = real(*args, **kwargs)
-        if calls[0] == 2:
-            raise KeyboardInterrupt
-        return result
-
-    monkeypatch.setattr(ingests, "ingest_file", committed_then_interrupted)
-    files = _run_files(tmp_path, 3)
-    code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
+    code, err, files = _interrupt_second_file(
+        monkeypatch, tmp_path, migrated_db_url, after_commit=True
+    )
     assert code == 130
     assert err.strip().startswith(
         f"interrupted: stored: {files[0]} (system 'r0', batch 1), {files[1]} (system 'r1', "

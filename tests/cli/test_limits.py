@@ -24,18 +24,11 @@ from orlbuild.limits import (
 )
 from orlbuild.pipeline.config import load_config
 from tests.pipeline_configs import pipeline_toml
-from tests.store_cli import cli, cli_json
+from tests.store_cli import cli, cli_json, one_error_line
 
 PAIRS = "query\twinner\tloser\n" + "".join(
     f"q{q}\td{i}\td{i + 1}\n" for q in range(2) for i in range(20)
 )
-
-
-def _one_line(code: int, out: str, err: str, *words: str) -> None:
-    assert code == 1, (out, err)
-    assert "Traceback" not in err and err.startswith("Error: ") and err.count("\n") == 1, err
-    for word in words:
-        assert word in err, err
 
 
 @pytest.fixture
@@ -66,7 +59,7 @@ BUILD_LIMITS = [
 def test_build_limits_fail_before_the_build_is_computed(store: str) -> None:
     for args, words in BUILD_LIMITS:
         code, out, err = cli(store, "build", "--source", "pairwise", *args)
-        _one_line(code, out, err, *words)
+        one_error_line(code, out, err, *words)
     assert cli_json(store, "orl", "list") == []
 
 
@@ -88,10 +81,10 @@ EVALUATION_LIMITS = [
 ]
 
 
-def test_evaluation_limits_are_one_line(store: str) -> None:
+def test_evaluation_limits_areone_error_line(store: str) -> None:
     for args in EVALUATION_LIMITS:
         code, out, err = cli(store, *args)
-        _one_line(code, out, err)
+        one_error_line(code, out, err)
         limit = PERMUTATIONS_MAX if "--permutations" in args else SEED_MAX
         assert str(limit) in err.replace(",", ""), args
 
@@ -115,10 +108,10 @@ def test_a_query_with_50000_items_is_refused_before_the_builders_allocate(
     )
     assert default_limit == ITEMS_PER_QUERY_MAX == 5_000  # was 598 before the null was blocked
     words = ("'huge'", "50,000 items", f"{default_limit:,} items per query", "GiB for it")
-    _one_line(code, out, err, *words)
+    one_error_line(code, out, err, *words)
     code, out, err = cli(migrated_db_url, "build", "--source", "pairwise", "--mc-draws", "100000")
     words = ("'huge'", "50,000 items", "4 GiB per query", "2,945 items", "--mc-draws")
-    _one_line(code, out, err, *words)
+    one_error_line(code, out, err, *words)
     assert cli_json(migrated_db_url, "orl", "list") == []
 
 
@@ -129,7 +122,7 @@ def test_database_urls_are_one_line_and_never_show_the_password() -> None:
         "postgresql://user:s3cr3t@host:99999999999999999999/db",
     ):
         code, out, err = cli(url, "status")
-        _one_line(code, out, err)
+        one_error_line(code, out, err)
         assert "s3cr3t" not in err
 
 
@@ -163,7 +156,7 @@ def test_pipeline_limits(tmp_path: Path, extra: str, words: tuple[str, ...]) -> 
     for word in words:
         assert word in message, message
     code, out, err = cli("sqlite:///unused.db", "pipeline", str(config))
-    _one_line(code, out, err, *words)
+    one_error_line(code, out, err, *words)
 
 
 def test_pipeline_build_seed_and_name(tmp_path: Path) -> None:
@@ -221,7 +214,7 @@ def test_counts_over_their_limit_are_one_line_before_any_work(
     code, out, err = cli(store, *args)
     limit = COUNT_LIMITS[name]
     value = int(args[args.index(limit.option) + 1])
-    _one_line(code, out, err, limit.option, f"{value:,}", f"at most {limit.high:,}", cost)
+    one_error_line(code, out, err, limit.option, f"{value:,}", f"at most {limit.high:,}", cost)
     assert cli_json(store, "orl", "list") == []
 
 

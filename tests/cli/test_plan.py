@@ -116,3 +116,32 @@ def test_bad_margin_is_one_line(planned_db: str) -> None:
     assert code == 1 and err.strip() == (
         "Error: --margin must be a number > 0 (a log-strength difference), got -1.0"
     )
+
+
+def test_a_model_build_is_planned_for_its_cuts(planned_db: str) -> None:
+    """A ``--tiering model`` build is planned for its own decisions (docs/planning.md,
+    "Planning for `--tiering model`"): the cuts read from the stored audit."""
+    url = planned_db
+    code, _, err = cli(url, "build", "--source", "pairwise", "--tiering", "model", "--name", "m")
+    assert code == 0, err
+    doc = cli_json(url, "plan", "m", "--budget", "24", "--seed", "2")
+    default = cli_json(url, "plan", "b", "--budget", "24", "--seed", "2")
+    assert doc["settings"]["tiering"] == "model"
+    assert default["settings"]["tiering"] == "simultaneous"
+    assert len(doc["pairs"]) == 24
+    # a pair serves a cut (named by the two items either side of it), a placement (the item)
+    # or a poorly measured item's pair; never a max-t boundary or tie
+    model_kinds = 0
+    for pair in doc["pairs"]:
+        if pair["serves"] in ("boundary", "tie"):
+            assert " | " in pair["decision"]
+            model_kinds += 1
+        else:
+            assert pair["serves"] == "item"
+            model_kinds += " vs " not in pair["decision"]
+    assert model_kinds > 0
+    for query in doc["queries"].values():
+        for decision in query["open_decisions"]:
+            if decision["kind"] in ("boundary", "tie"):
+                assert {"z", "threshold", "threshold_if_doubled"} <= set(decision)
+    assert doc["pairs"] != default["pairs"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +44,6 @@ def store_counts(url: str) -> dict[str, Any]:
     """The ``orlbuild status`` document of the whole store."""
     with store_engine(url) as engine:
         return store_status(engine)
-
-
-@pytest.fixture
-def write_file(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
-    """Write text (UTF-8) or raw bytes to ``tmp_path/name`` and return the path."""
-
-    def write(name: str, content: str | bytes) -> Path:
-        path = tmp_path / name
-        path.write_bytes(content.encode() if isinstance(content, str) else content)
-        return path
-
-    return write
 
 
 @pytest.fixture

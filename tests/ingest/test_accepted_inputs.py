@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -11,10 +10,9 @@ import pytest
 from orlbuild.ingest import DuplicatePolicy
 from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run
+from tests.files import Write
 from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
 from tests.stores import store_engine
-
-Write = Callable[[str, str | bytes], Path]
 
 
 def _pairs(url: str, collection: str = "default") -> list[tuple[str, str, str, str, bool]]:

@@ -17,7 +17,9 @@ import pytest
 from orlbuild.errors import StoreError
 from orlbuild.store import current_revision, head_revision
 from orlbuild.store.engine import create_store_engine
+from tests.files import Write
 from tests.ingest.conftest import run_cli, store_counts
+from tests.stores import disposed
 
 
 @dataclass(frozen=True)
@@ -280,12 +282,13 @@ def _graded_build(url: str, tmp_path: Path, runs: dict[str, str]) -> None:
         assert run_cli(url, *step).exit_code == 0, step
 
 
-def test_run_sharing_no_query_with_the_orls(seeded_db_url: str, tmp_path: Path) -> None:
+def test_run_sharing_no_query_with_the_orls(
+    seeded_db_url: str, tmp_path: Path, write_file: Write
+) -> None:
     """Regression: run ids ``Q1`` against ORLs of ``q1`` gave a mean of 0.0000, exit 0."""
     upper = "query,item,rank,score\nQ1,d1,1,2.0\nQ2,e1,1,1.0\n"
     _graded_build(seeded_db_url, tmp_path, {"upper": upper, "upper2": upper})
-    trec = tmp_path / "upper.trec"
-    trec.write_text("Q1 Q0 d1 1 2.0 t\n")
+    trec = write_file("upper.trec", "Q1 Q0 d1 1 2.0 t\n")
     for command in (
         ("score", "--build", "g", "--system", "upper", *MEASURES),
         ("score", "--build", "g", "--run", str(trec), *MEASURES),
@@ -333,13 +336,11 @@ def test_postgresql_url_without_psycopg_says_what_to_install(
 
 
 def test_downgrade_dropping_rows_is_refused_without_yes(
-    migrated_db_url: str, tmp_path: Path
+    migrated_db_url: str, write_file: Write
 ) -> None:
     """Regression: ``db downgrade 0002_builds`` silently deleted every saved evaluation."""
-    path = tmp_path / "g.qrels"
-    path.write_text("q1 0 d1 2\nq1 0 d2 1\n")
-    run = tmp_path / "r.trec"
-    run.write_text("q1 Q0 d1 1 2.0 t\n")
+    path = write_file("g.qrels", "q1 0 d1 2\nq1 0 d2 1\n")
+    run = write_file("r.trec", "q1 Q0 d1 1 2.0 t\n")
     for args in (
         ("ingest", "graded", str(path)),
         ("ingest", "run", str(run), "--system", "s"),
@@ -352,28 +353,20 @@ def test_downgrade_dropping_rows_is_refused_without_yes(
     message = refused.output.strip().splitlines()[-1]
     assert "evaluations (1 rows)" in message and "evaluation_values (1 rows)" in message
     assert "--yes" in message
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) == head_revision()  # nothing changed
-    finally:
-        engine.dispose()
     saved = run_cli(migrated_db_url, "results", "list")
     assert saved.exit_code == 0 and "nDCG@10" in saved.output
 
     assert run_cli(migrated_db_url, "db", "downgrade", "0002_builds", "--yes").exit_code == 0
-    engine = create_store_engine(migrated_db_url)
-    try:
+    with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) == "0002_builds"
-    finally:
-        engine.dispose()
 
 
-def test_grade_agg_typo_in_eval_is_a_one_line_error(tmp_path: Path) -> None:
+def test_grade_agg_typo_in_eval_is_a_one_line_error(tmp_path: Path, write_file: Write) -> None:
     """Regression: ``orlbuild eval --grade-agg foo`` printed a ValueError traceback."""
-    orl = tmp_path / "o.qrels"
-    orl.write_text("q1 0 d1 1\n")
-    run = tmp_path / "r.trec"
-    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    orl = write_file("o.qrels", "q1 0 d1 1\n")
+    run = write_file("r.trec", "q1 Q0 d1 1 1.0 t\n")
     result = run_cli(
         f"sqlite:///{tmp_path / 'unused.db'}",
         "eval",

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 
+from tests.files import Write
 from tests.ingest.conftest import run_cli, store_counts
-
-Write = Callable[[str, str | bytes], Path]
 
 #: kind -> (CSV content with an extra ``source`` column, extra CLI options)
 WITH_EXTRA_COLUMN = {

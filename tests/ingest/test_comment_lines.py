@@ -10,7 +10,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,10 @@ from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.orl_io.eval_files import read_orl_file, read_run_file
 from orlbuild.store import load_graded, load_run
 from orlbuild.vocabulary import InputFormat
+from tests.files import Write
 from tests.ingest.conftest import run_cli
 from tests.stores import store_engine
 
-Write = Callable[[str, str | bytes], Path]
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "trec_comments"
 EXPECTED = json.loads((GOLDEN / "expected.json").read_text())
 COMPRESS = {"": lambda b: b, ".gz": gzip.compress, ".bz2": bz2.compress}

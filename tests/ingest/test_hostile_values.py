@@ -6,7 +6,6 @@ import gzip
 import time
 import tracemalloc
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,12 @@ from orlbuild.ingest.source import MAX_LINE_CHARS
 from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
+from tests.files import Write
 from tests.ingest.conftest import ingest_cli, run_cli, store_counts
+from tests.store_cli import one_error_line, outcome
 from tests.stores import store_engine
 
-Write = Callable[[str, str | bytes], Path]
 HUGE = "99999999999999999999"  # > 2**64
-
-
-def _one_error_line(result: object) -> str:
-    output = result.output.strip().splitlines()  # type: ignore[attr-defined]
-    assert result.exit_code == 1, output  # type: ignore[attr-defined]
-    assert len(output) == 1 and output[0].startswith("Error: "), output
-    assert "Traceback" not in output[0]
-    return output[0]
 
 
 @pytest.mark.parametrize(
@@ -46,7 +38,7 @@ def test_integers_beyond_64_bits_are_one_line_errors(
     kind: str, name: str, content: str, reason: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file(name, content)
-    line = _one_error_line(ingest_cli(migrated_db_url, kind, path))
+    line = one_error_line(*outcome(ingest_cli(migrated_db_url, kind, path)))
     assert f"{path}, line " in line and reason in line and HUGE in line
     assert store_counts(migrated_db_url)["collections"] == {}
 
@@ -64,7 +56,7 @@ def test_nul_byte_in_an_id_is_refused_on_every_backend(
     kind: str, name: str, content: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file(name, content)
-    line = _one_error_line(ingest_cli(migrated_db_url, kind, path))
+    line = one_error_line(*outcome(ingest_cli(migrated_db_url, kind, path)))
     assert "contains a NUL byte" in line and f"{path}, line" in line
     assert store_counts(migrated_db_url)["collections"] == {}
 
@@ -81,10 +73,14 @@ def test_score_with_an_underscore_is_not_a_number(
     name: str, content: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file(name, content)
-    line = _one_error_line(run_cli(migrated_db_url, "ingest", "run", str(path), "--system", "s"))
+    line = one_error_line(
+        *outcome(run_cli(migrated_db_url, "ingest", "run", str(path), "--system", "s"))
+    )
     assert "score must be a number" in line and "_" in line
     qrels = write_file("q.qrels", "q1 0 d1 1\n")
-    line = _one_error_line(run_cli(migrated_db_url, "eval", str(qrels), str(path), "-m", "P@1"))
+    line = one_error_line(
+        *outcome(run_cli(migrated_db_url, "eval", str(qrels), str(path), "-m", "P@1"))
+    )
     assert "score must be a number" in line
 
 
@@ -96,7 +92,7 @@ def test_json_ids_that_are_not_text_are_errors(
     value: str, found: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file("p.jsonl", f'{{"query": {value}, "winner": "a", "loser": "b"}}\n')
-    line = _one_error_line(run_cli(migrated_db_url, "ingest", "pairwise", str(path)))
+    line = one_error_line(*outcome(run_cli(migrated_db_url, "ingest", "pairwise", str(path))))
     assert f"query must be a string (or an integer), found {found}" in line
 
 
@@ -122,7 +118,7 @@ def test_all_zero_qrels_are_not_read_as_preferences(
     migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file("judged.qrels", "q1 0 d1 0\nq1 0 d2 0\nq2 0 d3 0\n")
-    line = _one_error_line(run_cli(migrated_db_url, "ingest", "pairwise", str(path)))
+    line = one_error_line(*outcome(run_cli(migrated_db_url, "ingest", "pairwise", str(path))))
     assert "looks like TREC qrels with every grade 0" in line and "ingest graded" in line
     assert store_counts(migrated_db_url)["collections"] == {}
     forced = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--format", "prefs-release")
@@ -195,11 +191,13 @@ def test_eval_reports_integers_beyond_64_bits_in_one_line(write_file: Write) -> 
     """The C-speed reader of ``orlbuild eval`` hands such files to the exact reader."""
     qrels = write_file("g.qrels", "q1 0 d1 1\n")
     run = write_file("r.trec", f"q1 Q0 d1 {HUGE} 1.5 t\n")
-    line = _one_error_line(
-        run_cli("sqlite:///unused.db", "eval", str(qrels), str(run), "-m", "P@1")
+    line = one_error_line(
+        *outcome(run_cli("sqlite:///unused.db", "eval", str(qrels), str(run), "-m", "P@1"))
     )
     assert f"{run}, line 1: rank is too large" in line
     big = write_file("big.qrels", f"q1 0 d1 {HUGE}\n")
     ok = write_file("ok.trec", "q1 Q0 d1 1 1.5 t\n")
-    line = _one_error_line(run_cli("sqlite:///unused.db", "eval", str(big), str(ok), "-m", "P@1"))
+    line = one_error_line(
+        *outcome(run_cli("sqlite:///unused.db", "eval", str(big), str(ok), "-m", "P@1"))
+    )
     assert f"{big}, line 1: grade is too large" in line

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import Progress
 
 from orlbuild.progress import IngestProgress
 from orlbuild.services.ingests import ingest_file
+from tests.files import Write
 from tests.stores import store_engine
 
-Write = Callable[[str, str | bytes], Path]
 PAIRS = "query,winner,loser\n" + "".join(f"q{i % 7},d{i},d{i + 1}\n" for i in range(2500))
 
 

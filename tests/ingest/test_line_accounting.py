@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,10 +19,9 @@ from hypothesis import strategies as st
 from orlbuild.ingest import read_input
 from orlbuild.ingest.rows import is_comment
 from orlbuild.store import load_pairwise
+from tests.files import Write
 from tests.ingest.conftest import ingest_cli, run_cli, store_counts
 from tests.stores import store_engine
-
-Write = Callable[[str, str | bytes], Path]
 
 # The case: a TSV field that starts with a quote used to swallow the next lines.
 STAR_WARS_TSV = 'query\titem\tgrade\n"Star Wars" movies\td1\t1\nq2\td2\t1\nq3\t"d3\t2\nq4\td4"\t0\n'

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,9 @@ from orlbuild.errors import ConfigError, StoreError
 from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
 from orlbuild.store import load_pairwise
+from tests.files import Write
 from tests.ingest.conftest import run_cli
-from tests.stores import store_engine
-
-Write = Callable[[str, str | bytes], Path]
+from tests.stores import disposed, store_engine
 
 
 def _battles(n: int) -> list[dict[str, str]]:
@@ -115,8 +113,7 @@ def test_pipeline_does_not_skip_a_file_stored_into_another_query(
 
     path = tmp_path / "battles.json"
     path.write_text(json.dumps(_battles(12)))
-    engine = open_engine(migrated_db_url)
-    try:
+    with disposed(open_engine(migrated_db_url)) as engine:
         first = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
         again = ingest_unless_stored(engine, "pairwise", path, collection="c", query="arena")
         assert first.created and not again.created and again.batch_id == first.batch_id
@@ -124,5 +121,3 @@ def test_pipeline_does_not_skip_a_file_stored_into_another_query(
             ingest_unless_stored(engine, "pairwise", path, collection="c", query="other")
         with pytest.raises(StoreError, match="already stored as batch"):
             ingest_unless_stored(engine, "pairwise", path, collection="c")
-    finally:
-        engine.dispose()

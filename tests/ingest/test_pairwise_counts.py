@@ -8,16 +8,13 @@ with a note; anything but a non-negative integer is a one-line error.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from orlbuild.store import load_pairwise
+from tests.files import Write
 from tests.ingest.conftest import counted_pairwise_tuples, run_cli, store_counts
 from tests.stores import store_engine
-
-Write = Callable[[str, str | bytes], Path]
 
 
 def _stored(url: str) -> list[tuple[object, ...]]:

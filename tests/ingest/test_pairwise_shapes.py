@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 from orlbuild.ingest import read_input
 from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
+from tests.files import Write
 from tests.ingest.conftest import (
     counted_pairwise_tuples,
     pairwise_tuples,
@@ -24,7 +24,6 @@ from tests.ingest.conftest import (
 )
 from tests.stores import store_engine
 
-Write = Callable[[str, str | bytes], Path]
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "pairwise_shapes"
 EXPECTED = json.loads((GOLDEN / "expected.json").read_text())
 

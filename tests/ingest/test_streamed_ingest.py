@@ -8,18 +8,14 @@ chunk rolls every written chunk back, and whole-file outcomes (rows of count
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 
 import orlbuild.ingest.rows as rows_module
 from orlbuild.services.ingests import ingest_file
 from orlbuild.store.read import load_pairwise
+from tests.files import Write
 from tests.ingest.conftest import run_cli, store_counts
 from tests.stores import store_engine
-
-Write = Callable[[str, str | bytes], Path]
 
 ROWS = "".join(f"q{i % 5}\td{i % 40}\td{(i + 1) % 40}\n" for i in range(300))
 

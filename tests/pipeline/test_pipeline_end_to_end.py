@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from orlbuild.cli.main import app
 from orlbuild.store import upgrade
 from tests.report.html_page import Page
+from tests.stores import disposed
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 SYSTEMS = ["hybrid", "dense", "bm25", "tfidf"]
@@ -37,12 +38,8 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def count(url: str, table: str) -> int:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return int(connection.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one())
-    finally:
-        engine.dispose()
+    with disposed(create_engine(url)) as engine, engine.connect() as connection:
+        return int(connection.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one())
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,22 @@ def test_false_splits_stay_at_sig_under_planned_sampling() -> None:
     assert list(table["judgments_per_query"]) == [24, 48, 72]
 
 
+def test_model_false_splits_stay_at_sig_when_planned_for_model() -> None:
+    """The same with ``--tiering model``, the rounds planned for model's own open cuts.
+
+    ``model`` splits about ``sig`` of all-equal queries before any planning (0.077 here,
+    300 queries), so 300 queries keep the binomial noise (0.015) below the gap to 0.08
+    that planning must not cross; planning must not raise the rate above the start's."""
+    study = DesignStudy(
+        scenario="equal", items=8, queries=300, start=24, budget_per_query=24, rounds=2, seed=13
+    )
+    table = compare_designs(study, ["planned"], ["model"])
+    rates = table["false_split"].to_numpy()
+    assert list(table["tiering"]) == ["model"] * 3
+    assert rates.max() <= 0.08, table
+    assert rates[1:].max() <= rates[0] + 0.02, table
+
+
 def test_settled_queries_keep_their_tiers_when_the_judgments_double() -> None:
     """The stopping rule (docs/planning.md, "Settled"): of the queries the planner calls
     settled, at least 90% keep their tiers when as many fresh judgments again are added."""

@@ -22,7 +22,7 @@ from orlbuild.store import (
 from orlbuild.store.batches import delete_batch
 from orlbuild.store.models import Build, BuildBatch, Collection
 from tests.ingest.conftest import run_cli
-from tests.stores import store_engine
+from tests.stores import disposed, store_engine
 
 PAIRS = "query\tannotator\twinner\tloser\ttie\nq1\ta1\td1\td2\t0\nq2\ta1\td2\td3\t1\n"
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n"
@@ -125,25 +125,21 @@ def test_delete_batch_removes_its_rows_only(filled_db_url: str) -> None:
 
 def _record_build_reading(url: str, batch_id: int) -> None:
     """Store a minimal build row that records it read ``batch_id``."""
-    engine = create_store_engine(url)
-    try:
-        with engine.begin() as connection:
-            cid = connection.scalar(select(Collection.id))
-            build_id = connection.execute(
-                insert(Build).values(
-                    collection_id=cid, source="pairwise", method="bt", parameters={},
-                    package_version="0", seed=0, created_at=datetime.now(timezone.utc),
-                    created_by="t", n_queries=0, n_failed=0,
-                )
-            ).inserted_primary_key[0]  # fmt: skip
-            connection.execute(
-                insert(BuildBatch).values(
-                    build_id=build_id, batch_id=batch_id, kind="pairwise", file_name="p.tsv",
-                    sha256="0" * 64, row_count=2,
-                )
-            )  # fmt: skip
-    finally:
-        engine.dispose()
+    with disposed(create_store_engine(url)) as engine, engine.begin() as connection:
+        cid = connection.scalar(select(Collection.id))
+        build_id = connection.execute(
+            insert(Build).values(
+                collection_id=cid, source="pairwise", method="bt", parameters={},
+                package_version="0", seed=0, created_at=datetime.now(timezone.utc),
+                created_by="t", n_queries=0, n_failed=0,
+            )
+        ).inserted_primary_key[0]  # fmt: skip
+        connection.execute(
+            insert(BuildBatch).values(
+                build_id=build_id, batch_id=batch_id, kind="pairwise", file_name="p.tsv",
+                sha256="0" * 64, row_count=2,
+            )
+        )  # fmt: skip
 
 
 def test_delete_is_refused_while_a_build_uses_the_batch(filled_db_url: str) -> None:
@@ -154,12 +150,8 @@ def test_delete_is_refused_while_a_build_uses_the_batch(filled_db_url: str) -> N
     assert "--force" in refused.output
     forced = run_cli(filled_db_url, "batches", "delete", "1", "--force")
     assert forced.exit_code == 0, forced.output
-    engine = create_store_engine(filled_db_url)
-    try:
-        with engine.connect() as connection:
-            kept = connection.execute(select(BuildBatch.batch_id, BuildBatch.sha256)).all()
-    finally:
-        engine.dispose()
+    with disposed(create_store_engine(filled_db_url)) as engine, engine.connect() as connection:
+        kept = connection.execute(select(BuildBatch.batch_id, BuildBatch.sha256)).all()
     assert kept == [(None, "0" * 64)]  # the build keeps its record of what it read
 
 

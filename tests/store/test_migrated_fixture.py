@@ -14,35 +14,25 @@ from migrated_postgres import MigratedPostgres
 from sqlalchemy import create_engine, text
 
 from orlbuild.store import current_revision, downgrade, head_revision
+from tests.stores import disposed
 
 PG_URL = os.environ.get("ORLBUILD_TEST_PG_URL")
 
 
 def _revision(url: str) -> str | None:
-    engine = create_engine(url)
-    try:
+    with disposed(create_engine(url)) as engine:
         return current_revision(engine)
-    finally:
-        engine.dispose()
 
 
 def _count_collections(url: str) -> int:
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return int(connection.execute(text("SELECT count(*) FROM collections")).scalar_one())
-    finally:
-        engine.dispose()
+    with disposed(create_engine(url)) as engine, engine.connect() as connection:
+        return int(connection.execute(text("SELECT count(*) FROM collections")).scalar_one())
 
 
 def _add_collection(url: str, name: str = "left over") -> int:
-    engine = create_engine(url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("INSERT INTO collections (name) VALUES (:n)"), {"n": name})
-            return int(connection.execute(text("SELECT max(id) FROM collections")).scalar_one())
-    finally:
-        engine.dispose()
+    with disposed(create_engine(url)) as engine, engine.begin() as connection:
+        connection.execute(text("INSERT INTO collections (name) VALUES (:n)"), {"n": name})
+        return int(connection.execute(text("SELECT max(id) FROM collections")).scalar_one())
 
 
 def test_a_migrated_store_is_empty_and_at_head(migrated_db_url: str) -> None:

@@ -17,15 +17,12 @@ from orlbuild.store import (
     upgrade,
 )
 from orlbuild.store.models import Base
+from tests.stores import disposed
 
 
 def _tables(url: str) -> set[str]:
-    engine = create_store_engine(url)
-    try:
-        with engine.connect() as connection:
-            return set(inspect(connection).get_table_names()) - {"alembic_version"}
-    finally:
-        engine.dispose()
+    with disposed(create_store_engine(url)) as engine, engine.connect() as connection:
+        return set(inspect(connection).get_table_names()) - {"alembic_version"}
 
 
 def test_upgrade_downgrade_upgrade(db_url: str) -> None:
@@ -34,21 +31,15 @@ def test_upgrade_downgrade_upgrade(db_url: str) -> None:
     downgrade(db_url, "base")
     assert _tables(db_url) == set()
     upgrade(db_url)
-    engine = create_store_engine(db_url)
-    try:
+    with disposed(create_store_engine(db_url)) as engine:
         assert current_revision(engine) == head_revision()
-    finally:
-        engine.dispose()
 
 
 def test_models_match_migrations(migrated_db_url: str) -> None:
     engine = create_store_engine(migrated_db_url)
-    try:
-        with engine.connect() as connection:
-            context = MigrationContext.configure(connection, opts={"compare_type": True})
-            diff = compare_metadata(context, Base.metadata)
-    finally:
-        engine.dispose()
+    with disposed(engine), engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        diff = compare_metadata(context, Base.metadata)
     assert diff == []
 
 
@@ -65,34 +56,24 @@ def test_database_behind_head_is_refused(db_url: str) -> None:
 
 
 def test_unknown_revision_is_refused(migrated_db_url: str) -> None:
-    engine = create_store_engine(migrated_db_url)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("UPDATE alembic_version SET version_num = 'ffffffff'"))
-    finally:
-        engine.dispose()
+    with disposed(create_store_engine(migrated_db_url)) as engine, engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = 'ffffffff'"))
     with pytest.raises(SchemaOutOfDateError, match="newer version"):
         open_store(migrated_db_url)
 
 
 def test_open_store_can_create_a_new_database(db_url: str) -> None:
-    engine = open_store(db_url, upgrade_if_empty=True)
-    try:
+    with disposed(open_store(db_url, upgrade_if_empty=True)) as engine:
         assert current_revision(engine) == head_revision()
-    finally:
-        engine.dispose()
 
 
 def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(tmp_path) -> None:
     engine = create_store_engine(f"sqlite:///{tmp_path / 'x.db'}")
-    try:
-        with engine.connect() as connection:
-            pragma = lambda name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()  # noqa: E731
-            assert pragma("journal_mode") == "wal"
-            assert pragma("foreign_keys") == 1
-            assert pragma("busy_timeout") >= 10_000
-    finally:
-        engine.dispose()
+    with disposed(engine), engine.connect() as connection:
+        pragma = lambda name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()  # noqa: E731
+        assert pragma("journal_mode") == "wal"
+        assert pragma("foreign_keys") == 1
+        assert pragma("busy_timeout") >= 10_000
 
 
 def test_db_commands_and_refusal_of_out_of_date_databases(db_url: str, tmp_path) -> None:
@@ -178,8 +159,7 @@ def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
     data = tmp_path / "arena.csv"
     data.write_text("qid,model_a,model_b,winner\nq,m1,m2,model_b\nq,m2,m3,model_a\n")
     assert run_cli(db_url, "ingest", "pairwise", str(data)).exit_code == 0
-    engine = create_store_engine(db_url)
-    try:
+    with disposed(create_store_engine(db_url)) as engine:
         assert load_pairwise(engine)["winner_first"].tolist() == [False, True]
         downgrade(db_url, "0008_pair_states")
         columns = {c["name"] for c in inspect(engine).get_columns("pairwise_judgments")}
@@ -188,5 +168,3 @@ def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
         kept = load_pairwise(engine)
         assert kept[["winner", "loser"]].values.tolist() == [["m2", "m1"], ["m2", "m3"]]
         assert kept["winner_first"].isna().all()
-    finally:
-        engine.dispose()

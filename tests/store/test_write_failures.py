@@ -31,21 +31,14 @@ from sqlalchemy.engine import make_url
 import orlbuild.store.engine as engine_module
 from orlbuild.store.schema import upgrade
 from tests.pipeline_configs import pipeline_toml
-from tests.store_cli import cli, cli_json
+from tests.store_cli import cli, cli_json, one_error_line
+from tests.stores import disposed
 
 LISTWISE = "query\titem\trank\n" + "".join(
     f"q{q}\t{item}\t{rank}\n" for q in range(1, 4) for rank, item in enumerate("abcd", 1)
 )
 RUN = "".join(f"q{q} Q0 {item} {rank} {10 - rank} r\n" for q in range(1, 4) for rank, item in
               enumerate("dcba", 1))  # fmt: skip
-
-
-def _one_line_error(code: int, out: str, err: str, *words: str) -> None:
-    assert code == 1, (out, err)
-    assert "Traceback" not in err and out == ""
-    assert err.startswith("Error: ") and err.count("\n") == 1, err
-    for word in words:
-        assert word in err, err
 
 
 @pytest.fixture
@@ -129,7 +122,7 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
         if command == "pipeline":  # it names the database it uses first, then the error
             header, err = err.split("\n", 1)
             assert header.startswith("database: "), header
-        _one_line_error(code, out, err, "read-only", "writable")
+        one_error_line(code, out, err, "read-only", "writable")
         assert _snapshot(filled) == before, command
         if command in KEPT:
             KEPT[command](err, filled)
@@ -137,13 +130,9 @@ def test_a_store_that_raises_on_write_gives_one_line_and_stores_nothing(
 
 def test_db_upgrade_on_a_store_that_raises_on_write(db_url: str, read_only_driver: None) -> None:
     code, out, err = cli(db_url, "db", "upgrade")
-    _one_line_error(code, out, err, "read-only")
-    engine = create_engine(db_url)
-    try:
-        with engine.connect() as connection:
-            assert "alembic_version" not in connection.dialect.get_table_names(connection)
-    finally:
-        engine.dispose()
+    one_error_line(code, out, err, "read-only")
+    with disposed(create_engine(db_url)) as engine, engine.connect() as connection:
+        assert "alembic_version" not in connection.dialect.get_table_names(connection)
 
 
 @pytest.fixture
@@ -170,7 +159,7 @@ def test_sqlite_lock_timeout_is_one_line(
                 connection.exec_driver_sql("ROLLBACK")
         finally:
             holder.dispose()
-        _one_line_error(code, out, err, "write lock", "retry")
+        one_error_line(code, out, err, "write lock", "retry")
         assert _snapshot(sqlite_filled) == before, command
         if command in KEPT:
             KEPT[command](err, sqlite_filled)
@@ -198,7 +187,7 @@ def test_sqlite_disk_full_is_one_line(
     monkeypatch.setattr(engine_module, "_configure_sqlite", configure)
     code, out, err = cli(sqlite_filled, "ingest", "listwise", str(big))
     monkeypatch.setattr(engine_module, "_configure_sqlite", real_configure)
-    _one_line_error(code, out, err, "disk is full", "free some space")
+    one_error_line(code, out, err, "disk is full", "free some space")
     assert _snapshot(sqlite_filled) == before
 
 
@@ -259,7 +248,7 @@ def test_a_dropped_postgres_connection_during_a_write(
         assert code == 0, err
         assert len(after[counted]) == len(before[counted]) + 1
     else:
-        _one_line_error(code, out, err, "connection", "computed but not stored")
+        one_error_line(code, out, err, "connection", "computed but not stored")
         assert after == before
         KEPT[command](err, pg_filled)
 
@@ -384,7 +373,7 @@ def test_a_read_on_a_connection_closed_after_the_pre_ping_is_one_line(
 
     monkeypatch.setattr(read_module, "connect", stalled)
     code, out, err = cli(pg_filled, "batches", "list")
-    _one_line_error(code, out, err, "server closed the connection")
+    one_error_line(code, out, err, "server closed the connection")
 
 
 READING_COMMANDS = (
@@ -414,7 +403,7 @@ def test_mode_ro_uri_serves_reads_and_refuses_writes_in_one_line(
     uri = f"sqlite:///file:{path}?mode=ro&uri=true"
     assert cli_json(uri, "status")["collections"]
     code, out, err = cli(uri, "build", "--source", "listwise")
-    _one_line_error(code, out, err, "read-only")
+    one_error_line(code, out, err, "read-only")
 
 
 #: Runs a command as root without the capabilities that let root ignore file permissions,
@@ -469,7 +458,7 @@ def test_a_read_only_store_in_a_read_only_folder(tmp_path: Path) -> None:
             done = _orlbuild("--db", url, *args)
             assert done.returncode == 0, (args, done.stderr)
         done = _orlbuild("--db", url, "ingest", "listwise", str(base / "l.tsv"))
-        _one_line_error(done.returncode, done.stdout, done.stderr, "read-only")
+        one_error_line(done.returncode, done.stdout, done.stderr, "read-only")
         assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
     finally:
         folder.chmod(0o755)
