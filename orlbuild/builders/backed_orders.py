@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
-from orlbuild.builders.uncertainty import ScoreUncertainty
+
+if TYPE_CHECKING:  # not at run time: a process that only slices judgments skips SciPy
+    from orlbuild.builders.uncertainty import ScoreUncertainty
 
 __all__ = [
     "UNDER_JUDGED_RATIO",

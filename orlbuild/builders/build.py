@@ -16,17 +16,13 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from orlbuild.builders.annotator_audit import leave_one_annotator_out
 from orlbuild.builders.backed_orders import parse_unbacked_note
-from orlbuild.builders.crowd_bt import ReliabilityFit, fit_reliabilities
-from orlbuild.builders.graded import aggregate_grades, graded_orl
-from orlbuild.builders.listwise import listwise_query_orl
-from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.pairwise_data import (
     PairwiseComparisons,
     comparisons_from_arrays,
@@ -46,7 +42,11 @@ from orlbuild.records import (
 from orlbuild.vocabulary import OnError, values
 from scoring.messages import first_and_more
 
+if TYPE_CHECKING:
+    from orlbuild.builders.crowd_bt import ReliabilityFit
+
 __all__ = [
+    "ESTIMATOR_MODULES",
     "REQUIRED_COLUMNS",
     "build_orls",
     "pairwise_query_comparisons",
@@ -61,6 +61,17 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 QueryBuilder = Callable[[str, np.random.Generator], QueryORL]
+
+#: The estimators of each source (choix, SciPy, networkx: more than half of a build's
+#: imports) are imported by the per-query functions below, where the work runs, so that
+#: a process that only slices the judgments and sends them to a cluster does not import
+#: them; a local pool imports them here before it forks its workers (docs/parallel.md,
+#: "Running on many cores or a cluster").
+ESTIMATOR_MODULES: dict[str, tuple[str, ...]] = {
+    "pairwise": ("orlbuild.builders.pairwise",),
+    "listwise": ("orlbuild.builders.listwise",),
+    "graded": ("orlbuild.builders.graded",),
+}
 
 #: How the per-query work is mapped: ``map``-like, results in task order. The
 #: services layer passes its executor here (``--jobs``, ``--scheduler``), so
@@ -140,12 +151,16 @@ def resolve_for_frame(frame: pd.DataFrame, params: BuildParameters) -> BuildPara
 
 
 def _graded(part: pd.Series, query: str, rng: np.random.Generator) -> QueryORL:
+    from orlbuild.builders.graded import graded_orl
+
     return graded_orl(query, part)
 
 
 def _listwise(
     part: pd.DataFrame, params: BuildParameters, query: str, rng: np.random.Generator
 ) -> QueryORL:
+    from orlbuild.builders.listwise import listwise_query_orl
+
     return listwise_query_orl(query, part, params, rng)
 
 
@@ -156,6 +171,8 @@ def _pairwise(
     query: str,
     rng: np.random.Generator,
 ) -> QueryORL:
+    from orlbuild.builders.pairwise import pairwise_query_orl
+
     return pairwise_query_orl(query, comps, params, rng, reliabilities)
 
 
@@ -181,6 +198,8 @@ def _query_builders(
 ) -> Iterator[tuple[str, QueryBuilder]]:
     """One closure per query that builds its ORL from the right slice of data."""
     if params.source == "graded":
+        from orlbuild.builders.graded import aggregate_grades
+
         grades = aggregate_grades(frame, str(params.grade_agg))
         for query, block in query_blocks(grades["query"]):
             part = grades.iloc[block].set_index("item")["grade"]
@@ -282,6 +301,8 @@ def build_orls(
     fitted = None
     if resolved.annotators == "reliability":
         # the reliabilities are shared by every query: fitted once, before the queries
+        from orlbuild.builders.crowd_bt import fit_reliabilities
+
         queries = list(pairwise_query_comparisons(frame))
         try:
             fit = fit_reliabilities(queries, reg=resolved.reg)
@@ -294,8 +315,8 @@ def build_orls(
     # Per-query linear algebra is on matrices of a few dozen rows (or the
     # max-t product of a few thousand draws): BLAS threads only add
     # synchronisation there, which made the simultaneous tiering 5 times slower
-    # on a loaded machine. (Worker processes are limited by their pools: loky
-    # gives each worker its share of the cores, Dask's nannies one thread.)
+    # on a loaded machine. (Every chunk a worker runs is limited to one BLAS
+    # thread by the executor, wherever it runs.)
     with threadpool_limits(limits=1, user_api="blas"):
         if mapper is None:
             results: Iterable[QueryORL | QueryFailure] = map(work, tasks)
@@ -315,6 +336,8 @@ def build_orls(
             if advance is not None:
                 advance(1)
     if fitted is not None:
+        from orlbuild.builders.annotator_audit import leave_one_annotator_out
+
         with threadpool_limits(limits=1, user_api="blas"):
             outcome.reliabilities = leave_one_annotator_out(
                 fitted[0], resolved, fitted[1], outcome.orls, partial(query_rng, seed)

@@ -241,14 +241,17 @@ def build_and_store(
         check_seed(params.seed)
     check_count("mc_draws", params.mc_draws)
     check_count("bootstrap", params.bootstrap)
-    # The workers start (local ones) or connect and warm up (a cluster's) first, so that
-    # their import of the builders overlaps with this process's own import and its
-    # reading of the store (docs/parallel.md, "Running on many cores or a cluster").
-    start_workers(executor, ["orlbuild.builders.build"])
-    # Imported here: the estimators pull in choix/scipy/networkx, which the
-    # commands that only read builds should not pay for.
-    from orlbuild.builders.build import build_orls
+    # Imported here: the builders pull in pandas' heavier parts, and the estimators
+    # choix/scipy/networkx, which the commands that only read builds should not pay for.
+    from orlbuild.builders.build import ESTIMATOR_MODULES, build_orls
 
+    # Local workers are forked once this process has imported the estimators (it runs
+    # chunks too); a cluster's workers are connected to and import them in the
+    # background while this process reads the store, and this process does not import
+    # them at all (docs/parallel.md, "Running on many cores or a cluster").
+    start_workers(
+        executor, ["orlbuild.builders.build", *ESTIMATOR_MODULES.get(str(params.source), ())]
+    )
     frame = JUDGMENT_LOADERS[Source(params.source)](engine, collection)
     if frame.empty:
         raise BuildError(

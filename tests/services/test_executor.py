@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zlib
 from functools import partial
 
@@ -222,3 +224,47 @@ def test_a_kept_dask_connection_is_reused_and_reopened_after_close(dask_schedule
     assert first.status == "closed"
     assert list(map_ordered(str.upper, QUERIES, executor=executor))[:2] == ["Q000", "Q001"]
     assert _DaskConnection.open(dask_scheduler).client() is not first
+
+
+#: Set by the test below after the modules are imported: a forked worker has it, a new one not.
+MARK: list[str] = []
+
+
+def marked(_: object = None) -> tuple[list[str], int]:
+    import os
+
+    return MARK, os.getppid()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_local_workers_are_forked_with_this_process_s_modules() -> None:
+    """On Linux a worker starts as a fork of this process: nothing to import, this state."""
+    import os
+
+    from orlbuild.executor import local_worker_pids, shutdown_local_workers, start_workers
+
+    shutdown_local_workers()  # a pool forked by an earlier test would not have the mark
+    MARK.append("set here")
+    try:
+        jobs2 = resolve_executor(2)
+        start_workers(jobs2, ["orlbuild.builders.build"])
+        assert len(local_worker_pids()) == 1  # forked at once, before any chunk
+        # one chunk of 4 goes to the worker first, then this process runs its own
+        got = list(map_ordered(marked, range(8), executor=jobs2, chunk_size=4))
+        assert got[0] == (["set here"], os.getpid())  # the worker: forked from this process
+    finally:
+        MARK.clear()
+        shutdown_local_workers()
+    assert local_worker_pids() == []
+
+
+def test_a_coordinator_that_only_sends_chunks_does_not_import_the_estimators() -> None:
+    """The build service and the builders' entry point leave SciPy, choix and networkx to
+    the workers; the per-query functions import them where they run."""
+    code = (
+        "import sys\n"
+        "import orlbuild.services.builds, orlbuild.builders.build\n"
+        "print(sorted(m for m in ('scipy', 'choix', 'networkx') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
