@@ -149,13 +149,27 @@ def _curve(items: int, gap: float, seed: int) -> dict[str, float]:
     return figures
 
 
-def _sparse(seed: int) -> dict[str, float]:
+def _both_designs(
+    scenario: str, *, items: int, queries: int, start: int, budget_per_query: int, seed: int
+) -> pd.DataFrame:
+    """Uniform and planned sampling of one ``DesignStudy``, under every tiering."""
     from orlbuild.builders.design_calibration import DesignStudy, compare_designs
 
-    sparse = DesignStudy(
-        scenario="sparse", items=30, start=230, budget_per_query=100, queries=50, seed=seed
+    study = DesignStudy(
+        scenario=scenario,
+        items=items,
+        queries=queries,
+        start=start,
+        budget_per_query=budget_per_query,
+        seed=seed,
     )
-    frame = compare_designs(sparse, ["uniform", "planned"], TIERINGS)
+    return compare_designs(study, ["uniform", "planned"], TIERINGS)
+
+
+def _sparse(seed: int) -> dict[str, float]:
+    frame = _both_designs(
+        "sparse", items=30, start=230, budget_per_query=100, queries=50, seed=seed
+    )
     figures = {}
     for tiering in TIERINGS:
         for design in ("uniform", "planned"):
@@ -170,12 +184,7 @@ def _sparse(seed: int) -> dict[str, float]:
 
 
 def _equal(seed: int) -> dict[str, float]:
-    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
-
-    equal = DesignStudy(
-        scenario="equal", items=10, queries=200, start=30, budget_per_query=30, seed=seed
-    )
-    frame = compare_designs(equal, ["uniform", "planned"], TIERINGS)
+    frame = _both_designs("equal", items=10, queries=200, start=30, budget_per_query=30, seed=seed)
     figures = {}
     for tiering in TIERINGS:
         for design in ("uniform", "planned"):
