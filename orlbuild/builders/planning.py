@@ -59,7 +59,7 @@ proposed for a settled query.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -193,14 +193,7 @@ class PlannedPair:
 
     def to_json(self) -> dict[str, Any]:
         """``query, item_a, item_b, serves, decision, value``."""
-        return {
-            "query": self.query,
-            "item_a": self.item_a,
-            "item_b": self.item_b,
-            "serves": self.serves,
-            "decision": self.decision,
-            "value": self.value,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass
@@ -244,17 +237,8 @@ class QueryPlan:
     expected_decided: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready mapping."""
-        return {
-            "status": self.status,
-            "open_decisions": self.open_decisions,
-            "open_counts": self.open_counts,
-            "split_risk": self.split_risk,
-            "expected_judgments": self.expected_judgments,
-            "planned": self.planned,
-            "pair_states": self.pair_states,
-            "expected_decided": self.expected_decided,
-        }
+        """JSON-ready mapping: every field but ``query`` (the key it is listed under)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "query"}
 
 
 @dataclass
