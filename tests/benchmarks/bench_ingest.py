@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -70,22 +70,32 @@ print(json.dumps({"seconds": seconds, "rows": rows, "peak_mb": peak_mb}))
 """
 
 
+def write_pairwise_chunks(
+    path: Path, rows: int, chunk: int, lines: Callable[[int], Iterable[str]]
+) -> None:
+    """A pairwise TSV: the header, then ``lines(n)`` for each chunk of ``n <= chunk`` rows."""
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("query\tannotator\twinner\tloser\ttie\n")
+        for start in range(0, rows, chunk):
+            handle.writelines(lines(min(chunk, rows - start)))
+
+
 def write_pairwise_tsv(path: Path, rows: int, seed: int = 0) -> None:
     """``rows`` preferences over 1,000 queries, 100,000 items and 20 annotators (5% ties)."""
     rng = np.random.default_rng(seed)
-    with path.open("w", encoding="utf-8") as handle:
-        handle.write("query\tannotator\twinner\tloser\ttie\n")
-        for start in range(0, rows, 100_000):
-            n = min(100_000, rows - start)
-            queries = rng.integers(0, 1_000, n)
-            annotators = rng.integers(0, 20, n)
-            winners = rng.integers(0, 100_000, n)
-            losers = (winners + rng.integers(1, 100_000, n)) % 100_000
-            ties = (rng.random(n) < 0.05).astype(int)
-            handle.writelines(
-                f"q{q}\ta{a}\td{w}\td{lo}\t{t}\n"
-                for q, a, w, lo, t in zip(queries, annotators, winners, losers, ties, strict=True)
-            )
+
+    def lines(n: int) -> Iterable[str]:
+        queries = rng.integers(0, 1_000, n)
+        annotators = rng.integers(0, 20, n)
+        winners = rng.integers(0, 100_000, n)
+        losers = (winners + rng.integers(1, 100_000, n)) % 100_000
+        ties = (rng.random(n) < 0.05).astype(int)
+        return (
+            f"q{q}\ta{a}\td{w}\td{lo}\t{t}\n"
+            for q, a, w, lo, t in zip(queries, annotators, winners, losers, ties, strict=True)
+        )
+
+    write_pairwise_chunks(path, rows, 100_000, lines)
 
 
 def _child(code: str, *args: str) -> dict[str, float]:

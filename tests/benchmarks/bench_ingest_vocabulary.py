@@ -32,13 +32,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script
 
-from tests.benchmarks.bench_ingest import postgres_database
+from tests.benchmarks.bench_ingest import postgres_database, write_pairwise_chunks
 
 BIN = Path(sys.executable).parent
 ORLBUILD = [str(BIN / "orlbuild"), "--quiet"]
@@ -80,28 +81,28 @@ with psycopg.connect(sys.argv[1]) as connection:
 def write_pairwise(path: Path, rows: int, seed: int = 0) -> None:
     """``rows`` preferences in the issue's shape (see the module docstring)."""
     rng = np.random.default_rng(seed)
-    with path.open("w", encoding="utf-8") as handle:
-        handle.write("query\tannotator\twinner\tloser\ttie\n")
-        for start in range(0, rows, 200_000):
-            n = min(200_000, rows - start)
-            queries = rng.integers(0, QUERIES, n)
-            slots = rng.integers(0, ITEMS_PER_QUERY, n)
-            other = (slots + rng.integers(1, ITEMS_PER_QUERY, n)) % ITEMS_PER_QUERY
-            winners = queries * ITEMS_PER_QUERY + slots
-            losers = queries * ITEMS_PER_QUERY + other
-            annotators = rng.integers(0, 200, n)
-            ties = (rng.random(n) < 0.05).astype(int)
-            handle.writelines(
-                f"{1_000_000 + q}\tann{a:03d}\t{_item(w)}\t{_item(lo)}\t{t}\n"
-                for q, a, w, lo, t in zip(
-                    queries.tolist(),
-                    annotators.tolist(),
-                    winners.tolist(),
-                    losers.tolist(),
-                    ties.tolist(),
-                    strict=True,
-                )
+
+    def lines(n: int) -> Iterable[str]:
+        queries = rng.integers(0, QUERIES, n)
+        slots = rng.integers(0, ITEMS_PER_QUERY, n)
+        other = (slots + rng.integers(1, ITEMS_PER_QUERY, n)) % ITEMS_PER_QUERY
+        winners = queries * ITEMS_PER_QUERY + slots
+        losers = queries * ITEMS_PER_QUERY + other
+        annotators = rng.integers(0, 200, n)
+        ties = (rng.random(n) < 0.05).astype(int)
+        return (
+            f"{1_000_000 + q}\tann{a:03d}\t{_item(w)}\t{_item(lo)}\t{t}\n"
+            for q, a, w, lo, t in zip(
+                queries.tolist(),
+                annotators.tolist(),
+                winners.tolist(),
+                losers.tolist(),
+                ties.tolist(),
+                strict=True,
             )
+        )
+
+    write_pairwise_chunks(path, rows, 200_000, lines)
 
 
 def _item(number: int) -> str:
