@@ -150,26 +150,19 @@ def _curve(items: int, gap: float, seed: int) -> dict[str, float]:
 
 
 def _both_designs(
-    scenario: str, *, items: int, queries: int, start: int, budget_per_query: int, seed: int
+    scenario: str, seed: int, *, items: int, queries: int, start: int, budget: int
 ) -> pd.DataFrame:
     """Uniform and planned sampling of one ``DesignStudy``, under every tiering."""
     from orlbuild.builders.design_calibration import DesignStudy, compare_designs
 
     study = DesignStudy(
-        scenario=scenario,
-        items=items,
-        queries=queries,
-        start=start,
-        budget_per_query=budget_per_query,
-        seed=seed,
+        scenario, items, queries=queries, start=start, budget_per_query=budget, seed=seed
     )
     return compare_designs(study, ["uniform", "planned"], TIERINGS)
 
 
 def _sparse(seed: int) -> dict[str, float]:
-    frame = _both_designs(
-        "sparse", items=30, start=230, budget_per_query=100, queries=50, seed=seed
-    )
+    frame = _both_designs("sparse", seed, items=30, queries=50, start=230, budget=100)
     figures = {}
     for tiering in TIERINGS:
         for design in ("uniform", "planned"):
@@ -184,7 +177,7 @@ def _sparse(seed: int) -> dict[str, float]:
 
 
 def _equal(seed: int) -> dict[str, float]:
-    frame = _both_designs("equal", items=10, queries=200, start=30, budget_per_query=30, seed=seed)
+    frame = _both_designs("equal", seed, items=10, queries=200, start=30, budget=30)
     figures = {}
     for tiering in TIERINGS:
         for design in ("uniform", "planned"):
