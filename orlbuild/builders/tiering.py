@@ -136,12 +136,9 @@ class SeparationWalk:
 
     Attributes
     ----------
-    query
-        Query id.
-    items
-        Item ids, aligned with the scores of ``uncertainty``.
-    uncertainty
-        The items' scores and pairwise standard errors and p-values.
+    query, items, uncertainty
+        The query, its item ids, and the items' scores with their pairwise
+        standard errors and p-values (aligned with ``items``).
     order
         :func:`score_order` of the items: the walk's order.
     separated, rules, critical, loglik_gains, bic_changes
