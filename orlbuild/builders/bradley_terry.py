@@ -3,7 +3,9 @@
 The default solver is choix's I-LSR (Maystre & Grossglauser, "Fast and
 accurate inference of Plackett-Luce models", NIPS 2015). It is called on the
 count matrix (:func:`choix.ilsr_pairwise_dense`), which is the same iteration
-as :func:`choix.ilsr_pairwise` on the list of comparisons but vectorised;
+as :func:`choix.ilsr_pairwise` on the list of comparisons but vectorised,
+through :mod:`orlbuild.builders.lsr_dense` (choix's iteration, bit-identical,
+without its per-step overhead);
 ``opt`` (:func:`choix.opt_pairwise`) and ``mm`` (:func:`choix.mm_pairwise`,
 Hunter 2004) are selectable.
 """
@@ -17,6 +19,7 @@ import numpy as np
 from scipy.special import expit
 
 from orlbuild.builders.estimation import fitted_scores
+from orlbuild.builders.lsr_dense import ilsr_pairwise_dense
 from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.records import EstimationError
 
@@ -88,7 +91,7 @@ def bradley_terry_pairwise(counts: FloatArray, *, alpha: float, solver: str = "i
     scale = 1.0 if solver == "ilsr" else integer_scale(counts)
     scaled = scale * alpha
     solvers: dict[str, Callable[[], FloatArray]] = {
-        "ilsr": lambda: choix.ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500),
+        "ilsr": lambda: ilsr_pairwise_dense(counts, alpha=alpha, max_iter=500),
         "opt": lambda: choix.opt_pairwise(
             n, pairs_from_counts(scale * counts), alpha=scale * alpha
         ),
