@@ -223,18 +223,39 @@ def _count_extreme_pairs(
     ``|2 (P_a - P_b) - S_ab| >= t`` is ``P_a - P_b >= (S_ab + t) / 2`` or
     ``<= (S_ab - t) / 2``, where ``P = bits @ scores``: each group of pairs
     sharing its first system costs one subtraction and two comparisons,
-    without materialising the ``(B, n_pairs)`` flipped sums.
+    without materialising the ``(B, n_pairs)`` flipped sums. The sums are laid
+    out one system per row, so a group whose second systems are consecutive
+    (all pairs ``(a, b > a)``, the usual case) reads them as one slice, and the
+    per-group work reuses preallocated buffers.
     """
     first, second = pairs
     sums = column_sums[first] - column_sums[second]
     threshold = np.abs(sums) - TIE_RTOL * (scale[first] + scale[second])
     high, low = (sums + threshold) / 2.0, (sums - threshold) / 2.0
-    groups = [(int(a), np.flatnonzero(first == a)) for a in np.unique(first)]
+    groups = []
+    for a in np.unique(first):
+        members = np.flatnonzero(first == a)
+        seconds = second[members]
+        start = int(seconds[0])
+        consecutive = bool(np.array_equal(seconds, np.arange(start, start + seconds.size)))
+        columns = slice(start, start + seconds.size) if consecutive else seconds
+        groups.append((int(a), members, columns, high[members, None], low[members, None]))
+    widest = max((members.size for _, members, _, _, _ in groups), default=0)
     count = np.zeros(first.shape[0], dtype=np.int64)
     for bits in bit_blocks:
-        product = bits.astype(np.float64) @ scores
-        for a, members in groups:
-            gap = product[:, a : a + 1] - product[:, second[members]]
-            reached = (gap >= high[members]) | (gap <= low[members])
-            count[members] += np.count_nonzero(reached, axis=0)
+        # P[k] = flipped sum of system k over the block's sign vectors, one row per system
+        product = np.ascontiguousarray((bits.astype(np.float64) @ scores).T)
+        rows = product.shape[1]
+        gap_buffer = np.empty((widest, rows))
+        reached_buffer = np.empty((widest, rows), dtype=bool)
+        below_buffer = np.empty((widest, rows), dtype=bool)
+        for a, members, columns, high_a, low_a in groups:
+            gap = gap_buffer[: members.size]
+            reached = reached_buffer[: members.size]
+            below = below_buffer[: members.size]
+            np.subtract(product[a], product[columns], out=gap)
+            np.greater_equal(gap, high_a, out=reached)
+            np.less_equal(gap, low_a, out=below)
+            np.logical_or(reached, below, out=reached)
+            count[members] += np.add.reduce(reached.view(np.uint8), axis=1, dtype=np.int64)
     return count
