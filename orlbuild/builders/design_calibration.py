@@ -115,7 +115,7 @@ class DesignStudy:
     start: int = 60
     budget_per_query: int = 60
     rounds: int = 3
-    sig: float = 0.05
+    sig: float = BuildParameters.sig
     margin: float | None = None
     objective: str = PlanObjective.tiers.value
     max_per_query: int | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.pairwise_data import comparisons_from_lists, factorize_ids, group_positions
+from orlbuild.builders.pairwise_data import ListCodes, comparisons_from_lists, group_positions
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import (
     BordaModel,
@@ -37,15 +37,16 @@ def ranked_lists(frame: pd.DataFrame) -> RankedLists:
     frame
         Columns ``annotator``, ``item``, ``rank``.
     """
-    item_codes, names = factorize_ids(frame["item"])
-    annotator_codes, _ = factorize_ids(frame["annotator"])
-    ranks = frame["rank"].to_numpy(dtype=np.int64)
+    codes = ListCodes.of(frame)
     lists, annotators = [], []
-    for block in group_positions(annotator_codes, within=ranks):
-        lists.append((item_codes[block], ranks[block]))
-        annotators.append(int(annotator_codes[block[0]]))
+    for block in group_positions(codes.annotators, within=codes.ranks):
+        lists.append((codes.items[block], codes.ranks[block]))
+        annotators.append(int(codes.annotators[block[0]]))
     return RankedLists(
-        names, lists, np.asarray(annotators, dtype=np.int64), comparisons_from_lists(frame)
+        codes.item_names,
+        lists,
+        np.asarray(annotators, dtype=np.int64),
+        comparisons_from_lists(frame),
     )
 
 

@@ -68,7 +68,7 @@ import numpy.typing as npt
 from orlbuild.builders.grouped_fit import GroupedFitter
 from orlbuild.builders.likelihoods import ItemLikelihood
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
-from orlbuild.builders.tiering import EXACT_TIE, score_order, tiers_from_separations
+from orlbuild.builders.tiering import EXACT_TIE, SeparationWalk
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
@@ -205,7 +205,8 @@ def model_tiers(
     """
     scores = uncertainty.scores
     n = len(scores)
-    order = score_order(items, scores)
+    walk = SeparationWalk(query, items, uncertainty)
+    order = walk.order
     penalty = max(float(np.log(max(likelihood.n_observations, 2.0))), ordered_split_penalty(n, sig))
     sorted_scores = scores[order]
     candidates = [k for k in range(1, n) if sorted_scores[k - 1] - sorted_scores[k] > EXACT_TIE]
@@ -237,35 +238,14 @@ def model_tiers(
             break
         boundaries = boundaries ^ {best}
         current = toggles[best]
-    separated: list[bool] = []
-    rules: list[str] = []
-    gains: list[float | None] = []
-    bic_changes: list[float | None] = []
     for k in range(1, n):
         if k not in toggles:
-            separated.append(False)
-            rules.append("exact score tie")
-            gains.append(None)
-            bic_changes.append(None)
+            walk.add(False, "exact score tie")
             continue
         kept = k in boundaries
         # with minus without the boundary before sorted position k
         gain = current - toggles[k] if kept else toggles[k] - current
         bic = -2.0 * gain + penalty
-        separated.append(kept)
-        gains.append(gain)
-        bic_changes.append(bic)
-        rules.append(f"model: boundary {'lowers' if kept else 'raises'} BIC by {abs(bic):.3g}")
-    return tiers_from_separations(
-        query,
-        items,
-        uncertainty,
-        order,
-        separated,
-        rules,
-        procedure="model",
-        family_size=n - 1,
-        bic_penalty=penalty,
-        loglik_gains=gains,
-        bic_changes=bic_changes,
-    )
+        rule = f"model: boundary {'lowers' if kept else 'raises'} BIC by {abs(bic):.3g}"
+        walk.add(kept, rule, loglik_gain=gain, bic_change=bic)
+    return walk.tiers(procedure="model", family_size=n - 1, bic_penalty=penalty)

@@ -25,6 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 
 __all__ = [
+    "ListCodes",
     "PairwiseComparisons",
     "comparisons_from_arrays",
     "comparisons_from_lists",
@@ -268,6 +269,36 @@ def comparisons_from_arrays(
     )
 
 
+@dataclass(frozen=True)
+class ListCodes:
+    """The listwise judgments of one query as codes (what its lists and their implied
+    preferences are indexed from).
+
+    Attributes
+    ----------
+    items, item_names
+        Item code of each row, and the sorted item ids the codes index.
+    annotators, annotator_names
+        Annotator code of each row, and the sorted annotator ids.
+    ranks
+        Rank of each row within its annotator's list (1 best, ties allowed).
+    """
+
+    items: IntArray
+    item_names: npt.NDArray[np.object_]
+    annotators: IntArray
+    annotator_names: npt.NDArray[np.object_]
+    ranks: IntArray
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> ListCodes:
+        """Code the columns ``annotator``, ``item`` and ``rank`` of ``frame``."""
+        items, item_names = factorize_ids(frame["item"])
+        annotators, annotator_names = factorize_ids(frame["annotator"])
+        ranks = frame["rank"].to_numpy(dtype=np.int64)
+        return cls(items, item_names, annotators, annotator_names, ranks)
+
+
 def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
     """Expand the listwise judgments of one query into implied preferences.
 
@@ -281,9 +312,8 @@ def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
     frame
         Columns ``annotator``, ``item``, ``rank``.
     """
-    item_codes, names = factorize_ids(frame["item"])
-    annotator_codes, annotator_names = factorize_ids(frame["annotator"])
-    ranks = frame["rank"].to_numpy(dtype=np.int64)
+    codes = ListCodes.of(frame)
+    item_codes, annotator_codes, ranks = codes.items, codes.annotators, codes.ranks
     winners: list[IntArray] = []
     losers: list[IntArray] = []
     annotators: list[IntArray] = []
@@ -295,10 +325,10 @@ def comparisons_from_lists(frame: pd.DataFrame) -> PairwiseComparisons:
         annotators.append(np.full(len(better), annotator_codes[block[0]], dtype=np.int64))
     w = np.concatenate(winners) if winners else np.zeros(0, dtype=np.int64)
     return PairwiseComparisons(
-        items=names,
+        items=codes.item_names,
         winners=w,
         losers=np.concatenate(losers) if losers else np.zeros(0, dtype=np.int64),
         units=np.arange(len(w), dtype=np.int64),
         annotators=np.concatenate(annotators) if annotators else np.zeros(0, dtype=np.int64),
-        annotator_names=annotator_names,
+        annotator_names=codes.annotator_names,
     )

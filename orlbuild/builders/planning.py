@@ -68,6 +68,7 @@ from scipy.special import expit, ndtr
 
 from orlbuild.builders.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
 from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.parameters import PlanSettings
 from orlbuild.builders.planning_model import (
     MODEL_SETTLE_RISK,
     OPEN_CHANCE,
@@ -116,10 +117,8 @@ HORIZON = 2.0
 LISTED_TIES = 10
 #: A query needing more than this multiple of its judgments gets no estimate.
 MAX_FACTOR = 100.0
-#: Default most asks of one pair in one plan (``--repeat-limit``): the pairs across a plausible
-#: boundary are worth asking many times (docs/planning.md, "What planning buys": 2 cut the
-#: planned adjusted Rand at 240 judgments from 0.38 to 0.15 on 10-item queries).
-REPEAT_LIMIT = 8
+#: Default most asks of one pair in one plan (``--repeat-limit``; :class:`PlanSettings`).
+REPEAT_LIMIT = PlanSettings.repeat_limit
 #: Weight of the expected number of backed boundaries against the expected pair decisions
 #: (chosen on seeded simulations, docs/planning.md "What planning buys").
 CUT_WEIGHT = 2.0

@@ -164,9 +164,9 @@ class CalibrationDesign:
     queries: int = 200
     tiers: tuple[int, int] = (1, 5)
     gap: float = 1.5
-    sig: float = 0.05
+    sig: float = BuildParameters.sig
     seed: int = 0
-    bootstrap: int = 200
+    bootstrap: int = BuildParameters.bootstrap
 
     def __post_init__(self) -> None:
         allowed = values(SimulatedMethod)

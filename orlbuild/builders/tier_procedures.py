@@ -44,12 +44,7 @@ from orlbuild.builders.model_tiers import model_tiers
 from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tiering import (
-    EXACT_TIE,
-    score_order,
-    tiers_from_scores,
-    tiers_from_separations,
-)
+from orlbuild.builders.tiering import EXACT_TIE, SeparationWalk, tiers_from_scores
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
@@ -182,18 +177,15 @@ def _simultaneous(case: TieringCase) -> Tiering:
         )
     scores = uncertainty.scores
     n = len(scores)
-    order = score_order(items, scores)
+    walk = SeparationWalk(query, items, uncertainty)
+    order = walk.order
     seps, measured = evidence.separations, evidence.measured
     chosen = placed_cuts(order, scores, backed_cuts(order, scores, seps, measured), measured)
     family = n * (n - 1) // 2
     level = f"over {family} pairs (sig {params.sig:g})"
-    separated: list[bool] = []
-    rules: list[str] = []
-    compared: list[float | None] = []
     leader = int(order[0])
     for k in range(1, n):
         index = int(order[k])
-        c = float(evidence.critical[leader, index])
         if chosen[k]:
             rule = f"backed boundary: every crossing pair separated, max-t {level}"
         elif scores[leader] - scores[index] <= EXACT_TIE:
@@ -204,22 +196,10 @@ def _simultaneous(case: TieringCase) -> Tiering:
             rule = f"max-t z <= c {level}"
         if not measured[index]:
             rule += "; under-judged item placed by its estimate"
-        separated.append(bool(chosen[k]))
-        rules.append(rule)
-        compared.append(c if np.isfinite(c) else None)
+        walk.add(bool(chosen[k]), rule, critical=float(evidence.critical[leader, index]))
         if chosen[k]:
             leader = index
-    return tiers_from_separations(
-        query,
-        items,
-        uncertainty,
-        order,
-        separated,
-        rules,
-        procedure="simultaneous",
-        family_size=family,
-        critical=compared,
-    )
+    return walk.tiers(procedure="simultaneous", family_size=family)
 
 
 def _model(case: TieringCase) -> Tiering:

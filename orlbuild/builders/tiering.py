@@ -19,6 +19,8 @@ With ``sig = 0`` there are no ties except exact score ties
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
@@ -27,7 +29,7 @@ from orlbuild.builders.pairwise_data import FloatArray
 from orlbuild.builders.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
-__all__ = ["EXACT_TIE", "score_order", "tiers_from_scores", "tiers_from_separations"]
+__all__ = ["EXACT_TIE", "SeparationWalk", "score_order", "tiers_from_scores"]
 
 #: Score differences at or below this are exact ties (iterative solvers leave
 #: round-off of about 1e-12 between items with identical evidence).
@@ -93,7 +95,7 @@ def tiers_from_scores(
         raise ValueError("the simultaneous walk needs its critical value")
     scores = uncertainty.scores
     n = len(scores)
-    order = score_order(items, scores)
+    walk = SeparationWalk(query, items, uncertainty)
     bootstrap_p = uncertainty.samples is not None
     if procedure == "leader":
         family = n - 1
@@ -102,11 +104,8 @@ def tiers_from_scores(
     else:
         family = n * (n - 1) // 2
         per_pair = np.broadcast_to(np.asarray(critical, dtype=np.float64), (n, n))
-    separated_before: list[bool] = []
-    rules: list[str] = []
-    compared: list[float] = []
-    leader = int(order[0])
-    for index in order[1:].tolist():
+    leader = int(walk.order[0])
+    for index in walk.order[1:].tolist():
         diff = float(scores[leader] - scores[index])
         if abs(diff) <= EXACT_TIE:
             tied, rule = True, "exact score tie"
@@ -120,78 +119,105 @@ def tiers_from_scores(
             # se = 0 with a difference: certain, outside the family, separated
             tied = z is not None and np.isfinite(z) and z <= per_pair[leader, index]
             rule = f"max-t z {'<=' if tied else '>'} c over {family} pairs (sig {sig:g})"
-        separated_before.append(not tied)
-        rules.append(rule)
-        compared.append(float(per_pair[leader, index]))
+        walk.add(not tied, rule, critical=float(per_pair[leader, index]))
         if not tied:
             leader = index
-    return tiers_from_separations(
-        query,
-        items,
-        uncertainty,
-        order,
-        separated_before,
-        rules,
-        procedure=procedure,
-        family_size=family,
-        critical=[None if np.isnan(c) or np.isinf(c) else c for c in compared],
-    )
+    return walk.tiers(procedure=procedure, family_size=family)
 
 
-def tiers_from_separations(
-    query: str,
-    items: npt.NDArray[np.object_],
-    uncertainty: ScoreUncertainty,
-    order: npt.NDArray[np.int64],
-    separated: list[bool],
-    rules: list[str],
-    *,
-    procedure: str,
-    family_size: int,
-    critical: list[float | None] | None = None,
-    bic_penalty: float | None = None,
-    loglik_gains: list[float | None] | None = None,
-    bic_changes: list[float | None] | None = None,
-) -> tuple[list[list[str]], list[TieDecision]]:
-    """Tiers and decisions from "is item ``order[k]`` separated from its leader" (k >= 1).
+@dataclass
+class SeparationWalk:
+    """A procedure's verdicts along the score order, turned into tiers and decisions.
 
-    The leader of a tier is its first item; an item that opens a tier is
-    recorded against the leader of the tier above. Shared by every procedure
-    so that the audit records look the same whatever decided them.
+    Every ``--tiering`` procedure walks the items best first (:func:`score_order`)
+    and says, for each item after the first, whether it is separated from its
+    leader and why (:meth:`add`); :meth:`tiers` then builds the tiers and the
+    audit records the same way whatever decided them.
+
+    Attributes
+    ----------
+    query, items, uncertainty
+        The query, its item ids, and the items' scores with their pairwise
+        standard errors and p-values (aligned with ``items``).
+    order
+        :func:`score_order` of the items: the walk's order.
+    separated, rules, critical, loglik_gains, bic_changes
+        One entry per step ``k >= 1``: the verdict on item ``order[k]``, its
+        rule, and the numbers the procedure recorded (``None`` when it has none).
     """
-    scores = uncertainty.scores
-    tiers: list[list[str]] = [[str(items[order[0]])]]
-    decisions: list[TieDecision] = []
-    leader = int(order[0])
-    for step, index in enumerate(order[1:].tolist()):
-        diff = float(scores[leader] - scores[index])
-        se = float(uncertainty.se[leader, index])
-        tied = not separated[step]
-        decisions.append(
-            TieDecision(
-                query=query,
-                leader=str(items[leader]),
-                item=str(items[index]),
-                score_leader=float(scores[leader]),
-                score_item=float(scores[index]),
-                diff=diff,
-                se=se,
-                p_value=float(uncertainty.p_value[leader, index]),
-                decision="tied" if tied else "separated",
-                rule=rules[step],
-                variance=uncertainty.variance,
-                procedure=procedure,
-                family_size=family_size,
-                critical=None if critical is None else critical[step],
-                z=_studentized(diff, se),
-                bic_penalty=bic_penalty,
-                loglik_gain=None if loglik_gains is None else loglik_gains[step],
-                bic_change=None if bic_changes is None else bic_changes[step],
+
+    query: str
+    items: npt.NDArray[np.object_]
+    uncertainty: ScoreUncertainty
+    order: npt.NDArray[np.int64] = field(init=False)
+    separated: list[bool] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    critical: list[float | None] = field(default_factory=list)
+    loglik_gains: list[float | None] = field(default_factory=list)
+    bic_changes: list[float | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.order = score_order(self.items, self.uncertainty.scores)
+
+    def add(
+        self,
+        separated: bool,
+        rule: str,
+        *,
+        critical: float | None = None,
+        loglik_gain: float | None = None,
+        bic_change: float | None = None,
+    ) -> None:
+        """Record the verdict on the next item of the order (a finite ``critical`` only)."""
+        self.separated.append(separated)
+        self.rules.append(rule)
+        finite = critical is not None and bool(np.isfinite(critical))
+        self.critical.append(critical if finite else None)
+        self.loglik_gains.append(loglik_gain)
+        self.bic_changes.append(bic_change)
+
+    def tiers(
+        self, *, procedure: str, family_size: int, bic_penalty: float | None = None
+    ) -> tuple[list[list[str]], list[TieDecision]]:
+        """Tiers and decisions from "is item ``order[k]`` separated from its leader" (k >= 1).
+
+        The leader of a tier is its first item; an item that opens a tier is
+        recorded against the leader of the tier above.
+        """
+        items, uncertainty, order = self.items, self.uncertainty, self.order
+        scores = uncertainty.scores
+        tiers: list[list[str]] = [[str(items[order[0]])]]
+        decisions: list[TieDecision] = []
+        leader = int(order[0])
+        for step, index in enumerate(order[1:].tolist()):
+            diff = float(scores[leader] - scores[index])
+            se = float(uncertainty.se[leader, index])
+            tied = not self.separated[step]
+            decisions.append(
+                TieDecision(
+                    query=self.query,
+                    leader=str(items[leader]),
+                    item=str(items[index]),
+                    score_leader=float(scores[leader]),
+                    score_item=float(scores[index]),
+                    diff=diff,
+                    se=se,
+                    p_value=float(uncertainty.p_value[leader, index]),
+                    decision="tied" if tied else "separated",
+                    rule=self.rules[step],
+                    variance=uncertainty.variance,
+                    procedure=procedure,
+                    family_size=family_size,
+                    critical=self.critical[step],
+                    z=_studentized(diff, se),
+                    bic_penalty=bic_penalty,
+                    loglik_gain=self.loglik_gains[step],
+                    bic_change=self.bic_changes[step],
+                )
             )
-        )
-        if tied:
-            tiers[-1].append(str(items[index]))
-        else:
-            tiers.append([str(items[index])])
-            leader = index
-    return tiers, decisions
+            if tied:
+                tiers[-1].append(str(items[index]))
+            else:
+                tiers.append([str(items[index])])
+                leader = index
+        return tiers, decisions

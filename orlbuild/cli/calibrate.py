@@ -61,7 +61,7 @@ def calibrate_command(
             callback=count_callback("bootstrap"),
             help=count_help("Bootstrap resamples (rank-centrality)", "bootstrap"),
         ),
-    ] = 200,
+    ] = BuildParameters.bootstrap,
     design: Annotated[
         list[PlanDesign] | None,
         typer.Option(

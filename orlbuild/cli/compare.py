@@ -26,15 +26,7 @@ from orlbuild.cli.options import (
 from orlbuild.cli.render import emit, print_table, report_plan
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import opened_store
-from orlbuild.cli.statistics_options import (
-    AlphaOption,
-    CorrectionOption,
-    PermutationsOption,
-    SeedOption,
-    TestOption,
-    count_callback,
-    count_help,
-)
+from orlbuild.cli.statistics_options import count_callback, count_help, with_test_settings
 from orlbuild.services.comparisons import compare_panels
 from orlbuild.services.evaluations import SystemPanels, build_summary, panels_for_systems
 from orlbuild.vocabulary import OutputFormat
@@ -46,52 +38,6 @@ from scoring.vocabulary import (
 
 if TYPE_CHECKING:
     from scoring.statistics import TestPlan
-
-
-def compare_command(
-    ctx: typer.Context,
-    build: BuildOption,
-    system: SystemsOption,
-    measure: MeasureOption,
-    test: TestOption = None,
-    permutations: PermutationsOption = TestSettings.permutations,
-    correction: CorrectionOption = None,
-    alpha: AlphaOption = TestSettings.alpha,
-    seed: SeedOption = TestSettings.seed,
-    missing: MissingOption = MissingPolicy.zero,
-    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
-    fmt: FormatOption = OutputFormat.table,
-    reference_resamples: ReferenceResamplesOption = 0,
-    jobs: JobsOption = 1,
-    scheduler: SchedulerOption = None,
-) -> None:
-    """Test every pair of systems on every measure, and group the systems into tiers."""
-    scored = load_panels(ctx, build, system, measure, missing, score_precision)
-    comparison = compare_panels(
-        scored.panels, TestSettings(test, permutations, correction, alpha, seed)
-    )
-    tiers = comparison.tiers()
-    settings = comparison_settings(comparison.plans, permutations, alpha, seed)
-    settings["missing"] = missing.value
-    settings["queries"] = {m: len(panel) for m, panel in scored.panels.items()}
-    payload = {
-        "build": build_summary(scored.build),
-        "settings": settings,
-        "systems": tiers.to_dict(orient="records"),
-        "pairs": comparison.pairs.to_dict(orient="records"),
-        "warnings": [*scored.notes, *comparison.warnings],
-    }
-    if reference_resamples:
-        payload["reference"] = reference_payload(
-            ctx, build, system, measure, reference_resamples, seed, alpha, test, permutations,
-            jobs, scheduler, fmt,
-        )  # fmt: skip
-    warn(scored.notes, fmt)
-    report_plan(comparison.notes, comparison.warnings)
-    if fmt is OutputFormat.table:
-        print_table(tiers, title="Systems: tiers (leader walk) and letters (same letter: n.s.)")
-    title = next(iter(comparison.plans.values())).describe()
-    emit(fmt, frame=comparison.pairs, payload=payload, title=title)
 
 
 ReferenceResamplesOption = Annotated[
@@ -106,6 +52,49 @@ ReferenceResamplesOption = Annotated[
         ),
     ),
 ]
+
+
+@with_test_settings
+def compare_command(
+    ctx: typer.Context,
+    build: BuildOption,
+    system: SystemsOption,
+    measure: MeasureOption,
+    settings: TestSettings,
+    missing: MissingOption = MissingPolicy.zero,
+    score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
+    fmt: FormatOption = OutputFormat.table,
+    reference_resamples: ReferenceResamplesOption = 0,
+    jobs: JobsOption = 1,
+    scheduler: SchedulerOption = None,
+) -> None:
+    """Test every pair of systems on every measure, and group the systems into tiers."""
+    scored = load_panels(ctx, build, system, measure, missing, score_precision)
+    comparison = compare_panels(scored.panels, settings)
+    tiers = comparison.tiers()
+    shown = comparison_settings(
+        comparison.plans, settings.permutations, settings.alpha, settings.seed
+    )
+    shown["missing"] = missing.value
+    shown["queries"] = {m: len(panel) for m, panel in scored.panels.items()}
+    payload = {
+        "build": build_summary(scored.build),
+        "settings": shown,
+        "systems": tiers.to_dict(orient="records"),
+        "pairs": comparison.pairs.to_dict(orient="records"),
+        "warnings": [*scored.notes, *comparison.warnings],
+    }
+    if reference_resamples:
+        payload["reference"] = reference_payload(
+            ctx, build, system, measure, reference_resamples, settings.seed, settings.alpha,
+            settings.test, settings.permutations, jobs, scheduler, fmt,
+        )  # fmt: skip
+    warn(scored.notes, fmt)
+    report_plan(comparison.notes, comparison.warnings)
+    if fmt is OutputFormat.table:
+        print_table(tiers, title="Systems: tiers (leader walk) and letters (same letter: n.s.)")
+    title = next(iter(comparison.plans.values())).describe()
+    emit(fmt, frame=comparison.pairs, payload=payload, title=title)
 
 
 def reference_payload(

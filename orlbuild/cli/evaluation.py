@@ -10,13 +10,7 @@ import typer
 from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
 from orlbuild.cli.options import FormatOption, MeasureOption, MissingOption, PerQueryOption
 from orlbuild.cli.render import emit, report_plan
-from orlbuild.cli.statistics_options import (
-    AlphaOption,
-    CorrectionOption,
-    PermutationsOption,
-    SeedOption,
-    TestOption,
-)
+from orlbuild.cli.statistics_options import with_test_settings
 from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
@@ -28,6 +22,7 @@ if TYPE_CHECKING:
 GRADE_AGGREGATES = values(GradeAggregate)
 
 
+@with_test_settings
 def eval_command(
     orl_file: Annotated[
         Path, typer.Argument(help="ORLs: TREC qrels, .tsv (query item rank), .json; .gz/.bz2 ok.")
@@ -61,11 +56,8 @@ def eval_command(
             "--compare", help="Test every two runs, as `orlbuild compare` tests stored systems."
         ),
     ] = False,
-    test: TestOption = None,
-    permutations: PermutationsOption = TestSettings.permutations,
-    correction: CorrectionOption = None,
-    alpha: AlphaOption = TestSettings.alpha,
-    seed: SeedOption = TestSettings.seed,
+    *,
+    settings: TestSettings,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Score one or more run files against an ORL file (no database needed)."""
@@ -85,7 +77,7 @@ def eval_command(
         orl_format=orl_format,
         run_format=run_format,
         score_precision=score_precision,
-        compare=TestSettings(test, permutations, correction, alpha, seed) if compare else None,
+        compare=settings if compare else None,
     )
     if len(result.evaluations) == 1:
         evaluation = next(iter(result.evaluations.values()))

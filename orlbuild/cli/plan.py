@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from orlbuild.builders.parameters import PlanSettings
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.vocabulary import (
     PlanFormat,
@@ -44,10 +45,10 @@ def plan_command(
     ] = None,
     repeat_limit: Annotated[
         int, typer.Option("--repeat-limit", min=1, help="At most this many asks of one pair.")
-    ] = 8,
+    ] = PlanSettings.repeat_limit,
     seed: Annotated[
         int, typer.Option("--seed", help="Seed of the presentation and pair order.")
-    ] = 0,
+    ] = PlanSettings.seed,
     objective: ObjectiveOption = PlanObjective.tiers,
     margin: MarginOption = None,
     fmt: Annotated[
@@ -75,16 +76,8 @@ def plan_command(
 
     protected = checked_output(ctx, output)
     with opened_store(ctx) as engine:
-        result = plan_build(
-            engine,
-            build,
-            budget=budget,
-            max_per_query=max_per_query,
-            repeat_limit=repeat_limit,
-            seed=seed,
-            objective=objective,
-            margin=margin,
-        )
+        settings = PlanSettings(budget, max_per_query, repeat_limit, seed, objective, margin)
+        result = plan_build(engine, build, settings)
     statuses = [q.status for q in result.plan.queries.values()]
     summary = (
         f"build {result.record.id}: {statuses.count('settled')} settled, "

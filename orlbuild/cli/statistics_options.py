@@ -7,8 +7,10 @@ module loads no NumPy, pandas, SciPy or SQLAlchemy.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,6 +23,7 @@ from orlbuild.limits import (
     check_permutations,
     check_seed,
 )
+from scoring.settings import TestSettings
 from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "parse_budgets",
     "permutations_option",
     "seed_option",
+    "with_test_settings",
 ]
 
 TestOption = Annotated[
@@ -111,6 +115,61 @@ CorrectionOption = Annotated[
 AlphaOption = Annotated[
     float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
 ]
+
+
+#: ``--test``, ``--permutations``, ``--correction``, ``--alpha``, ``--seed``: the fields of
+#: :class:`~scoring.settings.TestSettings`, in its order, with its defaults.
+_TEST_SETTINGS_OPTIONS = (
+    ("test", TestOption, TestSettings.test),
+    ("permutations", PermutationsOption, TestSettings.permutations),
+    ("correction", CorrectionOption, TestSettings.correction),
+    ("alpha", AlphaOption, TestSettings.alpha),
+    ("seed", SeedOption, TestSettings.seed),
+)
+
+
+def with_test_settings(command: Callable[..., None]) -> Callable[..., None]:
+    """Declare the test options once for every command that tests pairs of systems.
+
+    ``command`` takes a ``settings: TestSettings`` parameter; the command Typer
+    registers takes ``--test``, ``--permutations``, ``--correction``, ``--alpha``
+    and ``--seed`` in its place (same help, same order) and passes
+    ``command`` the :class:`~scoring.settings.TestSettings` they make.
+
+    Parameters
+    ----------
+    command
+        A Typer command function with a ``settings`` parameter; its annotations
+        are resolved here, so the aliases it uses are declared before it.
+
+    Returns
+    -------
+    Callable
+        The command with the five options instead of ``settings``.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    names = [name for name, _, _ in _TEST_SETTINGS_OPTIONS]
+
+    @functools.wraps(command)
+    def with_settings(*args: Any, **kwargs: Any) -> None:
+        settings = TestSettings(*(kwargs.pop(name) for name in names))
+        command(*args, settings=settings, **kwargs)
+
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        if parameter.name != "settings":
+            parameters.append(parameter)
+            continue
+        parameters.extend(
+            inspect.Parameter(name, parameter.kind, annotation=option, default=default)
+            for name, option, default in _TEST_SETTINGS_OPTIONS
+        )
+    # what Typer reads: the five options in the place of ``settings``
+    with_settings.__dict__["__signature__"] = signature.replace(parameters=parameters)
+    with_settings.__annotations__ = {p.name: p.annotation for p in parameters} | {
+        "return": signature.return_annotation
+    }
+    return with_settings
 
 
 BudgetsOption = Annotated[

@@ -44,6 +44,7 @@ from orlbuild.builders.parameters import (
     METHODS,
     NUMBER_RULES,
     BuildParameters,
+    PlanSettings,
     check_number,
     resolve_parameters,
 )
@@ -203,16 +204,12 @@ class ReportSpec:
 class PlanSpec:
     """The next round of judgments to propose (``[plan]``; docs/planning.md, "Planning the next
     judgments"): ``budget`` comparisons for ``build`` (default: the scored build), written to
-    ``output`` in the arena shape (the extension picks tsv, csv, jsonl or json)."""
+    ``output`` in the arena shape (the extension picks tsv, csv, jsonl or json), with the
+    planner's ``settings``."""
 
-    budget: int
+    settings: PlanSettings
     output: Path
     build: str
-    max_per_query: int | None = None
-    repeat_limit: int = 8
-    seed: int = 0
-    objective: str = "tiers"
-    margin: float | None = None
 
     @property
     def format(self) -> str:
@@ -861,8 +858,8 @@ def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -
             f"({', '.join(names) or 'none: add a [[builds]] with source = pairwise'})",
         )
     max_per_query = table.get("max_per_query", int, None)
-    repeat_limit = table.get("repeat_limit", int, 8)
-    seed = table.get("seed", int, 0)
+    repeat_limit = table.get("repeat_limit", int, PlanSettings.repeat_limit)
+    seed = table.get("seed", int, PlanSettings.seed)
     objective = table.get("objective", str, "tiers", choices=values(PlanObjective))
     margin: float | None = table.get("margin", (int, float), None)
     table.finish()
@@ -884,16 +881,15 @@ def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -
             check()
         except ConfigError as exc:
             table.problems.add(table.key(key), str(exc))
-    return PlanSpec(
+    settings = PlanSettings(
         budget=budget if isinstance(budget, int) else 0,
-        output=path,
-        build=build or "",
         max_per_query=max_per_query,
-        repeat_limit=repeat_limit if isinstance(repeat_limit, int) else 8,
-        seed=seed if isinstance(seed, int) else 0,
-        objective=objective or "tiers",
+        repeat_limit=repeat_limit if isinstance(repeat_limit, int) else PlanSettings.repeat_limit,
+        seed=seed if isinstance(seed, int) else PlanSettings.seed,
+        objective=objective or PlanSettings.objective,
         margin=None if margin is None else float(margin),
     )
+    return PlanSpec(settings=settings, output=path, build=build or "")
 
 
 def pipeline_inputs(

@@ -234,16 +234,7 @@ def plan_next_round(
     spec = config.plan
     assert spec is not None
     build_id = next(b.build_id for b in builds if b.name == spec.build)
-    result = plan_build(
-        engine,
-        build_id,
-        budget=spec.budget,
-        max_per_query=spec.max_per_query,
-        repeat_limit=spec.repeat_limit,
-        seed=spec.seed,
-        objective=spec.objective,
-        margin=spec.margin,
-    )
+    result = plan_build(engine, build_id, spec.settings)
     write_plan_file(result, spec.format, spec.output, protected=protected or ())
     settled = sum(q.status == "settled" for q in result.plan.queries.values())
     say(

@@ -11,7 +11,7 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,9 +19,9 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.builders.equivalence import check_margin
-from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.parameters import BuildParameters, PlanSettings
 from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import REPEAT_LIMIT, Plan, plan_comparisons
+from orlbuild.builders.planning import Plan, plan_comparisons
 from orlbuild.errors import ConfigError
 from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
@@ -66,21 +66,11 @@ class BuildPlan:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def plan_build(
-    engine: Engine,
-    build: str | int,
-    *,
-    budget: int,
-    max_per_query: int | None = None,
-    repeat_limit: int = REPEAT_LIMIT,
-    seed: int = 0,
-    objective: PlanObjective | str = PlanObjective.tiers,
-    margin: float | None = None,
-) -> BuildPlan:
-    """Propose the next ``budget`` comparisons of a pairwise build.
+def plan_build(engine: Engine, build: str | int, settings: PlanSettings) -> BuildPlan:
+    """Propose the next ``settings.budget`` comparisons of a pairwise build.
 
-    Parameters are those of :func:`~orlbuild.builders.planning.plan_comparisons`;
-    without ``margin`` the build's own ``--margin`` (if any) is used. A build
+    The settings are passed to :func:`~orlbuild.builders.planning.plan_comparisons`;
+    without a ``margin`` the build's own ``--margin`` (if any) is used. A build
     tiered by ``model`` is planned for its cuts (read from its stored
     decisions), any other for the default's max-t decisions; ``settings``
     records which (``tiering``).
@@ -93,10 +83,10 @@ def plan_build(
         A build that is not pairwise, or invalid options.
     """
     try:
-        goal = PlanObjective(objective)
+        goal = PlanObjective(settings.objective)
     except ValueError:
-        raise ConfigError(f"--objective must be tiers or top, got {objective!r}") from None
-    margin = check_margin(margin)
+        raise ConfigError(f"--objective must be tiers or top, got {settings.objective!r}") from None
+    margin = check_margin(settings.margin)
     record = get_build(engine, build)
     if record.source != Source.pairwise.value:
         raise ConfigError(
@@ -116,25 +106,18 @@ def plan_build(
     )
     for query in sorted(set(judgments["query"].astype(str)) - set(orls)):
         skipped.setdefault(query, "not in the build (its build failed)")
+    chosen = replace(settings, objective=goal, margin=margin)
     plan = plan_comparisons(
         evidence,
-        budget,
-        max_per_query=max_per_query,
-        repeat_limit=repeat_limit,
-        seed=seed,
+        chosen.budget,
+        max_per_query=chosen.max_per_query,
+        repeat_limit=chosen.repeat_limit,
+        seed=chosen.seed,
         objective=goal,
         margin=margin,
     )
-    settings = {
-        "budget": budget,
-        "max_per_query": max_per_query,
-        "repeat_limit": repeat_limit,
-        "seed": seed,
-        "objective": goal.value,
-        "margin": margin,
-        "tiering": _planned_for(params),
-    }
-    return BuildPlan(record=record, plan=plan, skipped=skipped, settings=settings)
+    recorded = {**asdict(chosen), "objective": goal.value, "tiering": _planned_for(params)}
+    return BuildPlan(record=record, plan=plan, skipped=skipped, settings=recorded)
 
 
 def _planned_for(params: BuildParameters) -> str:

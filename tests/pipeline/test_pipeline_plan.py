@@ -18,9 +18,9 @@ __all__ = ["workdir"]  # the fixture, re-used
 def test_plan_table_defaults(workdir: Path) -> None:
     config = load_config(write(workdir, MINIMAL + "\n[plan]\nbudget = 50\n"))
     assert config.plan is not None
-    assert config.plan.budget == 50 and config.plan.build == "main"
+    assert config.plan.settings.budget == 50 and config.plan.build == "main"
     assert config.plan.output == workdir / "plan.tsv" and config.plan.format == "tsv"
-    assert config.plan.objective == "tiers" and config.plan.margin is None
+    assert config.plan.settings.objective == "tiers" and config.plan.settings.margin is None
     assert load_config(write(workdir, MINIMAL)).plan is None
 
 
