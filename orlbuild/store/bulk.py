@@ -78,6 +78,10 @@ STAGED_NAMES = "orlbuild_staged_names"
 BULK_CACHE_KIB = 32_768
 
 
+def _nothing() -> None:
+    """The rebuild of :func:`defer_indexes` when it dropped nothing."""
+
+
 def defer_indexes(
     connection: Connection, table: Table, *, unique: bool = False
 ) -> Callable[[], None]:
@@ -111,7 +115,7 @@ def defer_indexes(
     name = table.name
     postgres = connection.dialect.name == "postgresql"
     if not postgres and connection.dialect.name != "sqlite":
-        return lambda: None
+        return _nothing
     savepoint = connection.begin_nested() if postgres else None
     try:
         with _driver_cursor(connection) as cursor:
@@ -145,14 +149,14 @@ def defer_indexes(
         if savepoint is None:
             raise
         savepoint.rollback()  # locked by another transaction: keep the indexes
-        return lambda: None
+        return _nothing
     if savepoint is not None:
         if indexes:
             savepoint.commit()  # releases the savepoint; the lock stays until the commit
         else:
             savepoint.rollback()  # and with it the lock
     if not indexes:
-        return lambda: None
+        return _nothing
 
     def rebuild() -> None:
         with _driver_cursor(connection) as cursor:
@@ -305,7 +309,7 @@ class NameIds:
         self._fresh = new
         self._next_id: int | None = None
         self._sequence: str | None = None  # PostgreSQL: the id column's sequence
-        self._rebuild: Callable[[], None] = lambda: None
+        self._rebuild: Callable[[], None] = _nothing
         if connection.dialect.name != "sqlite":
             if new and defer_index:
                 self._rebuild = defer_indexes(connection, self._table, unique=True)
@@ -331,6 +335,7 @@ class NameIds:
         stores nothing).
         """
         self._rebuild()
+        self._rebuild = _nothing
 
     def known(self, names: Sequence[str]) -> np.ndarray:
         """Whether each name was looked up before (and is still remembered)."""
@@ -347,7 +352,7 @@ class NameIds:
         if self._fresh:
             new = self._insert_new(wanted)
         else:
-            self._rebuild()  # the lookups below need the unique index (a no-op once built)
+            self.finish()  # the lookups below need the unique index (a no-op once built)
             if self._connection.dialect.name == "postgresql":
                 new = _ids_staged_copy(self._connection, self._table, self._collection_id, wanted)
             else:
@@ -366,12 +371,17 @@ class NameIds:
         """Insert names known to be new: no staging, no lookup, never read back.
 
         They go in in name order (ids follow it), so that the name index is
-        filled page by page rather than at random places. SQLite takes the
-        next ids (the transaction holds the write lock); PostgreSQL draws them
-        from the table's sequence and sends the rows by one binary ``COPY``.
+        filled page by page rather than at random places; not while the index
+        is dropped (:func:`defer_indexes`: it is built once, by sorting, at the
+        end). SQLite takes the next ids (the transaction holds the write
+        lock); PostgreSQL draws them from the table's sequence and sends the
+        rows by one binary ``COPY``.
         """
-        order = sorted(range(len(names)), key=names.__getitem__)
-        ordered = list(map(names.__getitem__, order))
+        if self._rebuild is _nothing:
+            order = sorted(range(len(names)), key=names.__getitem__)
+            ordered = list(map(names.__getitem__, order))
+        else:
+            order, ordered = list(range(len(names))), names
         ids = np.empty(len(names), dtype=np.int64)
         if self._connection.dialect.name == "postgresql":
             new_ids = self._sequence_ids(len(names))
