@@ -373,13 +373,22 @@ class _FactWriter:
         self._batch_id = batch_id
         self._system_id = system_id
         self._on_rows = on_rows
+        # PostgreSQL locks these together before dropping any of their indexes (all or none).
+        tables = [_table(model) for model in NAME_MODELS.values()] + [FACT_TABLES[batch.kind]]
         self._names = {
-            vocabulary: NameIds(connection, model, cid, new=new_collection, defer_index=True)
+            vocabulary: NameIds(
+                connection,
+                model,
+                cid,
+                new=new_collection,
+                defer_index=True,
+                lock_together=tables,
+            )
             for vocabulary, model in NAME_MODELS.items()
         }
         self.rows = 0
         self.new_queries: set[str] = set()
-        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind])
+        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind], together=tables)
 
     def finish(self) -> None:
         """Once the last chunk is written: build again the indexes dropped meanwhile.

@@ -83,7 +83,7 @@ def _nothing() -> None:
 
 
 def defer_indexes(
-    connection: Connection, table: Table, *, unique: bool = False
+    connection: Connection, table: Table, *, unique: bool = False, together: Sequence[Table] = ()
 ) -> Callable[[], None]:
     """Drop the secondary indexes of an empty ``table`` until the returned call.
 
@@ -111,6 +111,9 @@ def defer_indexes(
     another transaction uses it, nothing is dropped; otherwise it stays locked
     until the ingest commits (only the first ingest into an empty table does
     this, and other sessions wait for it rather than see a half-filled table).
+    The tables ``together`` (the other tables the ingest may defer) are locked
+    by the same statement, all or none: two ingests never each hold some of
+    them and wait for the other's.
     """
     name = table.name
     postgres = connection.dialect.name == "postgresql"
@@ -120,7 +123,9 @@ def defer_indexes(
     try:
         with _driver_cursor(connection) as cursor:
             if postgres:
-                cursor.execute(f'LOCK TABLE "{name}" IN ACCESS EXCLUSIVE MODE NOWAIT')
+                locked = sorted({name, *(t.name for t in together)})
+                listed = ", ".join(f'"{t}"' for t in locked)
+                cursor.execute(f"LOCK TABLE {listed} IN ACCESS EXCLUSIVE MODE NOWAIT")
             cursor.execute(f'SELECT 1 FROM "{name}" LIMIT 1')
             if cursor.fetchone() is not None:
                 indexes = []
@@ -291,6 +296,9 @@ class NameIds:
         its unique index may be dropped and built again by :meth:`finish`
         (:func:`defer_indexes`): the caller must then call :meth:`finish`
         before its transaction commits.
+    lock_together
+        PostgreSQL: the tables to lock with the name table before dropping its
+        index (:func:`defer_indexes`).
     """
 
     def __init__(
@@ -301,6 +309,7 @@ class NameIds:
         *,
         new: bool = False,
         defer_index: bool = False,
+        lock_together: Sequence[Table] = (),
     ) -> None:
         self._connection = connection
         self._table: Table = model.__table__
@@ -312,7 +321,9 @@ class NameIds:
         self._rebuild: Callable[[], None] = _nothing
         if connection.dialect.name != "sqlite":
             if new and defer_index:
-                self._rebuild = defer_indexes(connection, self._table, unique=True)
+                self._rebuild = defer_indexes(
+                    connection, self._table, unique=True, together=lock_together
+                )
             return
         table = self._table
         if not new:

@@ -9,6 +9,9 @@ nothing stored, on both backends.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 import orlbuild.ingest.rows as rows_module
 import orlbuild.store.bulk as bulk_module
 from orlbuild.services.ingests import ingest_file
+from orlbuild.store import load_pairwise
 from orlbuild.store.batches import FACT_TABLES, delete_batch
 from orlbuild.store.models import NAME_MODELS, System
 from tests.ingest.conftest import run_cli, store_counts
@@ -155,3 +159,52 @@ def test_postgresql_keeps_the_indexes_of_a_table_another_transaction_uses(
                 rebuild()
                 assert connection.exec_driver_sql("SELECT 1").scalar_one() == 1  # usable
         assert during == declared
+
+
+# Ingests into new collections of an empty store, at the same time: each may try to drop
+# the indexes of the same empty tables (on PostgreSQL, all of them locked at once or none).
+WORKER = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from orlbuild.services.ingests import ingest_file\n"
+    "from orlbuild.store import open_store\n"
+    "engine = open_store(sys.argv[1])\n"
+    "Path(sys.argv[2] + '.ready').touch()\n"
+    "while not Path(sys.argv[3]).exists():\n"
+    "    time.sleep(0.005)\n"
+    "print(ingest_file(engine, 'pairwise', sys.argv[2], collection=sys.argv[4]).message)\n"
+)
+
+
+def test_parallel_first_ingests_into_new_collections(migrated_db_url: str, tmp_path: Path) -> None:
+    paths = []
+    for n in range(3):
+        path = tmp_path / f"p{n}.tsv"
+        path.write_text(PAIRS.replace("\td", f"\tc{n}d"))
+        paths.append(path)
+    go = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, migrated_db_url, str(p), str(go), f"c{n}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, p in enumerate(paths)
+    ]
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{p}.ready").exists() for p in paths) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    for worker in workers:
+        out, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err
+        assert "stored 40 pairwise rows" in out
+    with store_engine(migrated_db_url) as engine:
+        for n in range(3):
+            frame = load_pairwise(engine, f"c{n}")
+            assert len(frame) == 40
+            assert {*frame["winner"], *frame["loser"]} == {f"c{n}d{i}" for i in range(7)}
+    indexes = _unique_name_indexes(migrated_db_url)
+    assert indexes == {key: [["collection_id", "name"]] for key in indexes}
+    assert _orphans_and_rows(migrated_db_url)[1]["pairwise_judgments"] == 120
