@@ -424,12 +424,24 @@ class NameIds:
         """PostgreSQL: ``count`` new ids from the id column's sequence, ascending.
 
         Usually they are consecutive (no other transaction drew ids meanwhile)
-        and only the first and last come back; otherwise all of them.
+        and only the first and last come back; otherwise all of them. While
+        this transaction holds the table ``ACCESS EXCLUSIVE`` (its unique index
+        dropped, :func:`defer_indexes`), no other one can insert into it, so
+        the next ``count`` values are taken by one ``setval`` instead of
+        ``count`` calls of ``nextval`` (the primary key would still refuse an
+        id drawn twice).
         """
         with _driver_cursor(self._connection) as cursor:
             if self._sequence is None:
                 cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", (self._table.name,))
                 self._sequence = str(cursor.fetchone()[0])
+            if self._rebuild is not _nothing:
+                cursor.execute(
+                    "SELECT setval(%s::regclass, nextval(%s::regclass) + %s - 1)",
+                    (self._sequence, self._sequence, count),
+                )
+                high = int(cursor.fetchone()[0])
+                return np.arange(high - count + 1, high + 1, dtype=np.int64)
             cursor.execute(
                 "WITH drawn AS (SELECT nextval(%s::regclass) AS id FROM generate_series(1, %s)) "
                 "SELECT min(id), max(id), CASE WHEN max(id) - min(id) + 1 = count(*) THEN NULL "
