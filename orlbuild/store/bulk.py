@@ -318,6 +318,7 @@ class NameIds:
         self._fresh = new
         self._next_id: int | None = None
         self._sequence: str | None = None  # PostgreSQL: the id column's sequence
+        self._unit_steps = False  # PostgreSQL: whether the sequence counts by 1
         self._rebuild: Callable[[], None] = _nothing
         if connection.dialect.name != "sqlite":
             if new and defer_index:
@@ -427,15 +428,20 @@ class NameIds:
         and only the first and last come back; otherwise all of them. While
         this transaction holds the table ``ACCESS EXCLUSIVE`` (its unique index
         dropped, :func:`defer_indexes`), no other one can insert into it, so
-        the next ``count`` values are taken by one ``setval`` instead of
-        ``count`` calls of ``nextval`` (the primary key would still refuse an
-        id drawn twice).
+        the next ``count`` values of a sequence counting by 1 are taken by one
+        ``setval`` instead of ``count`` calls of ``nextval`` (the primary key
+        would still refuse an id drawn twice).
         """
         with _driver_cursor(self._connection) as cursor:
             if self._sequence is None:
-                cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", (self._table.name,))
-                self._sequence = str(cursor.fetchone()[0])
-            if self._rebuild is not _nothing:
+                cursor.execute(
+                    "SELECT s.seqrelid::regclass::text, s.seqincrement FROM pg_sequence s "
+                    "WHERE s.seqrelid = pg_get_serial_sequence(%s, 'id')::regclass",
+                    (self._table.name,),
+                )
+                self._sequence, increment = cursor.fetchone()
+                self._unit_steps = increment == 1
+            if self._rebuild is not _nothing and self._unit_steps:
                 cursor.execute(
                     "SELECT setval(%s::regclass, nextval(%s::regclass) + %s - 1)",
                     (self._sequence, self._sequence, count),
