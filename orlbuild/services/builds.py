@@ -10,7 +10,7 @@ CLI (``build``, ``audit``) and the TOML pipeline call these functions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -36,6 +36,7 @@ from orlbuild.store.builds import (
     VERSIONED_NAME,
     BuildChangedError,
     BuildRecord,
+    BuildRows,
     build_versions,
     derived_builds,
     float_or_none,
@@ -259,8 +260,9 @@ def build_and_store(
         )
     check_pairwise_size(frame, params)
     bar = progress(int(frame["query"].nunique())) if progress is not None else nullcontext(None)
+    rows = BuildRows()
     with bar as advance:
-        mapper: QueryMapper = partial(map_ordered, executor=executor, advance=advance)
+        mapper: QueryMapper = partial(_rows_as_collected, rows, executor, advance)
         resolved, outcome = build_orls(frame, params, on_error=on_error, mapper=mapper)
     try:
         fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
@@ -272,11 +274,31 @@ def build_and_store(
             batches=[fingerprints[k] for k in sorted(fingerprints)],
             name=name,
             created_by=created_by or current_user(),
+            rows=rows,
         )
     except StoreError as error:  # retried once already on a lost connection
         raise _kept_computation(error, resolved, outcome) from error
     note = None if given is None else version_note(engine, given, build_id)
     return NewBuild(build_id, resolved, outcome, note)
+
+
+def _rows_as_collected(
+    rows: BuildRows,
+    executor: Executor | None,
+    advance: Callable[[int], None] | None,
+    function: Callable[[Any], Any],
+    tasks: Iterable[Any],
+) -> Iterator[Any]:
+    """:func:`~orlbuild.executor.map_ordered`, making each ORL's store rows as it arrives.
+
+    With ``--jobs`` this process makes them between its own chunks while the
+    workers compute, instead of after the last query, when it alone writes
+    the build and the other cores have nothing to do (docs/parallel.md).
+    """
+    for result in map_ordered(function, tasks, executor=executor, advance=advance):
+        if isinstance(result, QueryORL):
+            rows.add(result)
+        yield result
 
 
 def _kept_computation(

@@ -2,7 +2,8 @@
 
 A batch is identified by its content: the same bytes of the same kind in the
 same collection are stored once (a second ingest is a no-op). Deleting a
-batch deletes its facts (``ON DELETE CASCADE``); it is refused while anything
+batch deletes its facts (explicitly: they hold its id without a foreign key,
+migration 0010_bulk_load_keys); it is refused while anything
 outside the judgment tables refers to the batch (e.g. the ORL builds that read
 it), unless forced. Deleting a system's last run batch deletes the system too
 (README.md, "A tour of the commands": no ghost system is scored or reported).
@@ -372,16 +373,31 @@ class _FactWriter:
         self._batch_id = batch_id
         self._system_id = system_id
         self._on_rows = on_rows
+        # PostgreSQL locks these together before dropping any of their indexes (all or none).
+        tables = [_table(model) for model in NAME_MODELS.values()] + [FACT_TABLES[batch.kind]]
         self._names = {
-            vocabulary: NameIds(connection, model, cid, new=new_collection)
+            vocabulary: NameIds(
+                connection,
+                model,
+                cid,
+                new=new_collection,
+                defer_index=True,
+                lock_together=tables,
+            )
             for vocabulary, model in NAME_MODELS.items()
         }
         self.rows = 0
         self.new_queries: set[str] = set()
-        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind])
+        self._rebuild_indexes = defer_indexes(connection, FACT_TABLES[batch.kind], together=tables)
 
     def finish(self) -> None:
-        """Once the last chunk is written: build again the indexes dropped meanwhile."""
+        """Once the last chunk is written: build again the indexes dropped meanwhile.
+
+        A name index whose build finds a name twice raises ``IntegrityError``
+        (:meth:`NameIds.finish`): the batch is refused and nothing is stored.
+        """
+        for names in self._names.values():
+            names.finish()
         self._rebuild_indexes()
 
     def write(self, chunk: NamedChunk) -> None:
@@ -527,6 +543,10 @@ def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
                 )
             else:
                 connection.execute(delete(table).where(table.c[column] == batch_id))
+        # The facts carry the batch id without a foreign key (migration 0010_bulk_load_keys):
+        # they are deleted here, in the same transaction, rather than by ON DELETE CASCADE.
+        facts = FACT_TABLES[InputKind(row.kind)]
+        connection.execute(delete(facts).where(facts.c.batch_id == batch_id))
         connection.execute(delete(IngestBatch).where(IngestBatch.id == batch_id))
         if row.system_id is not None:
             _drop_system_without_runs(connection, int(row.system_id))

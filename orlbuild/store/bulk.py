@@ -78,40 +78,96 @@ STAGED_NAMES = "orlbuild_staged_names"
 BULK_CACHE_KIB = 32_768
 
 
-def defer_indexes(connection: Connection, table: Table) -> Callable[[], None]:
-    """SQLite: drop the secondary indexes of an empty ``table`` until the returned call.
+def _nothing() -> None:
+    """The rebuild of :func:`defer_indexes` when it dropped nothing."""
 
-    A fact table that holds no rows when the write transaction began (the
-    first ingest into a store) is filled faster without its indexes, which are
-    then built once from the sorted rows (``CREATE INDEX``): about 40% less
-    CPU for a million pairwise rows. Both happen inside the ingest's
-    transaction, so an error anywhere rolls the indexes back with the rows and
-    other connections never see the table without them. Each index comes back
-    from its own stored definition; unique indexes and constraints stay, so
-    every row is still checked as it goes in. Returns the call that builds the
-    dropped ones again (a no-op when nothing was dropped: another backend, a
-    table with rows).
+
+def defer_indexes(
+    connection: Connection, table: Table, *, unique: bool = False, together: Sequence[Table] = ()
+) -> Callable[[], None]:
+    """Drop the secondary indexes of an empty ``table`` until the returned call.
+
+    A table that holds no rows when the write transaction began (the first
+    ingest into a store) is filled faster without its indexes, which are then
+    built once from all the rows (``CREATE INDEX`` sorts them) instead of
+    being updated row by row at random places: for a million pairwise rows
+    and 1.2 million distinct items, most of the ingest's time
+    (docs/performance.md, "Ingesting large vocabularies"). Both happen inside
+    the ingest's transaction, so an error anywhere rolls the indexes back with
+    the rows and other connections never see the table without them. Each
+    index comes back from its own stored definition. Returns the call that
+    builds the dropped ones again (a no-op when nothing was dropped: a table
+    with rows, or a PostgreSQL table another transaction is using).
+
+    Only non-unique indexes are dropped, unless ``unique``: then only the
+    unique ones (the name tables' ``uq_<table>_collection_id_name``, migration
+    0010_bulk_load_keys), for a caller that inserts names it knows to be
+    distinct and new. A duplicate would make the rebuild fail with an
+    ``IntegrityError``, which rolls the whole ingest back (never stored).
+
+    SQLite's write transaction holds the database's write lock, so no other
+    writer can meet the table without its indexes. On PostgreSQL the table is
+    first locked ``ACCESS EXCLUSIVE`` (``NOWAIT``, inside a savepoint): if
+    another transaction uses it, nothing is dropped; otherwise it stays locked
+    until the ingest commits (only the first ingest into an empty table does
+    this, and other sessions wait for it rather than see a half-filled table).
+    The tables ``together`` (the other tables the ingest may defer) are locked
+    by the same statement, all or none: two ingests never each hold some of
+    them and wait for the other's.
     """
-    if connection.dialect.name != "sqlite":
-        return lambda: None
     name = table.name
-    with _driver_cursor(connection) as cursor:
-        cursor.execute(f'SELECT 1 FROM "{name}" LIMIT 1')
-        if cursor.fetchone() is not None:
-            return lambda: None
-        cursor.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
-            "AND sql IS NOT NULL AND upper(sql) NOT LIKE 'CREATE UNIQUE%' ORDER BY name",
-            (name,),
-        )
-        indexes = cursor.fetchall()
-        for index, _sql in indexes:
-            cursor.execute(f'DROP INDEX "{index}"')
+    postgres = connection.dialect.name == "postgresql"
+    if not postgres and connection.dialect.name != "sqlite":
+        return _nothing
+    savepoint = connection.begin_nested() if postgres else None
+    try:
+        with _driver_cursor(connection) as cursor:
+            if postgres:
+                locked = sorted({name, *(t.name for t in together)})
+                listed = ", ".join(f'"{t}"' for t in locked)
+                cursor.execute(f"LOCK TABLE {listed} IN ACCESS EXCLUSIVE MODE NOWAIT")
+            cursor.execute(f'SELECT 1 FROM "{name}" LIMIT 1')
+            if cursor.fetchone() is not None:
+                indexes = []
+            elif postgres:
+                cursor.execute(
+                    "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x "
+                    "JOIN pg_class i ON i.oid = x.indexrelid "
+                    "WHERE x.indrelid = %s::regclass AND NOT x.indisprimary "
+                    "AND x.indisunique = %s AND NOT EXISTS "
+                    "(SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid) "
+                    "ORDER BY i.relname",
+                    (f'"{name}"', unique),
+                )
+                indexes = cursor.fetchall()
+            else:
+                cursor.execute(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                    "AND sql IS NOT NULL AND (upper(sql) LIKE 'CREATE UNIQUE%') = ? "
+                    "ORDER BY name",
+                    (name, unique),
+                )
+                indexes = cursor.fetchall()
+            for index, _sql in indexes:
+                cursor.execute(f'DROP INDEX "{index}"')
+    except DBAPIError:
+        if savepoint is None:
+            raise
+        savepoint.rollback()  # locked by another transaction: keep the indexes
+        return _nothing
+    if savepoint is not None:
+        if indexes:
+            savepoint.commit()  # releases the savepoint; the lock stays until the commit
+        else:
+            savepoint.rollback()  # and with it the lock
+    if not indexes:
+        return _nothing
 
     def rebuild() -> None:
         with _driver_cursor(connection) as cursor:
             for _index, sql in indexes:
                 cursor.execute(sql)
+        indexes.clear()
 
     return rebuild
 
@@ -235,10 +291,25 @@ class NameIds:
         The owning collection.
     new
         Whether this transaction created the collection.
+    defer_index
+        Whether, while every name is new and the whole name table was empty,
+        its unique index may be dropped and built again by :meth:`finish`
+        (:func:`defer_indexes`): the caller must then call :meth:`finish`
+        before its transaction commits.
+    lock_together
+        PostgreSQL: the tables to lock with the name table before dropping its
+        index (:func:`defer_indexes`).
     """
 
     def __init__(
-        self, connection: Connection, model: Any, collection_id: int, *, new: bool = False
+        self,
+        connection: Connection,
+        model: Any,
+        collection_id: int,
+        *,
+        new: bool = False,
+        defer_index: bool = False,
+        lock_together: Sequence[Table] = (),
     ) -> None:
         self._connection = connection
         self._table: Table = model.__table__
@@ -247,7 +318,13 @@ class NameIds:
         self._fresh = new
         self._next_id: int | None = None
         self._sequence: str | None = None  # PostgreSQL: the id column's sequence
+        self._unit_steps = False  # PostgreSQL: whether the sequence counts by 1
+        self._rebuild: Callable[[], None] = _nothing
         if connection.dialect.name != "sqlite":
+            if new and defer_index:
+                self._rebuild = defer_indexes(
+                    connection, self._table, unique=True, together=lock_together
+                )
             return
         table = self._table
         if not new:
@@ -260,6 +337,17 @@ class NameIds:
                 int(connection.execute(select(func.coalesce(func.max(table.c.id), 0))).scalar_one())
                 + 1
             )
+            if defer_index:
+                self._rebuild = defer_indexes(connection, self._table, unique=True)
+
+    def finish(self) -> None:
+        """Build the name index again if it was dropped (before the transaction commits).
+
+        Raises ``IntegrityError`` if a name was stored twice (the ingest then
+        stores nothing).
+        """
+        self._rebuild()
+        self._rebuild = _nothing
 
     def known(self, names: Sequence[str]) -> np.ndarray:
         """Whether each name was looked up before (and is still remembered)."""
@@ -275,12 +363,14 @@ class NameIds:
         wanted = list(map(str, map(names.__getitem__, missing.tolist())))
         if self._fresh:
             new = self._insert_new(wanted)
-        elif self._connection.dialect.name == "postgresql":
-            new = _ids_staged_copy(self._connection, self._table, self._collection_id, wanted)
         else:
-            new = _ids_staged_executemany(
-                self._connection, self._table, self._collection_id, wanted
-            )
+            self.finish()  # the lookups below need the unique index (a no-op once built)
+            if self._connection.dialect.name == "postgresql":
+                new = _ids_staged_copy(self._connection, self._table, self._collection_id, wanted)
+            else:
+                new = _ids_staged_executemany(
+                    self._connection, self._table, self._collection_id, wanted
+                )
         found[missing] = new
         if len(self._known) + len(wanted) > NAME_CACHE:
             self._known = _HashedIds()
@@ -293,12 +383,17 @@ class NameIds:
         """Insert names known to be new: no staging, no lookup, never read back.
 
         They go in in name order (ids follow it), so that the name index is
-        filled page by page rather than at random places. SQLite takes the
-        next ids (the transaction holds the write lock); PostgreSQL draws them
-        from the table's sequence and sends the rows by one binary ``COPY``.
+        filled page by page rather than at random places; not while the index
+        is dropped (:func:`defer_indexes`: it is built once, by sorting, at the
+        end). SQLite takes the next ids (the transaction holds the write
+        lock); PostgreSQL draws them from the table's sequence and sends the
+        rows by one binary ``COPY``.
         """
-        order = sorted(range(len(names)), key=names.__getitem__)
-        ordered = list(map(names.__getitem__, order))
+        if self._rebuild is _nothing:
+            order = sorted(range(len(names)), key=names.__getitem__)
+            ordered = list(map(names.__getitem__, order))
+        else:
+            order, ordered = list(range(len(names))), names
         ids = np.empty(len(names), dtype=np.int64)
         if self._connection.dialect.name == "postgresql":
             new_ids = self._sequence_ids(len(names))
@@ -330,12 +425,29 @@ class NameIds:
         """PostgreSQL: ``count`` new ids from the id column's sequence, ascending.
 
         Usually they are consecutive (no other transaction drew ids meanwhile)
-        and only the first and last come back; otherwise all of them.
+        and only the first and last come back; otherwise all of them. While
+        this transaction holds the table ``ACCESS EXCLUSIVE`` (its unique index
+        dropped, :func:`defer_indexes`), no other one can insert into it, so
+        the next ``count`` values of a sequence counting by 1 are taken by one
+        ``setval`` instead of ``count`` calls of ``nextval`` (the primary key
+        would still refuse an id drawn twice).
         """
         with _driver_cursor(self._connection) as cursor:
             if self._sequence is None:
-                cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", (self._table.name,))
-                self._sequence = str(cursor.fetchone()[0])
+                cursor.execute(
+                    "SELECT s.seqrelid::regclass::text, s.seqincrement FROM pg_sequence s "
+                    "WHERE s.seqrelid = pg_get_serial_sequence(%s, 'id')::regclass",
+                    (self._table.name,),
+                )
+                self._sequence, increment = cursor.fetchone()
+                self._unit_steps = increment == 1
+            if self._rebuild is not _nothing and self._unit_steps:
+                cursor.execute(
+                    "SELECT setval(%s::regclass, nextval(%s::regclass) + %s - 1)",
+                    (self._sequence, self._sequence, count),
+                )
+                high = int(cursor.fetchone()[0])
+                return np.arange(high - count + 1, high + 1, dtype=np.int64)
             cursor.execute(
                 "WITH drawn AS (SELECT nextval(%s::regclass) AS id FROM generate_series(1, %s)) "
                 "SELECT min(id), max(id), CASE WHEN max(id) - min(id) + 1 = count(*) THEN NULL "
@@ -552,6 +664,63 @@ def _copy_type(column: Column[Any]) -> str:
     return {int: "int4", bool: "bool", float: "float8"}.get(python_type, "text")
 
 
+#: psycopg's binary ``COPY`` signature (header) and trailer, for blocks written whole.
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\0" + bytes(8)
+_COPY_TRAILER = b"\xff\xff"
+
+#: NumPy's big-endian spelling of each fixed-width binary ``COPY`` type.
+_COPY_DTYPES = {"int4": ">i4", "bool": "u1", "float8": ">f8"}
+
+
+def _binary_encodable(types: Sequence[str], arrays: Sequence[np.ndarray]) -> bool:
+    """Whether :func:`_binary_block` can encode these columns (checked once for all rows).
+
+    Fixed-width columns (``int4``, ``bool``, ``float8``) of a NumPy number
+    dtype, with every ``int4`` value in range, and at most one text column,
+    the last. Anything else (an object array holding NULLs, another type) is
+    left to psycopg's ``write_row``, so the server sees the same rows either way.
+    """
+    fixed = types[:-1] if types[-1] == "text" else types
+    if any(t not in _COPY_DTYPES for t in fixed):
+        return False
+    for kind, array in zip(fixed, arrays, strict=False):
+        if array.dtype.kind not in "iub" + ("f" if kind == "float8" else ""):
+            return False
+        if kind == "int4" and len(array) and (array.min() < -(2**31) or array.max() >= 2**31):
+            return False
+    return True
+
+
+def _binary_block(types: Sequence[str], arrays: Sequence[np.ndarray]) -> bytes:
+    """The rows of ``arrays`` in ``COPY``'s binary format, built by NumPy.
+
+    Each row is its field count, then each field's length and big-endian
+    value; a text column (the last, :func:`_binary_encodable`) is its UTF-8
+    bytes. One NumPy record per row instead of one Python call per row and
+    field: psycopg's ``write_row`` was most of the client's time.
+    """
+    fixed = types[:-1] if types[-1] == "text" else types
+    count = len(arrays[0])
+    fields: list[tuple[str, str]] = [("fields", ">i2")]
+    for i, kind in enumerate(fixed):
+        fields += [(f"length{i}", ">i4"), (f"value{i}", _COPY_DTYPES[kind])]
+    if len(fixed) < len(types):
+        fields.append(("text_length", ">i4"))
+    records = np.empty(count, dtype=np.dtype(fields))
+    records["fields"] = len(types)
+    for i, (kind, array) in enumerate(zip(fixed, arrays, strict=False)):
+        records[f"length{i}"] = np.dtype(_COPY_DTYPES[kind]).itemsize
+        records[f"value{i}"] = array
+    if len(fixed) == len(types):
+        return records.tobytes()
+    text = [str(name).encode() for name in arrays[-1].tolist()]
+    records["text_length"] = np.fromiter(map(len, text), dtype=np.int64, count=count)
+    raw = records.tobytes()
+    width = records.dtype.itemsize
+    prefixes = [raw[start : start + width] for start in range(0, len(raw), width)]
+    return b"".join(itertools.chain.from_iterable(zip(prefixes, text, strict=True)))
+
+
 def _copy_rows(
     connection: Connection,
     table: Table,
@@ -559,16 +728,31 @@ def _copy_rows(
     arrays: Sequence[np.ndarray],
     advance: Callable[[int], None] = lambda _n: None,
 ) -> None:
-    """``COPY table (columns) FROM STDIN (FORMAT BINARY)`` through the psycopg cursor."""
+    """``COPY table (columns) FROM STDIN (FORMAT BINARY)`` through the psycopg cursor.
+
+    Chunks of rows are encoded by NumPy (:func:`_binary_block`) and written
+    as blocks when :func:`_binary_encodable` allows, otherwise row by row
+    through psycopg's ``write_row``.
+    """
     raw = connection.connection.driver_connection
     assert raw is not None  # an open connection always has its DBAPI connection
     column_list = ", ".join(f'"{c}"' for c in columns)
     total = len(arrays[0])
+    types = [_copy_type(table.c[c]) for c in columns]
+    blocks = _binary_encodable(types, arrays)
     statement = f'COPY "{table.name}" ({column_list}) FROM STDIN (FORMAT BINARY)'
     with raw.cursor() as cursor, cursor.copy(statement) as copy:
-        copy.set_types([_copy_type(table.c[c]) for c in columns])
+        if blocks:
+            copy.write(_COPY_SIGNATURE)
+        else:
+            copy.set_types(types)
         for start in range(0, total, INSERT_CHUNK):
             stop = min(start + INSERT_CHUNK, total)
-            for row in zip(*(a[start:stop].tolist() for a in arrays), strict=True):
-                copy.write_row(row)
+            if blocks:
+                copy.write(_binary_block(types, [a[start:stop] for a in arrays]))
+            else:
+                for row in zip(*(a[start:stop].tolist() for a in arrays), strict=True):
+                    copy.write_row(row)
             advance(stop - start)
+        if blocks:
+            copy.write(_COPY_TRAILER)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -91,18 +92,31 @@ class Collection(Base):
 
 
 class _NamedInCollection:
-    """Columns of a name table: an id, the owning collection, a name unique within it."""
+    """Columns of a name table: an id, the owning collection, a name unique within it.
+
+    The uniqueness is the named unique index ``uq_<table>_collection_id_name``
+    rather than a table constraint (migration 0010_bulk_load_keys), so that
+    the first ingest into an empty name table can build it once after its
+    inserts (:mod:`orlbuild.store.bulk`); ``collection_id`` is not a declared
+    foreign key, for the reason given in :func:`_ref` (collections are never
+    deleted).
+    """
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    collection_id: Mapped[int] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False
-    )
+    collection_id: Mapped[int] = mapped_column(Integer, nullable=False)
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
 
     @declared_attr.directive
-    def __table_args__(cls) -> tuple[UniqueConstraint]:
-        """A fresh constraint per table (a constraint object belongs to one table)."""
-        return (UniqueConstraint("collection_id", "name"),)
+    def __table_args__(cls) -> tuple[Index]:
+        """A fresh index per table (an index object belongs to one table)."""
+        return (
+            Index(
+                f"uq_{cls.__tablename__}_collection_id_name",  # type: ignore[attr-defined]
+                "collection_id",
+                "name",
+                unique=True,
+            ),
+        )
 
 
 class Query(_NamedInCollection, Base):
@@ -163,10 +177,16 @@ class IngestBatch(Base):
 
 
 def _batch_fk() -> Mapped[int]:
-    """A non-null reference to the batch a fact came from (deleted with it)."""
-    return mapped_column(
-        ForeignKey("ingest_batches.id", ondelete="CASCADE"), nullable=False, index=True
-    )
+    """A non-null id of the batch a fact came from (indexed; not a declared foreign key).
+
+    Like the name references (:func:`_ref`), it is written only by
+    :func:`orlbuild.store.batches.store_batch` with the id of the batch row it
+    inserted in the same transaction; PostgreSQL's per-row check of a foreign
+    key was about half the time of a fact insert (migration
+    0010_bulk_load_keys). :func:`orlbuild.store.batches.delete_batch` deletes a
+    batch's facts with it.
+    """
+    return mapped_column(Integer, nullable=False, index=True)
 
 
 def _ref(table: str, *, index: bool = False) -> Mapped[int]:

@@ -73,3 +73,83 @@ def test_a_failing_query_is_the_same_error_everywhere(dask_scheduler: str) -> No
         assert len(skipped.orls) == 11
     assert len(set(messages)) == 1, messages
     assert "q007" in messages[0]
+
+
+def _slow_comparisons(frame: pd.DataFrame) -> list[tuple[str, object]]:
+    """Every query sliced and indexed from its own strings (the reference of the fast path)."""
+    from orlbuild.builders.pairwise_data import (
+        comparisons_from_arrays,
+        pair_arrays,
+        query_blocks,
+        row_counts,
+    )
+
+    winners, losers, ties, annotators = pair_arrays(frame)
+    counts = row_counts(frame)
+    return [
+        (
+            query,
+            comparisons_from_arrays(
+                winners[block],
+                losers[block],
+                ties[block],
+                annotators[block],
+                counts=None if counts is None else counts[block],
+            ),
+        )
+        for query, block in query_blocks(frame["query"])
+    ]
+
+
+def _assert_same_comparisons(got: object, expected: object) -> None:
+    from dataclasses import fields
+
+    for field in fields(expected):  # type: ignore[arg-type]
+        a, b = getattr(got, field.name), getattr(expected, field.name)
+        if b is None:
+            assert a is None, field.name
+            continue
+        assert a.dtype == b.dtype and a.shape == b.shape, field.name
+        assert a.tolist() == b.tolist(), field.name
+
+
+@pytest.mark.parametrize("string_dtype", [True, False])
+def test_queries_are_sliced_as_from_their_own_strings(string_dtype: bool) -> None:
+    """The vectorised slicing of every query (pairwise_query_comparisons) gives the arrays
+    comparisons_from_arrays gives from each query's strings: ties, counts, a missing
+    annotator, non-ASCII and mixed-case ids, items that only lose, queries of one row."""
+    from orlbuild.builders.build import _check_frame, pairwise_query_comparisons
+
+    rng = np.random.default_rng(5)
+    n = 2_000
+    frame = pd.DataFrame(
+        {
+            "query": rng.choice(["q1", "q2", "é", "Z", "q10"], n),
+            "annotator": rng.choice(np.array(["b", "a", "C", None], dtype=object), n),
+            "winner": rng.choice(["x", "y", "Y", "10", "9", "ü"], n),
+            "loser": rng.choice(["x", "y", "z", "2", "Ω"], n),
+            "tie": rng.random(n) < 0.3,
+            "count": rng.integers(0, 4, n),
+        }
+    )
+    one_row = pd.DataFrame(
+        [
+            {
+                "query": "lonely",
+                "annotator": "a",
+                "winner": "p",
+                "loser": "o",
+                "tie": False,
+                "count": 2,
+            }
+        ]
+    )
+    frame = pd.concat([frame, one_row], ignore_index=True)
+    if string_dtype:
+        frame = frame.astype({c: "string" for c in ("query", "winner", "loser")})
+    checked = _check_frame(frame, "pairwise")
+    got = list(pairwise_query_comparisons(checked))
+    expected = _slow_comparisons(checked)
+    assert [q for q, _ in got] == [q for q, _ in expected]
+    for (_, a), (_, b) in zip(got, expected, strict=True):
+        _assert_same_comparisons(a, b)
