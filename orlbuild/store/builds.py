@@ -155,11 +155,15 @@ ENTRY_ROW_COLUMNS = (
 )
 
 
-#: The columns of a ``tie_decisions`` row after ``build_id``, in :class:`BuildRows` order
-#: (the table's).
-DECISION_ROW_COLUMNS = (
-    "query",
-    "position",
+#: Numeric evidence of the --tiering procedures stored with each decision.
+EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
+#: A boundary's weakest crossing pair and its unbacked orders (decisions that open a tier).
+BOUNDARY_FLOATS = ("weakest_z", "weakest_critical")
+BOUNDARY_FIELDS = ("weakest_above", "weakest_below", "crossing_pairs", "unbacked_pairs")
+#: The pair's state: separated, equivalent (within the build's --margin) or undecided.
+STATE_FIELDS = ("state",)
+#: A decision's pair, its test and its rule: the fields every decision has.
+DECISION_TEST_FIELDS = (
     "leader",
     "item",
     "score_leader",
@@ -172,18 +176,19 @@ DECISION_ROW_COLUMNS = (
     "variance",
     "procedure",
     "family_size",
-    "critical",
-    "z",
-    "bic_penalty",
-    "loglik_gain",
-    "bic_change",
-    "weakest_above",
-    "weakest_below",
-    "weakest_z",
-    "weakest_critical",
-    "crossing_pairs",
-    "unbacked_pairs",
-    "state",
+)
+
+#: The columns of a ``tie_decisions`` row after ``build_id``, in :class:`BuildRows` order
+#: (the table's).
+DECISION_ROW_COLUMNS = (
+    "query",
+    "position",
+    *DECISION_TEST_FIELDS,
+    *EVIDENCE_FLOATS,
+    *BOUNDARY_FIELDS[:2],
+    *BOUNDARY_FLOATS,
+    *BOUNDARY_FIELDS[2:],
+    *STATE_FIELDS,
 )
 
 
@@ -699,29 +704,10 @@ def load_build_entries(
     )
 
 
-#: Numeric evidence of the --tiering procedures stored with each decision.
-EVIDENCE_FLOATS = ("critical", "z", "bic_penalty", "loglik_gain", "bic_change")
-#: A boundary's weakest crossing pair and its unbacked orders (decisions that open a tier).
-BOUNDARY_FLOATS = ("weakest_z", "weakest_critical")
-BOUNDARY_FIELDS = ("weakest_above", "weakest_below", "crossing_pairs", "unbacked_pairs")
-#: The pair's state: separated, equivalent (within the build's --margin) or undecided.
-STATE_FIELDS = ("state",)
-
 DECISION_COLUMNS = [
     "build",
     "query",
-    "leader",
-    "item",
-    "score_leader",
-    "score_item",
-    "diff",
-    "se",
-    "p_value",
-    "decision",
-    "rule",
-    "variance",
-    "procedure",
-    "family_size",
+    *DECISION_TEST_FIELDS,
     *EVIDENCE_FLOATS,
     *BOUNDARY_FIELDS,
     *BOUNDARY_FLOATS,

@@ -6,11 +6,11 @@ import math
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 
 from orlbuild.builders.build import build_orls
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.records import QueryORL
+from orlbuild.records import BuildOutcome, QueryORL
 from orlbuild.store.builds import BuildRows, load_query_orls, store_build
 from orlbuild.store.bulk import ensure_collection
 from orlbuild.store.models import OrlEntry, TieDecisionRow
@@ -18,7 +18,7 @@ from tests.services.test_parallel_build import pairwise_judgments
 from tests.stores import store_engine
 
 
-def _outcome():  # type: ignore[no-untyped-def]
+def _outcome() -> tuple[BuildParameters, BuildOutcome]:
     frame = pairwise_judgments(7, n_queries=3, n_items=5, per_query=120)
     params = BuildParameters(source="pairwise", method="bt", tiering="simultaneous", seed=3)
     resolved, outcome = build_orls(frame, params)
@@ -55,6 +55,20 @@ def _stored(url: str, build_id: int) -> tuple[list[tuple[object, ...]], list[tup
     return [tuple(r) for r in entries], [tuple(r) for r in decisions]
 
 
+def _store(
+    engine: Engine, resolved: BuildParameters, outcome: BuildOutcome, rows: BuildRows | None = None
+) -> int:
+    """Store ``outcome`` as a build of the default collection, from ``rows`` if given."""
+    return store_build(
+        engine,
+        collection="default",
+        parameters=resolved.to_json(),
+        outcome=outcome,
+        batches=[],
+        rows=rows,
+    )
+
+
 def test_rows_made_as_results_arrive_store_what_the_outcome_holds(migrated_db_url: str) -> None:
     resolved, outcome = _outcome()
     rows = BuildRows()
@@ -63,17 +77,8 @@ def test_rows_made_as_results_arrive_store_what_the_outcome_holds(migrated_db_ur
     with store_engine(migrated_db_url) as engine:
         with engine.begin() as connection:
             ensure_collection(connection, "default")
-        given = store_build(
-            engine,
-            collection="default",
-            parameters=resolved.to_json(),
-            outcome=outcome,
-            batches=[],
-            rows=rows,
-        )
-        made_here = store_build(
-            engine, collection="default", parameters=resolved.to_json(), outcome=outcome, batches=[]
-        )
+        given = _store(engine, resolved, outcome, rows)
+        made_here = _store(engine, resolved, outcome)
         back = load_query_orls(engine, given)
     entries, decisions = _stored(migrated_db_url, given)
     assert (entries, decisions) == _stored(migrated_db_url, made_here)
@@ -96,11 +101,4 @@ def test_rows_of_other_orls_are_refused(migrated_db_url: str) -> None:
     resolved, outcome = _outcome()
     rows = BuildRows.of(list(outcome.orls.values())[1:])
     with store_engine(migrated_db_url) as engine, pytest.raises(ValueError, match="not those"):
-        store_build(
-            engine,
-            collection="default",
-            parameters=resolved.to_json(),
-            outcome=outcome,
-            batches=[],
-            rows=rows,
-        )
+        _store(engine, resolved, outcome, rows)

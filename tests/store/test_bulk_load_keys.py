@@ -26,7 +26,7 @@ from orlbuild.store import load_pairwise
 from orlbuild.store.batches import FACT_TABLES, delete_batch
 from orlbuild.store.models import NAME_MODELS, System
 from tests.ingest.conftest import run_cli, store_counts
-from tests.stores import store_engine
+from tests.stores import INGEST_WORKER, store_engine
 
 PAIRS = "query\tannotator\twinner\tloser\ttie\n" + "".join(
     f"q{i % 3}\ta{i % 2}\td{i % 7}\td{(i + 1) % 7}\t{i % 2}\n" for i in range(40)
@@ -163,17 +163,6 @@ def test_postgresql_keeps_the_indexes_of_a_table_another_transaction_uses(
 
 # Ingests into new collections of an empty store, at the same time: each may try to drop
 # the indexes of the same empty tables (on PostgreSQL, all of them locked at once or none).
-WORKER = (
-    "import sys, time\n"
-    "from pathlib import Path\n"
-    "from orlbuild.services.ingests import ingest_file\n"
-    "from orlbuild.store import open_store\n"
-    "engine = open_store(sys.argv[1])\n"
-    "Path(sys.argv[2] + '.ready').touch()\n"
-    "while not Path(sys.argv[3]).exists():\n"
-    "    time.sleep(0.005)\n"
-    "print(ingest_file(engine, 'pairwise', sys.argv[2], collection=sys.argv[4]).message)\n"
-)
 
 
 def test_parallel_first_ingests_into_new_collections(migrated_db_url: str, tmp_path: Path) -> None:
@@ -185,7 +174,7 @@ def test_parallel_first_ingests_into_new_collections(migrated_db_url: str, tmp_p
     go = tmp_path / "go"
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, migrated_db_url, str(p), str(go), f"c{n}"],
+            [sys.executable, "-c", INGEST_WORKER, migrated_db_url, str(p), str(go), f"c{n}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

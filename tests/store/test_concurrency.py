@@ -13,24 +13,13 @@ import numpy as np
 from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_pairwise
 from orlbuild.store.status import store_status
-from tests.stores import store_engine
+from tests.stores import INGEST_WORKER, store_engine
 
 PROCESSES = 4
 ROWS = 3000
 # A worker: open the store and ingest one file (the library, not the slower-to-import CLI).
 # Workers report ready, then all start ingesting when the "go" file appears, so that
 # their transactions overlap and race for the same new queries and items.
-WORKER = (
-    "import sys, time\n"
-    "from pathlib import Path\n"
-    "from orlbuild.services.ingests import ingest_file\n"
-    "from orlbuild.store import open_store\n"
-    "engine = open_store(sys.argv[1])\n"
-    "Path(sys.argv[2] + '.ready').touch()\n"
-    "while not Path(sys.argv[3]).exists():\n"
-    "    time.sleep(0.005)\n"
-    "print(ingest_file(engine, 'pairwise', sys.argv[2]).message)\n"
-)
 
 
 def _write_file(path: Path, seed: int) -> list[tuple[str, str, str, str]]:
@@ -66,7 +55,7 @@ def test_parallel_ingests_store_every_row_once(migrated_db_url: str, tmp_path: P
     go = tmp_path / "go"
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, migrated_db_url, str(p), str(go)],
+            [sys.executable, "-c", INGEST_WORKER, migrated_db_url, str(p), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -104,7 +93,7 @@ def test_parallel_ingests_of_the_same_file_store_it_once(
     go = tmp_path / "go"
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER.replace("sys.argv[2] + '.ready'", f"'{path}.{i}'"),
+            [sys.executable, "-c", INGEST_WORKER.replace("sys.argv[2] + '.ready'", f"'{path}.{i}'"),
              migrated_db_url, str(path), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
