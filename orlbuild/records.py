@@ -19,6 +19,7 @@ __all__ = [
     "BuildOutcome",
     "EstimationError",
     "NamedChunk",
+    "OverrideRequest",
     "QueryBuildError",
     "QueryFailure",
     "QueryORL",
@@ -245,6 +246,32 @@ class AnnotatorReliability:
     high: float
     comparisons: float
     flips: int | None = None
+
+
+@dataclass(frozen=True)
+class OverrideRequest:
+    """One audit override of a query's tiers (docs/tiers-and-audit.md, "Audit").
+
+    Exactly one of ``merge_tier`` (merge that tier, 1-based, with the next) and
+    ``split_at`` (split a tier so that this item starts a new one) is given;
+    ``reason`` says why and ``by`` who (default: the OS user).
+    """
+
+    query: str
+    reason: str
+    merge_tier: int | None = None
+    split_at: str | None = None
+    by: str | None = None
+
+    @property
+    def action(self) -> str:
+        """``merge-tiers`` or ``split-at``."""
+        return "merge-tiers" if self.merge_tier is not None else "split-at"
+
+    @property
+    def argument(self) -> int | str | None:
+        """The tier merged or the item split at."""
+        return self.merge_tier if self.merge_tier is not None else self.split_at
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 from orlbuild.cli.options import FormatOption, QueryFilterOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import opened_store
+from orlbuild.records import OverrideRequest
 from orlbuild.services.audits import audit_builds, derive_override
 from orlbuild.vocabulary import OutputFormat
 
@@ -112,10 +113,8 @@ def override_command(
 ) -> None:
     """Create a new build derived from BUILD with one override; BUILD stays untouched."""
     with opened_store(ctx, writes=True) as engine:
-        _, payload = derive_override(
-            engine, build, query=query, reason=reason, merge_tier=merge_tiers,
-            split_at=split_at, by=by,
-        )  # fmt: skip
+        request = OverrideRequest(query, reason, merge_tiers, split_at, by)
+        _, payload = derive_override(engine, build, request)
     emit(fmt, frame=pd.DataFrame([payload]), payload=payload, title="override")
 
 

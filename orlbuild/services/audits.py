@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from orlbuild.builders.backed_orders import parse_unbacked_note
+from orlbuild.records import OverrideRequest
 from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.store.builds import (
     BuildRecord,
@@ -170,14 +171,7 @@ def _with_intervals(bind: Bind, decisions: pd.DataFrame) -> pd.DataFrame:
 
 
 def derive_override(
-    engine: Engine,
-    build: str | int,
-    *,
-    query: str,
-    reason: str,
-    merge_tier: int | None = None,
-    split_at: str | None = None,
-    by: str | None = None,
+    engine: Engine, build: str | int, request: OverrideRequest
 ) -> tuple[BuildRecord, dict[str, Any]]:
     """Derive a build from ``build`` with one override; ``build`` stays untouched.
 
@@ -192,17 +186,15 @@ def derive_override(
         whom; and ``version``, the name the new build is reachable by
         (``NAME@N``, docs/tiers-and-audit.md, "Build names"; ``None`` for an unnamed build).
     """
-    new_id = override_build(
-        engine, build, query=query, reason=reason, merge_tier=merge_tier, split_at=split_at, by=by
-    )
+    new_id = override_build(engine, build, request)
     record = get_build(engine, new_id)
     override = {
         "build": new_id,
         "parent": record.parent_id,
-        "query": query,
-        "action": "merge-tiers" if merge_tier is not None else "split-at",
-        "argument": merge_tier if merge_tier is not None else split_at,
-        "reason": reason,
+        "query": request.query,
+        "action": request.action,
+        "argument": request.argument,
+        "reason": request.reason,
         "by": record.created_by,
         "version": _version_name(engine, record.name, new_id),
     }

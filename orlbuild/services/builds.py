@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from orlbuild.limits import (
     check_name,
     check_seed,
 )
-from orlbuild.records import BuildOutcome, QueryORL
+from orlbuild.records import BuildOutcome, OverrideRequest, QueryORL
 from orlbuild.store.builds import (
     JUDGMENT_LOADERS,
     VERSIONED_NAME,
@@ -441,16 +441,7 @@ def built_orls(bind: Bind, build_id: int) -> tuple[dict[str, QueryORL], list[str
     return load_query_orls(bind, build_id), failures
 
 
-def override_build(
-    engine: Engine,
-    build: str | int,
-    *,
-    query: str,
-    reason: str,
-    merge_tier: int | None = None,
-    split_at: str | None = None,
-    by: str | None = None,
-) -> int:
+def override_build(engine: Engine, build: str | int, request: OverrideRequest) -> int:
     """Derive a new build from ``build`` with one query's tiers merged or split.
 
     The original build is never modified: every ORL, decision and message is
@@ -465,16 +456,10 @@ def override_build(
         The store.
     build
         Build id or name.
-    query
-        The query whose ORL is overridden.
-    reason
-        Why (mandatory, stored).
-    merge_tier
-        Merge tier ``merge_tier`` with the next one (1-based).
-    split_at
-        Split a tier so that this item starts a new one.
-    by
-        Who (default: :func:`~orlbuild.store.users.current_user`).
+    request
+        The query, the override (exactly one of ``merge_tier`` and
+        ``split_at``), why (mandatory, stored) and who (default:
+        :func:`~orlbuild.store.users.current_user`).
 
     Returns
     -------
@@ -491,11 +476,11 @@ def override_build(
         it meanwhile (:class:`~orlbuild.store.builds.BuildChangedError`, "build
         changed since you read it; rerun").
     """
-    if (merge_tier is None) == (split_at is None):
+    if (request.merge_tier is None) == (request.split_at is None):
         raise ConfigError("give exactly one of --merge-tiers T or --split-at ITEM")
-    if not reason.strip():
+    if not request.reason.strip():
         raise ConfigError("--reason must not be empty: say why the ORL is overridden")
-    by = check_name(by, "--by")
+    request = replace(request, by=check_name(request.by, "--by"))
     # A name follows the newest build of that name: when another override of the build
     # lands first (on another query), this one is derived from it, so both are kept.
     # An id names one version: a concurrent derivation is refused
@@ -504,9 +489,9 @@ def override_build(
     by_name = not text.isdigit() and VERSIONED_NAME.fullmatch(text) is None  # not NAME@N
     for _ in range(_OVERRIDE_ATTEMPTS):
         try:
-            return _override_once(engine, build, query, reason, merge_tier, split_at, by)
+            return _override_once(engine, build, request)
         except BuildChangedError as changed:
-            if not by_name or _touches(engine, changed.children, query):
+            if not by_name or _touches(engine, changed.children, request.query):
                 raise
     raise StoreError(
         f"build {build!r} kept changing while the override was written "
@@ -523,38 +508,29 @@ def _touches(engine: Engine, builds: tuple[int, ...], query: str) -> bool:
     return any(get_build(engine, b).overrides[-1]["query"] == query for b in builds)
 
 
-def _override_once(
-    engine: Engine,
-    build: str | int,
-    query: str,
-    reason: str,
-    merge_tier: int | None,
-    split_at: str | None,
-    by: str | None,
-) -> int:
+def _override_once(engine: Engine, build: str | int, request: OverrideRequest) -> int:
     """One attempt of :func:`override_build`, refused if the build changes meanwhile."""
     record = get_build(engine, build)
     known = derived_builds(engine, record.id)
     orls = load_query_orls(engine, record.id)
+    query = request.query
     if query not in orls:
         raise StoreError(f"build {record.id} has no ORL for query {query!r}")
-    if merge_tier is not None:
-        orls[query] = merge_adjacent_tiers(orls[query], merge_tier)
-        action, argument = "merge-tiers", str(merge_tier)
+    if request.merge_tier is not None:
+        orls[query] = merge_adjacent_tiers(orls[query], request.merge_tier)
     else:
-        orls[query] = split_tier_at(orls[query], str(split_at))
-        action, argument = "split-at", str(split_at)
+        orls[query] = split_tier_at(orls[query], str(request.split_at))
     failures = load_query_failures(engine, record.id)
     params = BuildParameters.from_json(record.parameters)
-    who = by or current_user()
+    who = request.by or current_user()
     outcome = BuildOutcome(orls=orls, failures=failures)
     overrides = [
         *record.overrides,
         {
             "query": query,
-            "action": action,
-            "argument": argument,
-            "reason": reason.strip(),
+            "action": request.action,
+            "argument": str(request.argument),
+            "reason": request.reason.strip(),
             "created_by": who,
         },
     ]

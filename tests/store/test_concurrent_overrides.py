@@ -19,6 +19,7 @@ import pytest
 import orlbuild.services.builds as builds_service
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import StoreError
+from orlbuild.records import OverrideRequest
 from orlbuild.services.builds import build_and_store, override_build
 from orlbuild.store import open_store
 from orlbuild.store.builds import get_build, list_builds
@@ -61,7 +62,7 @@ def _race(
         engine = open_store(url)
         try:
             outcomes[index] = override_build(
-                engine, ref, query=queries[index], reason=f"auditor {index}", merge_tier=1
+                engine, ref, OverrideRequest(queries[index], f"auditor {index}", merge_tier=1)
             )
         except StoreError as error:
             outcomes[index] = error
@@ -132,7 +133,7 @@ def test_a_sequential_override_of_an_old_id_is_still_allowed(migrated_db_url: st
 def test_the_cli_refusal_is_one_line(migrated_db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     original = _stored_build(migrated_db_url)
     with store_engine(migrated_db_url) as engine:
-        override_build(engine, original, query="q1", reason="first", merge_tier=1)
+        override_build(engine, original, OverrideRequest("q1", "first", merge_tier=1))
     real = builds_service.derived_builds
     monkeypatch.setattr(builds_service, "derived_builds", lambda bind, i: ())  # read before it
     code, out, err = cli(
