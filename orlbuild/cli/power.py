@@ -19,17 +19,15 @@ from orlbuild.cli.options import (
     SchedulerOption,
     SystemsOption,
 )
+from orlbuild.cli.power_options import BudgetsOption, SubsamplesOption, parse_budgets
 from orlbuild.cli.render import emit
 from orlbuild.cli.score import warn
 from orlbuild.cli.state import checked_output, get_state
 from orlbuild.cli.statistics_options import (
     AlphaOption,
-    BudgetsOption,
     PermutationsOption,
     SeedOption,
-    SubsamplesOption,
     TestOption,
-    parse_budgets,
 )
 from orlbuild.progress import progress_bar
 from orlbuild.services.comparisons import power_budgets, power_for_panels, power_steps

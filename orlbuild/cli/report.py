@@ -9,16 +9,14 @@ import typer
 
 from orlbuild.cli.input_options import ScorePrecisionOption
 from orlbuild.cli.options import BuildOption, JobsOption, MissingOption, SchedulerOption
+from orlbuild.cli.power_options import BudgetsOption, SubsamplesOption, parse_budgets
 from orlbuild.cli.state import checked_output, get_state, opened_store
 from orlbuild.cli.statistics_options import (
     AlphaOption,
-    BudgetsOption,
     CorrectionOption,
     PermutationsOption,
     SeedOption,
-    SubsamplesOption,
     TestOption,
-    parse_budgets,
 )
 from orlbuild.progress import progress_bar
 from scoring.settings import TestSettings

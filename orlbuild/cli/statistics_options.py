@@ -1,6 +1,6 @@
 """The options of the significance tests and resampling, declared once (``--test``,
-``--correction``, ``--alpha``, ``--permutations``, ``--seed``, ``--subsamples``,
-``--budgets``), with the callbacks that check their limits before any work
+``--correction``, ``--alpha``, ``--permutations``, ``--seed``), with the
+callbacks that check their limits before any work
 (docs/development.md, "Development"). Like :mod:`orlbuild.cli.options`, this
 module loads no NumPy, pandas, SciPy or SQLAlchemy.
 """
@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import typer
 
-from orlbuild.errors import ConfigError
 from orlbuild.limits import (
     COUNT_LIMITS,
     PERMUTATIONS_MAX,
@@ -28,15 +27,12 @@ from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
     "AlphaOption",
-    "BudgetsOption",
     "CorrectionOption",
     "PermutationsOption",
     "SeedOption",
-    "SubsamplesOption",
     "TestOption",
     "count_callback",
     "count_help",
-    "parse_budgets",
     "permutations_option",
     "seed_option",
     "with_test_settings",
@@ -78,14 +74,6 @@ def count_help(text: str, name: str) -> str:
     return f"{text} (at most {COUNT_LIMITS[name].high:,})."
 
 
-SubsamplesOption = Annotated[
-    int,
-    typer.Option(
-        "--subsamples",
-        callback=count_callback("subsamples"),
-        help=count_help("Random query subsets per budget", "subsamples"),
-    ),
-]
 PermutationsOption = Annotated[
     int,
     typer.Option(
@@ -170,45 +158,3 @@ def with_test_settings(command: Callable[..., None]) -> Callable[..., None]:
         "return": signature.return_annotation
     }
     return with_settings
-
-
-BudgetsOption = Annotated[
-    str | None,
-    typer.Option(
-        "--budgets",
-        metavar="<int,...>",
-        help="Query budgets, e.g. 25,50,100 (default 25..500 step 25, up to the queries).",
-        show_default=False,
-    ),
-]
-
-
-def parse_budgets(text: str | None) -> list[int] | None:
-    """``"50,25,50"`` -> ``[25, 50]``; ``None`` stays ``None`` (the default budgets).
-
-    Parameters
-    ----------
-    text
-        The ``--budgets`` value: positive whole numbers separated by commas.
-
-    Returns
-    -------
-    list of int or None
-        The distinct budgets in increasing order.
-
-    Raises
-    ------
-    ConfigError
-        For a part that is not a positive whole number, or no budget at all.
-    """
-    if text is None:
-        return None
-    budgets = set()
-    for part in text.split(","):
-        value = part.strip()
-        if not value.isdigit() or int(value) < 1:
-            raise ConfigError(
-                f"--budgets: {value!r} is not a positive whole number; write e.g. 25,50,100"
-            )
-        budgets.add(int(value))
-    return sorted(budgets)

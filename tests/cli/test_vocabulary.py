@@ -76,7 +76,7 @@ def test_budgets_are_parsed_by_one_function(command: str, tmp_path: Path) -> Non
 
 
 def test_budgets_parser() -> None:
-    from orlbuild.cli.statistics_options import parse_budgets
+    from orlbuild.cli.power_options import parse_budgets
 
     assert parse_budgets(None) is None
     assert parse_budgets("50, 25,50") == [25, 50]
@@ -88,7 +88,7 @@ def test_budgets_parser() -> None:
 def test_options_module_loads_no_numerics() -> None:
     probe = (
         "import sys, orlbuild.cli.options, orlbuild.cli.statistics_options, "
-        "orlbuild.cli.input_options; "
+        "orlbuild.cli.power_options, orlbuild.cli.input_options; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'numpy', 'pandas', 'scipy', 'sqlalchemy', 'alembic', 'matplotlib'}))"
     )
