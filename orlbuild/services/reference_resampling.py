@@ -96,11 +96,30 @@ def _draw(annotators: npt.NDArray[np.object_], rng: np.random.Generator) -> tupl
     return tuple(sorted(rng.choice(annotators, size=annotators.size, replace=True).tolist()))
 
 
-def _drawn_judgments(frame: pd.DataFrame, drawn: Sequence[str]) -> pd.DataFrame:
-    """The judgments of every drawn annotator, the ``i``-th draw renamed ``NAME#i``."""
-    groups = dict(tuple(frame.groupby(frame["annotator"].astype(str), sort=False)))
-    parts = [groups[name].assign(annotator=f"{name}#{i}") for i, name in enumerate(drawn)]
-    return pd.concat(parts, ignore_index=True)
+def _annotator_rows(frame: pd.DataFrame) -> dict[str, npt.NDArray[np.intp]]:
+    """Each annotator's row positions in ``frame``, in row order (grouped once per frame)."""
+    groups = frame.groupby(frame["annotator"].astype(str), sort=False).indices
+    return {str(name): np.asarray(rows, dtype=np.intp) for name, rows in groups.items()}
+
+
+def _drawn_judgments(
+    frame: pd.DataFrame,
+    drawn: Sequence[str],
+    rows: Mapping[str, npt.NDArray[np.intp]] | None = None,
+) -> pd.DataFrame:
+    """The judgments of every drawn annotator, the ``i``-th draw renamed ``NAME#i``.
+
+    The rows of every draw, draw after draw, each in ``frame``'s order, taken
+    in one pass; ``rows`` is :func:`_annotator_rows` of ``frame`` (computed
+    when not given), so the resamples of one frame group it once.
+    """
+    if rows is None:
+        rows = _annotator_rows(frame)
+    parts = [rows[name] for name in drawn]
+    names = [f"{name}#{i}" for i, name in enumerate(drawn)]
+    taken = frame.take(np.concatenate(parts)).reset_index(drop=True)
+    renamed = np.repeat(np.asarray(names, dtype=object), [len(part) for part in parts])
+    return taken.assign(annotator=pd.Series(renamed, index=taken.index))
 
 
 def annotator_resample(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -143,20 +162,48 @@ def _resample_verdicts(
     setup: _Setup, drawn: tuple[str, ...]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
     """One rebuilt reference: which pair verdicts, tiers and rank intervals it keeps."""
-    frame = _drawn_judgments(setup.judgments, drawn)
+    frame = _drawn_judgments(setup.judgments, drawn, setup.annotator_rows)
     _, rebuilt = build_orls(frame, setup.params, on_error="skip")
     orls = _orls(rebuilt.orls)
     if set(orls) != set(setup.queries):
         return None  # a query lost its ORL: this resample cannot judge the same verdicts
     pairs, systems = _verdicts(orls, setup.runs, setup.measures, setup.options)
-    pairs = setup.pairs[KEY_PAIRS].merge(pairs, on=KEY_PAIRS, how="left")
-    systems = setup.systems[KEY_SYSTEMS].merge(systems, on=KEY_SYSTEMS, how="left")
-    same_pair = _direction(pairs).to_numpy() == _direction(setup.pairs).to_numpy()
-    same_tier = systems["tier"].to_numpy() == setup.systems["tier"].to_numpy()
-    same_interval = (systems["rank_lo"].to_numpy() == setup.systems["rank_lo"].to_numpy()) & (
-        systems["rank_hi"].to_numpy() == setup.systems["rank_hi"].to_numpy()
-    )
+    # The original's rows in the resample's verdicts (what a left merge on the keys
+    # lined up; a verdict the resample lacks keeps nothing).
+    pair_rows = _rows_of(setup.pairs, pairs, KEY_PAIRS)
+    system_rows = _rows_of(setup.systems, systems, KEY_SYSTEMS)
+    same_pair = _same(_direction(pairs).to_numpy(), _direction(setup.pairs).to_numpy(), pair_rows)
+    same_tier = _same(systems["tier"].to_numpy(), setup.systems["tier"].to_numpy(), system_rows)
+    same_interval = _same(
+        systems["rank_lo"].to_numpy(), setup.systems["rank_lo"].to_numpy(), system_rows
+    ) & _same(systems["rank_hi"].to_numpy(), setup.systems["rank_hi"].to_numpy(), system_rows)
     return same_pair.astype(float), same_tier.astype(float), same_interval.astype(float)
+
+
+def _rows_of(keys: pd.DataFrame, frame: pd.DataFrame, on: Sequence[str]) -> npt.NDArray[np.intp]:
+    """The row of ``frame`` with each row's ``on`` values of ``keys`` (-1 when it has none).
+
+    Raises
+    ------
+    ValueError
+        When ``frame`` repeats a key (a merge would have repeated the row).
+    """
+    where: dict[tuple[Any, ...], int] = {}
+    for row, key in enumerate(zip(*(frame[c].tolist() for c in on), strict=True)):
+        if where.setdefault(key, row) != row:
+            raise ValueError(f"verdicts repeat the key {key!r}")
+    wanted = zip(*(keys[c].tolist() for c in on), strict=True)
+    return np.fromiter((where.get(key, -1) for key in wanted), dtype=np.intp, count=len(keys))
+
+
+def _same(
+    resampled: npt.NDArray[Any], original: npt.NDArray[Any], rows: npt.NDArray[np.intp]
+) -> npt.NDArray[np.bool_]:
+    """``resampled[rows] == original``, false where ``rows`` is -1."""
+    found = rows >= 0
+    same = np.zeros(len(rows), dtype=bool)
+    same[found] = resampled[rows[found]] == original[found]
+    return same
 
 
 @dataclass(frozen=True)
@@ -172,6 +219,7 @@ class _Setup:
     queries: frozenset[str]
     pairs: pd.DataFrame
     systems: pd.DataFrame
+    annotator_rows: Mapping[str, npt.NDArray[np.intp]]
 
 
 def reference_verdicts(
@@ -241,7 +289,7 @@ def reference_verdicts(
     pairs, systems = _verdicts(_orls(outcome.orls), runs, measures, options)
     setup = _Setup(
         judgments, resolved, dict(runs), list(measures), options, seed,
-        frozenset(outcome.orls), pairs, systems,
+        frozenset(outcome.orls), pairs, systems, _annotator_rows(judgments),
     )  # fmt: skip
     pair_hits = np.zeros(len(pairs))
     tier_hits = np.zeros(len(systems))
