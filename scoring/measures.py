@@ -829,6 +829,34 @@ def _parse_one(name: str) -> Measure:
         raise ValueError(str(exc)) from None
 
 
+#: Measures parsed from their names, by name (:func:`_parsed`); bounded, never evicted.
+_PARSED: dict[str, Measure] = {}
+_PARSED_LIMIT = 4096
+_BUILT_IN_PENALTIES = frozenset({"m1", "m2"})
+
+
+def _parsed(name: str) -> Measure:
+    """:func:`_parse_one` of ``name``, parsed once per name and handed out as a fresh copy.
+
+    Scoring and the property tests parse the same few names tens of thousands
+    of times. A name's measure depends only on the name, except through a
+    user penalty (:func:`scoring.register_penalty` can add it and a caller can
+    remove it), so a measure naming one is never cached; nor is a failure.
+    Each call returns its own shallow copy (the fields are numbers and
+    strings), so no caller can change what the next one receives.
+    """
+    cached = _PARSED.get(name)
+    if cached is None:
+        cached = _parse_one(name)
+        user_penalty = isinstance(cached, RDQ) and cached.penalty not in _BUILT_IN_PENALTIES
+        if user_penalty or len(_PARSED) >= _PARSED_LIMIT:
+            return cached
+        _PARSED[name] = cached
+    fresh = object.__new__(type(cached))
+    fresh.__dict__.update(cached.__dict__)
+    return fresh
+
+
 def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:
     """Parse several measure names, reporting every bad one at once.
 
@@ -844,7 +872,7 @@ def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:
             parsed.append(name)
             continue
         try:
-            parsed.append(_parse_one(name))
+            parsed.append(_parsed(name) if isinstance(name, str) else _parse_one(name))
         except ValueError as exc:
             problems.append(f"bad measure {name!r}: {exc}")
     if problems:
