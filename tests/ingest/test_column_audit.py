@@ -16,26 +16,23 @@ WITH_EXTRA_COLUMN = {
 }
 
 
+def _as_jsonl(csv: str) -> str:
+    """A one-row CSV as one JSONL object with the same keys and (string) values."""
+    header, row = csv.splitlines()
+    record = dict(zip(header.split(","), row.split(","), strict=True))
+    return "{" + ", ".join(f'"{k}": "{v}"' for k, v in record.items()) + "}\n"
+
+
+@pytest.mark.parametrize("syntax", ["csv", "jsonl"])
 @pytest.mark.parametrize("kind", list(WITH_EXTRA_COLUMN))
-def test_extra_column_is_reported_in_every_kind(
-    kind: str, migrated_db_url: str, write_file: Write
+def test_extra_column_is_reported_in_every_kind_and_syntax(
+    kind: str, syntax: str, migrated_db_url: str, write_file: Write
 ) -> None:
-    path = write_file(f"{kind}.csv", WITH_EXTRA_COLUMN[kind])
+    content = WITH_EXTRA_COLUMN[kind]
+    path = write_file(f"{kind}.{syntax}", _as_jsonl(content) if syntax == "jsonl" else content)
     result = ingested(migrated_db_url, kind, path)
     assert f"Warning: {path}: ignored column(s) 'source'" in result.stderr
     assert "stored 1" in result.stdout
-
-
-@pytest.mark.parametrize("kind", list(WITH_EXTRA_COLUMN))
-def test_extra_jsonl_key_is_reported_in_every_kind(
-    kind: str, migrated_db_url: str, write_file: Write
-) -> None:
-    header, row = WITH_EXTRA_COLUMN[kind].splitlines()
-    record = dict(zip(header.split(","), row.split(","), strict=True))
-    body = "{" + ", ".join(f'"{k}": "{v}"' for k, v in record.items()) + "}\n"
-    path = write_file(f"{kind}.jsonl", body)
-    result = ingested(migrated_db_url, kind, path)
-    assert "ignored column(s) 'source'" in result.stderr
 
 
 def test_arena_extra_columns_are_reported_not_refused(
