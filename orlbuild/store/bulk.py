@@ -568,7 +568,7 @@ def _ids_staged_copy(
         STAGED_NAMES,
         MetaData(),
         Column("position", Integer, nullable=False),
-        Column("name", Text, nullable=False),
+        Column("name", Text(collation="C"), nullable=False),  # as the name columns (0011)
         prefixes=["TEMPORARY"],
         postgresql_on_commit="DROP",
     )
