@@ -56,7 +56,10 @@ class Vocabulary:
     def finish(self) -> np.ndarray:
         """Assign final codes (first seen = 0); returns the provisional -> final code map."""
         self._compact()
-        self.names = [str(name) for name in self._distinct]
+        names = self._distinct.tolist()
+        if pd.api.types.infer_dtype(self._distinct, skipna=False) != "string":
+            names = [str(name) for name in names]  # str() only where some name is not text
+        self.names = names
         return self._codes
 
 
