@@ -16,7 +16,7 @@ Issue 15's targets, measured on the same simulated panels for every test:
   differ: the share of experiments with a false rejection among the equal
   pairs).
 
-Run as a script (``python tests/benchmarks/bench_max_t_power.py [experiments]``,
+Run as a script (``python tests/benchmarks/bench_max_t_power.py [experiments [null_experiments]]``,
 default 100 experiments per power row and 200 per calibration row) or with
 pytest (fewer experiments). The unit tests in
 ``tests/statistics/test_max_t.py`` run a smaller, seeded version.
@@ -24,6 +24,7 @@ pytest (fewer experiments). The unit tests in
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -152,4 +153,12 @@ def test_max_t_power_and_calibration() -> None:
 
 
 if __name__ == "__main__":
-    run(*(int(a) for a in sys.argv[1:3]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "experiments", nargs="?", type=int, default=100, help="experiments per power row"
+    )
+    parser.add_argument(
+        "null_experiments", nargs="?", type=int, default=200, help="experiments per calibration row"
+    )
+    arguments = parser.parse_args()
+    run(arguments.experiments, arguments.null_experiments)

@@ -18,13 +18,17 @@ with ``draws x n^2``).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script
 
 import orlbuild.builders.critical_values as critical_values
 from orlbuild.builders import BuildParameters, build_orls

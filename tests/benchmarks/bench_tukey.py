@@ -20,6 +20,7 @@ Run as a script (``python tests/benchmarks/bench_tukey.py [--power]``) or with p
 
 from __future__ import annotations
 
+import argparse
 import resource
 import sys
 import time
@@ -145,6 +146,9 @@ def test_tukey_hsd_is_fast() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--power", action="store_true", help="add the power analysis of the panel")
+    arguments = parser.parse_args()
     run()
-    if "--power" in sys.argv[1:]:
+    if arguments.power:
         power_figures()
