@@ -739,9 +739,11 @@ def _binary_block(types: Sequence[str], arrays: Sequence[np.ndarray]) -> bytes:
     if len(fixed) == len(types):
         return records.tobytes()
     names = arrays[-1].tolist()
-    if not all(type(name) is str for name in names):
+    try:
+        joined = "".join(names)
+    except TypeError:  # some value is not text: written as its str()
         names = list(map(str, names))
-    joined = "".join(names)
+        joined = "".join(names)
     width = records.dtype.itemsize
     if not joined.isascii() or "\x00" in joined:  # UTF-8 lengths may differ: name by name
         text = [name.encode() for name in names]
