@@ -7,7 +7,9 @@ module level, inside functions and under ``TYPE_CHECKING`` alike (a type-only
 import still ties a layer to another), relative imports resolved. No module is exempt.
 
 It also checks that a module's ``__all__`` lists only names the module itself
-defines (a package ``__init__`` may re-export its modules' names).
+defines (a package ``__init__`` may re-export its modules' names), and that two
+modules share a file name only when they are one feature's twins in different
+layers (``cli/build.py`` parses, ``builders/build.py`` computes).
 """
 
 from __future__ import annotations
@@ -102,6 +104,37 @@ def test_all_lists_only_names_the_module_defines(package: str) -> None:
         defined = _defined_names(tree)
         wrong += [f"{path.relative_to(ROOT)}: {n}" for n in _exported(tree) if n not in defined]
     assert wrong == []
+
+
+# Module names used more than once, each by one feature's per-layer twins. A new
+# module that takes a name already used elsewhere fails the test below: name it
+# after what it holds, or add it here if it is the same feature in another layer.
+LAYER_TWINS = {
+    "batches.py": {"orlbuild/cli", "orlbuild/services", "orlbuild/store"},
+    "build.py": {"orlbuild/builders", "orlbuild/cli"},
+    "builds.py": {"orlbuild/services", "orlbuild/store"},
+    "errors.py": {"orlbuild", "scoring"},
+    "evaluation.py": {"orlbuild/cli", "scoring"},
+    "evaluations.py": {"orlbuild/services", "orlbuild/store"},
+    "measures.py": {"orlbuild/cli", "scoring"},
+    "orl.py": {"orlbuild/cli", "scoring"},
+    "power.py": {"orlbuild/cli", "scoring/statistics"},
+    "quality.py": {"orlbuild/builders", "orlbuild/cli"},
+    "reference_resampling.py": {"orlbuild/report", "orlbuild/services"},
+    "status.py": {"orlbuild/cli", "orlbuild/store"},
+    "vocabulary.py": {"orlbuild", "scoring"},
+}
+
+
+def test_module_names_are_shared_only_by_per_layer_twins() -> None:
+    folders: dict[str, set[str]] = {}
+    for package in ("orlbuild", "scoring"):
+        for path in (ROOT / package).rglob("*.py"):
+            if path.name not in {"__init__.py", "__main__.py"}:
+                folder = path.parent.relative_to(ROOT).as_posix()
+                folders.setdefault(path.name, set()).add(folder)
+    shared = {name: where for name, where in folders.items() if len(where) > 1}
+    assert shared == LAYER_TWINS
 
 
 @pytest.mark.parametrize(

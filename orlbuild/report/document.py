@@ -122,7 +122,7 @@ def render_report(data: ReportData) -> str:
     # matplotlib is imported only when a report is drawn: it slows every CLI start-up
     from orlbuild.report.leaderboard import leaderboard_ranks, leaderboard_section
     from orlbuild.report.next_round import next_round_section
-    from orlbuild.report.reference import reference_section
+    from orlbuild.report.reference_resampling import reference_section
     from orlbuild.report.sections import (
         header_section,
         heatmap_section,

@@ -27,6 +27,13 @@ def ingest_cli(url: str, kind: str, path: Path, *args: str) -> Result:
     return run_cli(url, "ingest", kind, str(path), *args, *system)
 
 
+def ingested(url: str, kind: str, path: Path, *args: str) -> Result:
+    """:func:`ingest_cli` of a file that must be stored (exit 0); its result."""
+    result = ingest_cli(url, kind, path, *args)
+    assert result.exit_code == 0, result.output
+    return result
+
+
 def pairwise_tuples(frame: pd.DataFrame) -> list[tuple[str, str, str, str, bool]]:
     """``load_pairwise`` rows as sorted ``(query, annotator, winner, loser, tie)`` tuples."""
     columns = ("query", "annotator", "winner", "loser", "tie")
@@ -51,6 +58,5 @@ def seeded_db_url(migrated_db_url: str, tmp_path: Path) -> str:
     """A migrated store that already holds one small pairwise batch (3 rows)."""
     path = tmp_path / "seed.tsv"
     path.write_text(GOOD_PAIRWISE)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", path)
     return migrated_db_url

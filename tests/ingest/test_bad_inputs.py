@@ -18,7 +18,7 @@ from orlbuild.errors import StoreError
 from orlbuild.store import current_revision, head_revision
 from orlbuild.store.engine import create_store_engine
 from tests.files import Write
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import ingested, run_cli, store_counts
 from tests.stores import disposed
 
 
@@ -241,7 +241,7 @@ def test_unknown_extension_asks_for_format(
     result = run_cli(seeded_db_url, "ingest", "pairwise", str(path))
     assert result.exit_code == 1
     assert "--format" in result.output
-    assert run_cli(seeded_db_url, "ingest", "pairwise", str(path), "--format", "csv").exit_code == 0
+    ingested(seeded_db_url, "pairwise", path, "--format", "csv")
 
 
 def test_missing_file_is_an_error(seeded_db_url: str, tmp_path: Path) -> None:
@@ -256,7 +256,7 @@ def test_run_needs_consistent_system_entries(
     """A failure while writing (not parsing) also rolls the whole file back."""
     first = write_file("a.trec", "q1 Q0 d1 1 2.0 t\n")
     second = write_file("b.trec", "q9 Q0 d9 1 3.0 t\nq1 Q0 d1 1 1.0 t\n")
-    assert run_cli(seeded_db_url, "ingest", "run", str(first), "--system", "s").exit_code == 0
+    ingested(seeded_db_url, "run", first)
     before = store_counts(seeded_db_url)
     result = run_cli(seeded_db_url, "ingest", "run", str(second), "--system", "s")
     assert result.exit_code == 1

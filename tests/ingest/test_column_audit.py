@@ -5,40 +5,34 @@ from __future__ import annotations
 import pytest
 
 from tests.files import Write
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import ingested, run_cli, store_counts
 
-#: kind -> (CSV content with an extra ``source`` column, extra CLI options)
+#: kind -> CSV content with an extra ``source`` column
 WITH_EXTRA_COLUMN = {
-    "listwise": ("query,item,rank,source\nq1,d1,1,web\n", ()),
-    "pairwise": ("query,winner,loser,source\nq1,d1,d2,web\n", ()),
-    "graded": ("query,item,grade,source\nq1,d1,2,web\n", ()),
-    "run": ("query,item,rank,source\nq1,d1,1,web\n", ("--system", "s")),
+    "listwise": "query,item,rank,source\nq1,d1,1,web\n",
+    "pairwise": "query,winner,loser,source\nq1,d1,d2,web\n",
+    "graded": "query,item,grade,source\nq1,d1,2,web\n",
+    "run": "query,item,rank,source\nq1,d1,1,web\n",
 }
 
 
+def _as_jsonl(csv: str) -> str:
+    """A one-row CSV as one JSONL object with the same keys and (string) values."""
+    header, row = csv.splitlines()
+    record = dict(zip(header.split(","), row.split(","), strict=True))
+    return "{" + ", ".join(f'"{k}": "{v}"' for k, v in record.items()) + "}\n"
+
+
+@pytest.mark.parametrize("syntax", ["csv", "jsonl"])
 @pytest.mark.parametrize("kind", list(WITH_EXTRA_COLUMN))
-def test_extra_column_is_reported_in_every_kind(
-    kind: str, migrated_db_url: str, write_file: Write
+def test_extra_column_is_reported_in_every_kind_and_syntax(
+    kind: str, syntax: str, migrated_db_url: str, write_file: Write
 ) -> None:
-    content, options = WITH_EXTRA_COLUMN[kind]
-    path = write_file(f"{kind}.csv", content)
-    result = run_cli(migrated_db_url, "ingest", kind, str(path), *options)
-    assert result.exit_code == 0, result.output
+    content = WITH_EXTRA_COLUMN[kind]
+    path = write_file(f"{kind}.{syntax}", _as_jsonl(content) if syntax == "jsonl" else content)
+    result = ingested(migrated_db_url, kind, path)
     assert f"Warning: {path}: ignored column(s) 'source'" in result.stderr
     assert "stored 1" in result.stdout
-
-
-@pytest.mark.parametrize("kind", list(WITH_EXTRA_COLUMN))
-def test_extra_jsonl_key_is_reported_in_every_kind(
-    kind: str, migrated_db_url: str, write_file: Write
-) -> None:
-    header, row = WITH_EXTRA_COLUMN[kind][0].splitlines()
-    record = dict(zip(header.split(","), row.split(","), strict=True))
-    body = "{" + ", ".join(f'"{k}": "{v}"' for k, v in record.items()) + "}\n"
-    path = write_file(f"{kind}.jsonl", body)
-    result = run_cli(migrated_db_url, "ingest", kind, str(path), *WITH_EXTRA_COLUMN[kind][1])
-    assert result.exit_code == 0, result.output
-    assert "ignored column(s) 'source'" in result.stderr
 
 
 def test_arena_extra_columns_are_reported_not_refused(
@@ -50,16 +44,14 @@ def test_arena_extra_columns_are_reported_not_refused(
         "question_id,model_a,model_b,winner,judge,turn,language,tstamp\n"
         "q1,m1,m2,model_a,j1,1,English,1.0\n",
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert "ignored column(s) 'turn', 'language', 'tstamp'" in result.stderr
     assert "arena columns" in result.stderr
 
 
 def test_complete_file_has_no_warning(migrated_db_url: str, write_file: Write) -> None:
     path = write_file("p.csv", "query,annotator,winner,loser,tie\nq1,a,d1,d2,0\n")
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0
+    result = ingested(migrated_db_url, "pairwise", path)
     assert "Warning" not in result.output
 
 
@@ -88,8 +80,7 @@ def test_published_evalica_llmfao_header_is_read_with_its_extra_columns_reported
         "2,8,3,9,83,left,Model A,Model C\n"
         "2,8,3,9,12,right,Model A,Model C\n",
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert "stored 3 pairwise rows" in result.stdout
     assert "ignored column(s) 'id', 'prompt', 'model_x', 'model_y'" in result.stderr
     # model_y is as close to model_a as to model_b: the first in sorted order is named
@@ -104,8 +95,7 @@ def test_near_miss_of_a_column_given_under_another_name_is_reported(
     """``model_x`` next to ``item_a`` (whose alias ``model_a`` it resembles) cannot be a typo
     of a column the file lacks: reported, not refused."""
     path = write_file("arena.csv", "qid,item_a,item_b,winner,model_x\nq1,m1,m2,model_a,7\n")
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert (
         "'model_x' resembles 'model_a', but the file gives the 'item_a' column already"
         in result.stderr

@@ -17,7 +17,7 @@ from orlbuild.ingest.trec_reader import fast_trec_frame
 from orlbuild.store import load_pairwise
 from orlbuild.vocabulary import InputFormat
 from tests.files import Write
-from tests.ingest.conftest import ingest_cli, run_cli, store_counts
+from tests.ingest.conftest import ingest_cli, ingested, run_cli, store_counts
 from tests.store_cli import one_error_line, outcome
 from tests.stores import store_engine
 
@@ -103,8 +103,7 @@ def test_json_integer_ids_are_stored_as_text_with_a_note(
         "p.json",
         '[{"query": 1, "winner": 10, "loser": "b"}, {"query": 1, "winner": "b", "loser": 11}]',
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert (
         f"{path}: 4 identifier(s) were JSON numbers, stored as their decimal text "
         "(first: query 1 on line 1)" in result.output

@@ -13,7 +13,7 @@ import pytest
 
 from orlbuild.store import load_pairwise
 from tests.files import Write
-from tests.ingest.conftest import counted_pairwise_tuples, run_cli, store_counts
+from tests.ingest.conftest import counted_pairwise_tuples, ingested, run_cli, store_counts
 from tests.stores import store_engine
 
 
@@ -37,8 +37,7 @@ def test_every_tabular_shape_carries_count(
     shape: str, migrated_db_url: str, write_file: Write
 ) -> None:
     path = write_file("p.csv", SHAPES[shape].format(7))
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", path)
     assert _stored(migrated_db_url) == [("q1", "d1", "d2", False, 7)]
 
 
@@ -74,8 +73,7 @@ def test_zero_counts_are_skipped_with_a_note_and_empty_counts_one(
     path = write_file(
         "p.tsv", "query\twinner\tloser\tcount\nq1\td1\td2\t0\nq1\td2\td3\t\nq1\td3\td1\t 4 \n"
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert f"Warning: {path}: skipped 1 row(s) with count 0" in result.output
     assert "stored 2 pairwise rows" in result.output
     assert _stored(migrated_db_url) == [("q1", "d2", "d3", False, 1), ("q1", "d3", "d1", False, 4)]
@@ -92,14 +90,13 @@ def test_files_without_count_count_one_and_jsonl_may_omit_it(
     migrated_db_url: str, write_file: Write
 ) -> None:
     plain = write_file("p.csv", "query,winner,loser\nq1,d1,d2\n")
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(plain)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", plain)
     mixed = write_file(
         "m.jsonl",
         '{"query": "q2", "winner": "a", "loser": "b"}\n'
         '{"query": "q2", "winner": "b", "loser": "c", "count": 5}\n',
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(mixed))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", mixed)
     assert _stored(migrated_db_url) == [
         ("q1", "d1", "d2", False, 1),
         ("q2", "a", "b", False, 1),
@@ -130,6 +127,6 @@ def test_build_on_counted_rows_runs(migrated_db_url: str, write_file: Write) -> 
         f"q1,d{a},d{b},{n}\n" for a, b, n in [(1, 2, 5), (2, 3, 4), (1, 3, 6), (3, 2, 1), (2, 1, 1)]
     )
     path = write_file("p.csv", "query,winner,loser,count\n" + rows)
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", path)
     built = run_cli(migrated_db_url, "build", "--source", "pairwise", "--name", "counted")
     assert built.exit_code == 0, built.output

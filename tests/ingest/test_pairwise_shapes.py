@@ -18,6 +18,7 @@ from orlbuild.vocabulary import InputFormat
 from tests.files import Write
 from tests.ingest.conftest import (
     counted_pairwise_tuples,
+    ingested,
     pairwise_tuples,
     run_cli,
     store_counts,
@@ -41,8 +42,7 @@ def test_golden_shape_is_detected_and_stored_as_meant(
 ) -> None:
     path = tmp_path / name
     shutil.copy(GOLDEN / name, path)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     expected = [tuple(row) for row in EXPECTED[name]]
     assert _pairs(migrated_db_url) == expected
     assert f"stored {len(expected)} pairwise rows" in result.output
@@ -55,8 +55,7 @@ def test_golden_counts_in_a_json_array_with_one_query(migrated_db_url: str, tmp_
     the leaderboard (its question_id is a per-battle id)."""
     path = tmp_path / "arena_counts.json"
     shutil.copy(GOLDEN / "arena_counts.json", path)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--query", "arena")
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path, "--query", "arena")
     assert "skipped 1 row(s) with count 0" in result.output
     assert "--query 'arena' puts every row into one query" in result.output
     with store_engine(migrated_db_url) as engine:
@@ -77,8 +76,7 @@ def test_shape_named_with_format(
 ) -> None:
     path = tmp_path / renamed
     shutil.copy(GOLDEN / name, path)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--format", fmt)
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", path, "--format", fmt)
     assert _pairs(migrated_db_url) == [tuple(row) for row in EXPECTED[name]]
 
 
@@ -87,7 +85,7 @@ def test_arena_from_stdin_and_jsonl(migrated_db_url: str, write_file: Write) -> 
         "a.jsonl",
         '{"qid": "q1", "model_a": "x", "model_b": "y", "winner": "model_b", "worker": "w"}\n',
     )
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(jsonl)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", jsonl)
     stdin = b"topic\titem_a\titem_b\twinner\nq2\tx\ty\tx\n"
     result = run_cli(migrated_db_url, "ingest", "pairwise", "-", stdin=stdin)
     assert result.exit_code == 0, result.output
@@ -102,7 +100,7 @@ def test_arena_columns_are_never_read_as_winner_and_loser(
     path = write_file(
         "a.csv", "query,annotator,item_a,item_b,winner\nq1,u1,d1,d2,model_b\nq1,u1,d1,d3,tie\n"
     )
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", path)
     assert _pairs(migrated_db_url) == [
         ("q1", "u1", "d1", "d3", True),
         ("q1", "u1", "d2", "d1", False),
@@ -115,8 +113,7 @@ def test_arena_columns_are_never_read_as_winner_and_loser(
 def test_arena_winner_holding_an_item_id(migrated_db_url: str, write_file: Write) -> None:
     """Regression (issue 12): used to fail with "winner and loser are the same item"."""
     path = write_file("a.csv", "query,item_a,item_b,winner\nq1,d1,d2,d2\n")
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", path)
     assert _pairs(migrated_db_url) == [("q1", "_", "d2", "d1", False)]
 
 
@@ -158,7 +155,7 @@ def test_trec_prefs_round_trip_of_an_orl_export(migrated_db_url: str, write_file
     qrels = write_file(
         "g.qrels", "q1 0 d1 3\nq1 0 d2 3\nq1 0 d3 1\nq1 0 d4 0\nq2 0 e1 2\nq2 0 e2 1\n"
     )
-    assert run_cli(migrated_db_url, "ingest", "graded", str(qrels)).exit_code == 0
+    ingested(migrated_db_url, "graded", qrels)
     built = run_cli(migrated_db_url, "build", "--source", "graded", "--name", "g")
     assert built.exit_code == 0, built.output
     out = qrels.parent / "orl.prefs"
@@ -167,8 +164,7 @@ def test_trec_prefs_round_trip_of_an_orl_export(migrated_db_url: str, write_file
     )
     assert exported.exit_code == 0, exported.output
     assert out.read_text().splitlines()[0].split()[1:3] == ["orl", "1"]
-    back = run_cli(migrated_db_url, "ingest", "pairwise", str(out), "--collection", "back")
-    assert back.exit_code == 0, back.output
+    ingested(migrated_db_url, "pairwise", out, "--collection", "back")
     # ORL: q1 {d1, d2} > {d3} (d4 has grade 0: not in the ORL); q2 e1 > e2.
     assert _pairs(migrated_db_url, "back") == [
         ("q1", "orl", "d1", "d3", False),
@@ -199,8 +195,7 @@ def test_jsonl_extra_key_next_to_its_near_miss_is_only_reported(
         "p.jsonl",
         '{"query": "q1", "annotator": "a", "annotators": 3, "winner": "d1", "loser": "d2"}\n',
     )
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert "ignored column(s) 'annotators'" in result.stderr
 
 
