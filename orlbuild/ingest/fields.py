@@ -112,7 +112,8 @@ def _coded_names(
     local, uniques = pd.factorize(values)
     # Plain C-level passes over the distinct values (pandas' .str methods call a
     # Python function per value): strip, lengths, and one search for a NUL byte.
-    stripped = list(map(str.strip, uniques.tolist()))
+    raw_names = uniques.tolist()
+    stripped = list(map(str.strip, raw_names))
     if default is not None:
         stripped = [name or default for name in stripped]
     lengths = np.fromiter(map(len, stripped), dtype=np.int64, count=len(stripped))
@@ -141,7 +142,9 @@ def _coded_names(
             )
     names = np.empty(len(stripped), dtype=object)
     names[:] = stripped
-    return local.astype(np.int64) + vocabulary.add(names)
+    # Nothing stripped or replaced: the names are pandas' distinct values (the list
+    # comparison meets the same objects, so it costs a pointer test per name).
+    return local.astype(np.int64) + vocabulary.add(names, distinct=stripped == raw_names)
 
 
 def _parse_or_locate(

@@ -31,11 +31,17 @@ class Vocabulary:
         self._pending_size = 0
         self._codes = np.empty(0, dtype=np.int64)  # provisional position -> code
         self._positions = 0
+        self._alone_distinct = False  # the only names added were known to be distinct
         self.names: list[str] = []
 
-    def add(self, names: np.ndarray) -> int:
-        """Append a chunk's distinct names; returns the provisional code of the first."""
+    def add(self, names: np.ndarray, *, distinct: bool = False) -> int:
+        """Append a chunk's names; returns the provisional code of the first.
+
+        ``distinct``: the caller knows that no name repeats in ``names`` (the
+        first names of a vocabulary then need no factorizing).
+        """
         offset = self._positions
+        self._alone_distinct = distinct and not self._pending and not len(self._distinct)
         self._pending.append(names)
         self._positions += len(names)
         self._pending_size += len(names)
@@ -48,6 +54,12 @@ class Vocabulary:
         if not self._pending:
             return
         known = len(self._distinct)
+        if self._alone_distinct and len(self._pending) == 1:  # already distinct: keep their order
+            uniques = self._pending[0]
+            self._codes = np.arange(len(uniques), dtype=np.int64)
+            self._distinct = np.asarray(uniques, dtype=object)
+            self._pending, self._pending_size = [], 0
+            return
         codes, uniques = pd.factorize(np.concatenate([self._distinct, *self._pending]))
         self._codes = np.concatenate([self._codes, codes[known:].astype(np.int64)])
         self._distinct = np.asarray(uniques, dtype=object)
@@ -56,7 +68,10 @@ class Vocabulary:
     def finish(self) -> np.ndarray:
         """Assign final codes (first seen = 0); returns the provisional -> final code map."""
         self._compact()
-        self.names = [str(name) for name in self._distinct]
+        names = self._distinct.tolist()
+        if pd.api.types.infer_dtype(self._distinct, skipna=False) != "string":
+            names = [str(name) for name in names]  # str() only where some name is not text
+        self.names = names
         return self._codes
 
 

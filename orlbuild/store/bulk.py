@@ -78,6 +78,13 @@ STAGED_NAMES = "orlbuild_staged_names"
 BULK_CACHE_KIB = 32_768
 
 
+#: PostgreSQL ``maintenance_work_mem`` while :func:`defer_indexes` rebuilds indexes, in
+#: MiB (the server's, for this transaction only): the 1.2 million names' unique index
+#: sorted in memory instead of on disk (docs/performance.md, "Ingesting large
+#: vocabularies").
+REBUILD_WORK_MEM_MB = 256
+
+
 def _nothing() -> None:
     """The rebuild of :func:`defer_indexes` when it dropped nothing."""
 
@@ -165,6 +172,14 @@ def defer_indexes(
 
     def rebuild() -> None:
         with _driver_cursor(connection) as cursor:
+            if postgres:
+                # Sort in memory rather than spill to disk (server memory, this
+                # transaction only; a larger setting is kept).
+                cursor.execute(
+                    "SELECT set_config('maintenance_work_mem', %s, true) "
+                    "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < %s",
+                    (f"{REBUILD_WORK_MEM_MB}MB", REBUILD_WORK_MEM_MB << 20),
+                )
             for _index, sql in indexes:
                 cursor.execute(sql)
         indexes.clear()
@@ -246,12 +261,18 @@ class _HashedIds:
     def get(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The id of each name, ``-1`` where it is not remembered."""
         found = np.full(len(first), -1, dtype=np.int64)
+        if not len(self):
+            return found
+        # Searched in ascending order: each search starts near the previous one, so
+        # the large level is read forwards rather than at random places.
+        order = np.argsort(first)
+        first, second = first[order], second[order]
         for keys, checks, ids in self._levels:
             if not len(keys):
                 continue
             at = np.minimum(np.searchsorted(keys, first), len(keys) - 1)
             hit = (keys[at] == first) & (checks[at] == second)
-            found[hit] = ids[at[hit]]
+            found[order[hit]] = ids[at[hit]]
         return found
 
     def add(self, first: np.ndarray, second: np.ndarray, ids: np.ndarray) -> bool:
@@ -568,7 +589,7 @@ def _ids_staged_copy(
         STAGED_NAMES,
         MetaData(),
         Column("position", Integer, nullable=False),
-        Column("name", Text, nullable=False),
+        Column("name", Text(collation="C"), nullable=False),  # as the name columns (0011)
         prefixes=["TEMPORARY"],
         postgresql_on_commit="DROP",
     )
@@ -697,7 +718,11 @@ def _binary_block(types: Sequence[str], arrays: Sequence[np.ndarray]) -> bytes:
     Each row is its field count, then each field's length and big-endian
     value; a text column (the last, :func:`_binary_encodable`) is its UTF-8
     bytes. One NumPy record per row instead of one Python call per row and
-    field: psycopg's ``write_row`` was most of the client's time.
+    field: psycopg's ``write_row`` was most of the client's time. ASCII text
+    without NUL goes in as NumPy fixed-width bytes, one record array per
+    length of text: rows with texts of several lengths then come grouped by
+    length, in their order within a length (``COPY`` stores rows, whatever
+    their order; the staged names carry their positions).
     """
     fixed = types[:-1] if types[-1] == "text" else types
     count = len(arrays[0])
@@ -713,12 +738,36 @@ def _binary_block(types: Sequence[str], arrays: Sequence[np.ndarray]) -> bytes:
         records[f"value{i}"] = array
     if len(fixed) == len(types):
         return records.tobytes()
-    text = [str(name).encode() for name in arrays[-1].tolist()]
-    records["text_length"] = np.fromiter(map(len, text), dtype=np.int64, count=count)
-    raw = records.tobytes()
+    names = arrays[-1].tolist()
+    try:
+        joined = "".join(names)
+    except TypeError:  # some value is not text: written as its str()
+        names = list(map(str, names))
+        joined = "".join(names)
     width = records.dtype.itemsize
-    prefixes = [raw[start : start + width] for start in range(0, len(raw), width)]
-    return b"".join(itertools.chain.from_iterable(zip(prefixes, text, strict=True)))
+    if not joined.isascii() or "\x00" in joined:  # UTF-8 lengths may differ: name by name
+        text = [name.encode() for name in names]
+        records["text_length"] = np.fromiter(map(len, text), dtype=np.int64, count=count)
+        raw = records.tobytes()
+        prefixes = [raw[start : start + width] for start in range(0, len(raw), width)]
+        return b"".join(itertools.chain.from_iterable(zip(prefixes, text, strict=True)))
+    # ASCII without NUL (ids usually are): each name fits NumPy's fixed-width bytes,
+    # so the rows of each name length are one record array with the text as its last
+    # field, the rows of one length in their order (most ids have one length).
+    lengths = np.fromiter(map(len, names), dtype=np.int64, count=count)
+    records["text_length"] = lengths
+    values = np.asarray(names, dtype=object)
+    distinct = np.unique(lengths).tolist()
+    blocks = []
+    for length in distinct:
+        rows = np.flatnonzero(lengths == length) if len(distinct) > 1 else slice(None)
+        layout = [("fixed", records.dtype)] + ([("text", f"S{length}")] if length else [])
+        typed = np.empty(len(lengths[rows]), dtype=np.dtype(layout))
+        typed["fixed"] = records[rows]
+        if length:
+            typed["text"] = values[rows]
+        blocks.append(typed.tobytes())
+    return b"".join(blocks)
 
 
 def _copy_rows(

@@ -91,6 +91,13 @@ class Collection(Base):
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False, unique=True)
 
 
+#: The type of a query, item, annotator or system name: compared byte by byte on
+#: PostgreSQL too (``COLLATE "C"``, migration 0011_c_collation_names), as SQLite's
+#: ``BINARY`` collation does, so that ordering names gives the same order on both
+#: backends and the unique name indexes build fast.
+NAME_TYPE = String(NAME_LENGTH).with_variant(String(NAME_LENGTH, collation="C"), "postgresql")
+
+
 class _NamedInCollection:
     """Columns of a name table: an id, the owning collection, a name unique within it.
 
@@ -104,7 +111,7 @@ class _NamedInCollection:
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     collection_id: Mapped[int] = mapped_column(Integer, nullable=False)
-    name: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    name: Mapped[str] = mapped_column(NAME_TYPE, nullable=False)
 
     @declared_attr.directive
     def __table_args__(cls) -> tuple[Index]:
