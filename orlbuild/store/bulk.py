@@ -23,6 +23,7 @@ tuples (SQLite, where each write transaction holds the database lock, so
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -64,6 +65,11 @@ IN_LIST_CHUNK = 5_000
 
 #: Rows per ``executemany`` call or ``COPY`` progress step.
 INSERT_CHUNK = 50_000
+
+#: Names per SQLite ``INSERT ... SELECT ... FROM json_each(?)`` of new names (one JSON
+#: array of at most this many names, at most 200 characters each, is far below SQLite's
+#: one-gigabyte text limit).
+JSON_NAMES = 100_000
 
 #: Names per table whose ids :class:`NameIds` remembers (24 bytes each); beyond it
 #: they are forgotten and looked up in the store again (bounded ingest memory).
@@ -434,12 +440,17 @@ class NameIds:
         first = self._next_id
         self._next_id += len(names)
         ids[order] = np.arange(first, self._next_id, dtype=np.int64)
-        rows = zip(range(first, self._next_id), itertools.repeat(self._collection_id), ordered)
+        # One JSON array per chunk, unpacked by SQLite's built-in ``json_each``: no
+        # Python binding per name; the ``n``-th name (``key``) gets id ``first + n``.
+        # Blocks of JSON_NAMES keep each text far below SQLite's length limit.
+        sql = (
+            f'INSERT INTO "{self._table.name}" (id, collection_id, name) '
+            "SELECT key + ?, ?, value FROM json_each(?)"
+        )
         with _driver_cursor(self._connection) as cursor:
-            cursor.executemany(
-                f'INSERT INTO "{self._table.name}" (id, collection_id, name) VALUES (?, ?, ?)',
-                list(rows),
-            )
+            for start in range(0, len(ordered), JSON_NAMES):
+                block = json.dumps(ordered[start : start + JSON_NAMES], ensure_ascii=False)
+                cursor.execute(sql, (first + start, self._collection_id, block))
         return ids
 
     def _sequence_ids(self, count: int) -> np.ndarray:
