@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import itertools
 import json
 import math
@@ -471,6 +472,12 @@ def _delimited_chunks(
         if not quoted:
             feed.quoted = int('"' in header_line)
             while block := list(itertools.islice(lines_in, CHUNK_ROWS)):
+                fast = _plain_columns(block, delimiter, len(header))
+                if fast is not None:
+                    feed.rows += len(block)
+                    block = None
+                    yield _fast_chunk(fast, feed.rows, skipped, positions, layout)
+                    continue
                 if '"' in "".join(block):
                     feed.quoted += sum('"' in text for text in block)
                 block_reader = csv.reader(block, delimiter=delimiter, **dialect)
@@ -526,6 +533,67 @@ def _delimited_chunk(
     if len(chunk):
         chunk.shape = layout.shape
         yield chunk
+
+
+#: Characters that send a chunk of an unquoted file to the ``csv`` module's reader rather
+#: than pandas' C parser, which would read them otherwise: quotes, carriage returns,
+#: NULs, a byte order mark.
+_NOT_PLAIN = ('"', "\r", "\x00", "\ufeff")
+
+
+def _plain_columns(block: list[str], delimiter: str, width: int) -> list[list[str]] | None:
+    """The columns of an unquoted chunk by pandas' C parser, or ``None`` when anything is off.
+
+    Only a chunk whose every line holds exactly ``width - 1`` delimiters and
+    none of :data:`_NOT_PLAIN` is taken (then the C parser and the ``csv``
+    module read the same fields: no blank line, no quote, no stray line end);
+    any other goes to the ``csv`` module, which keeps the notes and names the
+    line of an error (docs/performance.md, "Ingesting large vocabularies").
+    """
+    if width < 2:
+        return None
+    text = "".join(block)
+    if any(char in text for char in _NOT_PLAIN):
+        return None
+    counts = np.fromiter(
+        map(str.count, block, itertools.repeat(delimiter)), dtype=np.int64, count=len(block)
+    )
+    if (counts != width - 1).any():
+        return None
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            dtype=str,
+            quoting=csv.QUOTE_NONE,
+            na_filter=False,
+            skip_blank_lines=False,
+            engine="c",
+        )
+    except (ValueError, UnicodeError, pd.errors.ParserError):
+        return None
+    if frame.shape != (len(block), width):
+        return None
+    return [frame[i].tolist() for i in range(width)]
+
+
+def _fast_chunk(
+    columns: list[list[str]],
+    read: int,
+    skipped: int,
+    positions: dict[str, int],
+    layout: RecordLayout,
+) -> ColumnChunk:
+    """The chunk of :func:`_plain_columns`, the last of the ``read`` rows after ``skipped``."""
+    count = len(columns[0])
+    first = skipped + read - count + 1
+    starts = np.arange(first, first + count, dtype=np.int64)
+    return ColumnChunk(
+        starts, {name: columns[pos] for name, pos in positions.items()}, layout.shape
+    )
 
 
 class _OneRowPerLine:
