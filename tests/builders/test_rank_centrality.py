@@ -136,3 +136,11 @@ def test_rank_centrality_without_regularisation_is_choix_s_exactly() -> None:
 
 def test_one_item_scores_zero() -> None:
     np.testing.assert_array_equal(rank_centrality_pairwise(np.zeros((1, 1)), alpha=0.1), [0.0])
+
+
+def test_fitted_scores_centres_as_numpy_s_mean_does() -> None:
+    rng = np.random.default_rng(10)
+    for _ in range(300):
+        params = rng.normal(0, 10.0 ** rng.integers(-3, 4), size=int(rng.integers(1, 300)))
+        expected = params - params.mean()
+        np.testing.assert_array_equal(fitted_scores("x", lambda p=params: p), expected)
