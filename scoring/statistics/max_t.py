@@ -43,7 +43,7 @@ import numpy.typing as npt
 from scoring.settings import TestSettings
 from scoring.statistics.panel import FloatMatrix, FloatVector, IndexVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
-from scoring.statistics.tukey import checked_panel, shuffled_panels
+from scoring.statistics.tukey import checked_panel
 
 __all__ = ["max_t_pvalues"]
 
@@ -165,11 +165,9 @@ def max_t_pvalues(
     chunk = max(1, CHUNK_ENTRIES // max(n_queries * n_systems, n_systems * n_systems, n_pairs))
     for start in range(0, permutations, chunk):
         size = min(chunk, permutations - start)
-        # the layout Generator.permuted gives a broadcast input (permutations innermost):
-        # its stacked matrices are not BLAS-able, so np.matmul takes numpy's own loop,
-        # whose sums the p-values are pinned to; the shuffle itself runs contiguous
-        shuffled = np.empty_like(np.broadcast_to(centred, (size, n_queries, n_systems)), order="K")
-        shuffled[...] = shuffled_panels(centred, size, generator)
+        shuffled = generator.permuted(
+            np.broadcast_to(centred, (size, n_queries, n_systems)), axis=2
+        )
         sums = np.ascontiguousarray(shuffled.sum(axis=1).T)
         products = np.matmul(shuffled.transpose(0, 2, 1), shuffled)
         flat = np.ascontiguousarray(products.reshape(size, -1).T)
