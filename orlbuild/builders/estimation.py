@@ -51,6 +51,8 @@ def fitted_scores(
         raise EstimationError(f"{label} did not converge ({exc}); {hint}") from exc
     except (ValueError, np.linalg.LinAlgError) as exc:
         raise EstimationError(f"{label} failed: {exc}; {hint}") from exc
-    if not np.all(np.isfinite(params)):
+    if not np.isfinite(params).all():
         raise EstimationError(f"{label} returned non-finite scores; {hint}")
-    return np.asarray(params - params.mean(), dtype=np.float64)
+    # params.mean() without numpy's Python-level _mean: the same add.reduce over the count
+    mean = np.float64(np.add.reduce(params, axis=None) / params.size)
+    return np.asarray(params - mean, dtype=np.float64)

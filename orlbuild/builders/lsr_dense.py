@@ -20,7 +20,7 @@ from scipy.linalg.lapack import dgetrf, dtrtrs
 
 from orlbuild.builders.pairwise_data import FloatArray
 
-__all__ = ["ilsr_pairwise_dense"]
+__all__ = ["ilsr_pairwise_dense", "statdist"]
 
 _add = np.add.reduce
 
@@ -36,8 +36,25 @@ _ABSORBING = (
 )
 
 
-def _statdist(generator: FloatArray) -> FloatArray:
-    """choix's ``statdist``: the unnormalised stationary distribution of a generator."""
+def statdist(generator: FloatArray) -> FloatArray:
+    """The result of ``choix.utils.statdist(generator)`` for a float64 square matrix.
+
+    Parameters
+    ----------
+    generator
+        Infinitesimal generator of a Markov chain (rows sum to zero), ``n >= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The unnormalised stationary distribution (sums to ``n``), bit-identical
+        to choix's.
+
+    Raises
+    ------
+    ValueError
+        When the chain has no unique stationary distribution (choix's message).
+    """
     n = generator.shape[0]
     # scipy's lu_factor(generator.T): getrf on a copy (its singular warning is not raised here)
     lu, _piv, info = dgetrf(generator.T, overwrite_a=False)
@@ -84,7 +101,7 @@ def ilsr_pairwise_dense(
         chain += comp_t / (ws[None, :] + ws[:, None])
         # chain -= np.diag(chain.sum(axis=1)): off the diagonal that subtracts 0.0
         chain.flat[diagonal] -= chain.sum(axis=1)
-        logs = np.log(_statdist(chain))
+        logs = np.log(statdist(chain))
         params = logs - _mean(logs)
         centred = params - _mean(params)
         if previous is not None:

@@ -4,8 +4,11 @@ pairwise comparisons", Operations Research 2017).
 The scores are the log of the stationary distribution of the comparison
 Markov chain, which moves from ``i`` to ``j`` at the rate of the share of
 ``i``-``j`` comparisons that ``j`` won. The chain is built as
-:func:`choix.rank_centrality` builds it and solved with choix's
-:func:`choix.utils.statdist`, with one deliberate difference in the
+:func:`choix.rank_centrality` builds it and solved as choix's
+:func:`choix.utils.statdist` solves it (through
+:func:`orlbuild.builders.lsr_dense.statdist`, the same LAPACK calls without
+SciPy's per-call wrapper overhead, bit-identical: tested in
+``tests/builders/test_rank_centrality.py``), with one deliberate difference in the
 regularisation. choix adds ``alpha`` to every count before taking shares, so
 a pair that was never compared gets rate 1/2 each way - the weight of a real,
 evenly split pair - which in a sparse design lets an item that never wins sit
@@ -20,9 +23,9 @@ weight stays ``alpha / 2`` against about ``1/2`` per compared pair. With
 from __future__ import annotations
 
 import numpy as np
-from choix.utils import statdist
 
 from orlbuild.builders.estimation import fitted_scores
+from orlbuild.builders.lsr_dense import statdist
 from orlbuild.builders.pairwise_data import FloatArray
 
 __all__ = ["rank_centrality_pairwise"]
@@ -56,6 +59,8 @@ def rank_centrality_pairwise(counts: FloatArray, *, alpha: float) -> FloatArray:
     compared = pairs > 0
     # chain[i, j]: rate of moving from i to j = share of i-j comparisons j won
     chain = np.where(compared, counts.T / np.where(compared, pairs, 1), 0.0) + alpha / 2
-    np.fill_diagonal(chain, 0.0)
-    chain -= np.diag(chain.sum(axis=1))
+    diagonal = np.arange(n) * (n + 1)
+    chain.flat[diagonal] = 0.0
+    # chain -= np.diag(chain.sum(axis=1)): off the diagonal that subtracts 0.0
+    chain.flat[diagonal] -= chain.sum(axis=1)
     return fitted_scores("Rank Centrality", lambda: np.log(statdist(chain)))
