@@ -18,6 +18,7 @@ the large matrix.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import TypeAlias
 
@@ -46,6 +47,10 @@ TIE_RTOL = 1e-10
 #: pair (the product is computed block by block so memory stays near 32 MiB per
 #: array whatever the number of queries and pairs).
 BLOCK_ENTRIES = 1 << 22
+#: Largest block of flipped pair sums (sign vectors times pairs) that
+#: :func:`_count_extreme_pairs` compares whole rather than one first system at a time
+#: (docs/performance.md, "Statistics").
+DIRECT_MAX_ENTRIES = 1 << 15
 #: Largest number of queries for which all ``2**n`` sign vectors are enumerated.
 EXACT_MAX_QUERIES = 24
 
@@ -218,7 +223,11 @@ def _count_extreme_pairs(
     column_sums: FloatVector,
     scale: FloatVector,
 ) -> npt.NDArray[np.int64]:
-    """:func:`_count_extreme` for system pairs, one first system at a time.
+    """:func:`_count_extreme` for system pairs.
+
+    A block of at most :data:`DIRECT_MAX_ENTRIES` flipped pair sums is
+    compared whole; larger blocks go one first system at a time
+    (:func:`_count_by_first_system`). Both compare the same floats.
 
     ``|2 (P_a - P_b) - S_ab| >= t`` is ``P_a - P_b >= (S_ab + t) / 2`` or
     ``<= (S_ab - t) / 2``, where ``P = bits @ scores``: each group of pairs
@@ -232,6 +241,32 @@ def _count_extreme_pairs(
     sums = column_sums[first] - column_sums[second]
     threshold = np.abs(sums) - TIE_RTOL * (scale[first] + scale[second])
     high, low = (sums + threshold) / 2.0, (sums - threshold) / 2.0
+    count = np.zeros(first.shape[0], dtype=np.int64)
+    blocks = iter(bit_blocks)
+    for bits in blocks:
+        if bits.shape[0] * first.size > DIRECT_MAX_ENTRIES:
+            count += _count_by_first_system(
+                scores, pairs, itertools.chain([bits], blocks), high, low
+            )
+            break
+        # a small block (power analysis: thousands of calls with a few hundred draws):
+        # the per-group set-up and loop cost more than the whole (B, n_pairs) block;
+        # the same floats and comparisons, so the same counts
+        product = bits.astype(np.float64) @ scores
+        gap = product[:, first] - product[:, second]
+        count += np.count_nonzero((gap >= high) | (gap <= low), axis=0)
+    return count
+
+
+def _count_by_first_system(
+    scores: FloatMatrix,
+    pairs: PairIndex,
+    bit_blocks: Iterable[BitMatrix],
+    high: FloatVector,
+    low: FloatVector,
+) -> npt.NDArray[np.int64]:
+    """:func:`_count_extreme_pairs`'s counts, one group of pairs sharing a first system at once."""
+    first, second = pairs
     groups = []
     for a in np.unique(first):
         members = np.flatnonzero(first == a)

@@ -26,7 +26,13 @@ from scoring.settings import TestSettings
 from scoring.statistics.panel import FloatMatrix, FloatVector
 from scoring.statistics.randomization import TIE_RTOL, PairIndex
 
-__all__ = ["checked_panel", "permutation_ranges", "permuted_sums", "tukey_hsd_pvalues"]
+__all__ = [
+    "checked_panel",
+    "permutation_ranges",
+    "permuted_sums",
+    "shuffled_panels",
+    "tukey_hsd_pvalues",
+]
 
 #: Entries of one chunk of permuted scores (float64: 32 MiB).
 CHUNK_ENTRIES: Final = 1 << 22
@@ -76,6 +82,39 @@ def permutation_ranges(
     return np.asarray(sums.max(axis=1) - sums.min(axis=1), dtype=np.float64)
 
 
+def shuffled_panels(
+    scores: FloatMatrix, copies: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    """``copies`` copies of ``scores``, each query's row shuffled across the systems.
+
+    The values and the random stream of ``rng.permuted(np.broadcast_to(scores,
+    (copies, n_queries, n_systems)), axis=2)``, in a C-contiguous array.
+    :meth:`numpy.random.Generator.permuted` copies a broadcast input with its
+    stride-0 axis innermost, so every shuffled row is strided and the shuffle
+    runs about twice as slowly; here the copies are laid out first and
+    shuffled in place (docs/performance.md, "Statistics"). The rows are
+    shuffled in the same order either way, so the draws are the same.
+
+    Parameters
+    ----------
+    scores
+        Per-query scores, shape ``(n_queries, n_systems)``.
+    copies
+        Number of shuffled copies.
+    rng
+        Source of the shuffles.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(copies, n_queries, n_systems)``, C-contiguous.
+    """
+    panels = np.empty((copies, *scores.shape), dtype=np.float64)
+    panels[...] = scores
+    rng.permuted(panels, axis=2, out=panels)
+    return panels
+
+
 def permuted_sums(scores: FloatMatrix, permutations: int, rng: np.random.Generator) -> FloatMatrix:
     """Column sums of ``permutations`` panels, each query's scores shuffled across the systems.
 
@@ -91,8 +130,7 @@ def permuted_sums(scores: FloatMatrix, permutations: int, rng: np.random.Generat
     sums = np.empty((permutations, n_systems), dtype=np.float64)
     for start in range(0, permutations, chunk):
         size = min(chunk, permutations - start)
-        tiled = np.broadcast_to(scores, (size, n_queries, n_systems))
-        sums[start : start + size] = rng.permuted(tiled, axis=2).sum(axis=1)
+        sums[start : start + size] = shuffled_panels(scores, size, rng).sum(axis=1)
     return sums
 
 

@@ -151,3 +151,27 @@ def test_registry_and_bad_input() -> None:
         randomization_pvalues(np.ones((3, 1)), permutations=0)
     with pytest.raises(ScoringError, match="too large"):
         exact_randomization_pvalues(np.ones((30, 1)))
+
+
+@pytest.mark.parametrize(("n_queries", "n_systems", "permutations"), [(20, 4, 500), (50, 9, 3000)])
+def test_small_and_large_blocks_count_the_same(
+    monkeypatch: pytest.MonkeyPatch, n_queries: int, n_systems: int, permutations: int
+) -> None:
+    """Whole-block comparison and one first system at a time give identical p-values."""
+    from scoring.statistics import randomization
+
+    rng = np.random.default_rng(8)
+    scores = np.round(rng.random((n_queries, n_systems)), 2)
+    scores[:, 1] = scores[:, 0]  # ties and an identical pair
+    first, second = np.triu_indices(n_systems, 1)
+    pairs = (first.astype(np.intp), second.astype(np.intp))
+    results = []
+    for entries in (0, 1 << 40):
+        monkeypatch.setattr(randomization, "DIRECT_MAX_ENTRIES", entries)
+        results.append(
+            randomization.pairwise_randomization_pvalues(
+                scores, pairs, permutations=permutations, rng=4
+            )
+        )
+    assert results[0].tobytes() == results[1].tobytes()
+    assert results[0][0] == 1.0

@@ -13,6 +13,7 @@ from scoring.statistics import (
     system_comparison,
     tukey_hsd_pvalues,
 )
+from scoring.statistics.tukey import shuffled_panels
 from tests.permutation_panels import (
     all_pairs,
     assert_registered,
@@ -117,3 +118,21 @@ def test_equal_means_with_unequal_spreads_is_a_documented_limitation() -> None:
     print(f"unequal spreads: Tukey HSD {tukey / 200:.3f}, sign flips + Holm {holm / 200:.3f}")
     assert holm / 200 <= 0.07
     assert 0.07 < tukey / 200 <= 0.15
+
+
+@pytest.mark.parametrize("shape", [(50, 8, 300), (7, 3, 40), (1, 4, 9), (30, 63, 5)])
+def test_shuffled_panels_are_generator_permuted_of_the_broadcast_panel(
+    shape: tuple[int, int, int],
+) -> None:
+    """Same values, same sums over the queries and same stream afterwards as ``permuted``."""
+    n_queries, n_systems, copies = shape
+    scores = np.random.default_rng(3).normal(size=(n_queries, n_systems))
+    reference_rng, rng = np.random.default_rng(11), np.random.default_rng(11)
+    expected = reference_rng.permuted(
+        np.broadcast_to(scores, (copies, n_queries, n_systems)), axis=2
+    )
+    panels = shuffled_panels(scores, copies, rng)
+    assert panels.flags.c_contiguous
+    assert panels.tobytes() == np.ascontiguousarray(expected).tobytes()
+    assert panels.sum(axis=1).tobytes() == expected.sum(axis=1).tobytes()
+    assert rng.bit_generator.state == reference_rng.bit_generator.state
