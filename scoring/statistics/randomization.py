@@ -49,7 +49,7 @@ TIE_RTOL = 1e-10
 BLOCK_ENTRIES = 1 << 22
 #: Largest block of flipped pair sums (sign vectors times pairs) that
 #: :func:`_count_extreme_pairs` compares whole rather than one first system at a time
-#: (docs/performance.md, "Statistics").
+#: (docs/performance.md, "Speed of the tests between systems").
 DIRECT_MAX_ENTRIES = 1 << 15
 #: Largest number of queries for which all ``2**n`` sign vectors are enumerated.
 EXACT_MAX_QUERIES = 24

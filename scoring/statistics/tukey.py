@@ -92,7 +92,7 @@ def shuffled_panels(
     :meth:`numpy.random.Generator.permuted` copies a broadcast input with its
     stride-0 axis innermost, so every shuffled row is strided and the shuffle
     runs about twice as slowly; here the copies are laid out first and
-    shuffled in place (docs/performance.md, "Statistics"). The rows are
+    shuffled in place (docs/performance.md, "Speed of the tests between systems"). The rows are
     shuffled in the same order either way, so the draws are the same.
 
     Parameters
