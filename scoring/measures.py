@@ -24,7 +24,7 @@ from scoring import baselines, trec_measures
 from scoring.batch import BatchData
 from scoring.errors import ScoringError, UnknownMeasureError
 from scoring.orl import ORL
-from scoring.penalties import PENALTIES, get_penalty
+from scoring.penalties import BUILT_IN_PENALTIES, PENALTIES, get_penalty
 from scoring.rank_deviation import rdq
 from scoring.weights import WEIGHT_PRESETS, Weights, resolve_weights
 
@@ -832,7 +832,6 @@ def _parse_one(name: str) -> Measure:
 #: Measures parsed from their names, by name (:func:`_parsed`); bounded, never evicted.
 _PARSED: dict[str, Measure] = {}
 _PARSED_LIMIT = 4096
-_BUILT_IN_PENALTIES = frozenset({"m1", "m2"})
 
 
 def _parsed(name: str) -> Measure:
@@ -848,7 +847,7 @@ def _parsed(name: str) -> Measure:
     cached = _PARSED.get(name)
     if cached is None:
         cached = _parse_one(name)
-        user_penalty = isinstance(cached, RDQ) and cached.penalty not in _BUILT_IN_PENALTIES
+        user_penalty = isinstance(cached, RDQ) and cached.penalty not in BUILT_IN_PENALTIES
         if user_penalty or len(_PARSED) >= _PARSED_LIMIT:
             return cached
         _PARSED[name] = cached

@@ -18,6 +18,7 @@ import numpy as np
 from scoring.errors import ScoringError
 
 __all__ = [
+    "BUILT_IN_PENALTIES",
     "PENALTIES",
     "Penalty",
     "get_penalty",
@@ -91,6 +92,8 @@ PENALTIES: dict[str, Penalty] = {
     "m1": Penalty("m1", m1_penalty, vectorised=True),
     "m2": Penalty("m2", m2_penalty, vectorised=True, uses_alpha_lam=True),
 }
+#: The penalties that ship with scoring: their names are reserved and never change meaning.
+BUILT_IN_PENALTIES = frozenset(PENALTIES)
 
 
 def _validate_penalty(name: str, fn: PenaltyFn) -> None:
@@ -131,7 +134,7 @@ def register_penalty(name: str, fn: PenaltyFn, *, replace: bool = False) -> None
     ScoringError
         For a reserved or invalid name, or a callable that leaves ``[0, 1]``.
     """
-    if name in ("m1", "m2"):
+    if name in BUILT_IN_PENALTIES:
         raise ScoringError(f"penalty name {name!r} is reserved for the built-in penalty")
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ScoringError(f"penalty name must be alphanumeric (with - or _), got {name!r}")
