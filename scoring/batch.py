@@ -16,7 +16,6 @@ from functools import cached_property
 from itertools import chain
 
 import numpy as np
-import pandas as pd
 
 from scoring.errors import ScoringError
 from scoring.orl import ORL, ItemCodes
@@ -158,7 +157,7 @@ class BatchData:
         else:
             judged = np.empty(int(sizes.sum()), dtype=object)
             judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
-            codes, uniques = pd.factorize(judged)
+            codes, uniques = _factorize(judged)
             run_codes = _lookup(uniques, run.items)
             width = len(uniques)
         known = np.flatnonzero(run_codes >= 0)
@@ -300,7 +299,16 @@ def _lookup(uniques: np.ndarray, items: np.ndarray) -> np.ndarray:
     The index is kept as Python objects: pandas 3 would otherwise turn both
     sides into Arrow strings first, which costs more than the look-up.
     """
+    import pandas as pd
+
     return pd.Index(uniques, dtype=object).get_indexer(pd.Index(items, dtype=object))
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize`` (pandas is loaded here only: ids coded in a shared table need none)."""
+    import pandas as pd
+
+    return pd.factorize(values)
 
 
 def _scatter(
@@ -367,7 +375,7 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
         )
         orl_items = np.empty(n_orl_items, dtype=object)
         orl_items[:] = list(chain.from_iterable(o.keys() for o in orls))
-        orl_codes, uniques = pd.factorize(orl_items)
+        orl_codes, uniques = _factorize(orl_items)
         run_codes = _lookup(uniques, run.items) if len(uniques) else np.full(len(run.items), -1)
         known = np.flatnonzero(run_codes >= 0)
         n_codes = max(len(uniques), 1)

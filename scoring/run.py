@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from scoring.batch import FlatRun
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
+
+if TYPE_CHECKING:  # pandas is loaded only for run tables (orlbuild eval needs none)
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
@@ -75,6 +77,8 @@ def comparable_scores(scores: np.ndarray, precision: ScorePrecisionName) -> np.n
 
 def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of an id column and its unique ids as strings."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(column)
     as_text = np.asarray(uniques).astype(str).astype(object)
     if len(set(as_text.tolist())) != len(as_text):  # e.g. 1 and "1" in one column
@@ -87,6 +91,8 @@ def _sort_keys(
     frame: pd.DataFrame, order_by: OrderBy | None, precision: ScorePrecisionName
 ) -> np.ndarray:
     """The column to order by, validated: finite float64, smaller is better."""
+    import pandas as pd
+
     missing = {"query", "item"} - set(frame.columns)
     if missing:
         raise ScoringError(f"a run table needs columns query, item; missing {sorted(missing)}")

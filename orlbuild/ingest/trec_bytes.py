@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
-import pandas as pd
 
 __all__ = [
     "COMMENT_LINE",
@@ -352,19 +351,37 @@ def _factorize_words(
         hashes ^= chunk
         hashes *= _MIX[1]
         hashes ^= hashes >> np.uint64(29)
-    codes, distinct = pd.factorize(hashes)
-    # Codes number the hashes in order of first appearance: a row holds a new code
-    # exactly where its code exceeds every earlier one.
-    running = np.maximum.accumulate(codes)
-    first = np.flatnonzero(codes > np.concatenate([[-1], running[:-1]]))
-    if len(first) != len(distinct):  # pragma: no cover - defensive
-        return None
+    codes, first = _first_appearance_codes(hashes)
     owner = first[codes]
     if not (lengths[owner] == lengths).all() or any(
         (chunk[owner] != chunk).any() for chunk in field_words
     ):
         return None  # a 64-bit hash collision: the pandas path reads the file
-    return codes.astype(np.int64, copy=False), _strings(field_words[:, first])
+    return codes, _strings(field_words[:, first])
+
+
+def _first_appearance_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(keys)``'s codes, and the row where each distinct key first appears.
+
+    Sorted, not hashed (NumPy sorts 64-bit keys in SIMD, and no pandas is
+    loaded): the distinct keys are numbered in order of first appearance,
+    as ``pandas.factorize`` numbers them.
+    """
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys)  # any order within equal keys: their first row is taken below
+    ordered = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(order, starts)
+    appearance = np.argsort(first)
+    number = np.empty(len(starts), dtype=np.int64)
+    number[appearance] = np.arange(len(starts), dtype=np.int64)
+    codes = np.empty(len(keys), dtype=np.int64)
+    codes[order] = number[np.cumsum(new) - 1]
+    return codes, first[appearance].astype(np.int64, copy=False)
 
 
 def _strings(field_words: np.ndarray) -> np.ndarray:
