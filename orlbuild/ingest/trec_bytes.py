@@ -281,6 +281,9 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
     # Separators (far fewer than the bytes), and as signed bytes every non-ASCII byte too.
     blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
     kinds = raw[blank]
+    regular = _regular_fields(blank, kinds, width)
+    if regular is not None:
+        return regular
     feeds = kinds == 0x0A
     if not (feeds | (kinds == 0x20) | (kinds == 0x09) | (kinds == 0x0D)).all():
         return None  # not ASCII, or another control character (str.split() splits on some)
@@ -303,6 +306,37 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
     if not ((rows[:, 0] == rows[:, -1]).all() and (np.diff(rows[:, 0]) > 0).all()):
         return None  # a row over two lines, or two on one: another number of fields
     return starts.reshape(-1, width), (ends - starts).reshape(-1, width)
+
+
+def _regular_fields(
+    blank: np.ndarray, kinds: np.ndarray, width: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_block_fields` of a block written the usual way, found without searching.
+
+    Every line ``width`` fields, each followed by one space or tab (the last
+    by the line feed), nothing before the first: the separators are then
+    ``width`` per line, and the fields lie between them. ``None`` for any
+    other block (blank lines, runs of blanks, carriage returns, other
+    bytes...), which the general search reads.
+    """
+    if not len(blank) or len(blank) % width or blank[0] == 0:
+        return None
+    ends = blank.reshape(-1, width)
+    kind = kinds.reshape(-1, width)
+    if not (kind[:, -1] == 0x0A).all():
+        return None
+    inner = kind[:, :-1]
+    if not ((inner == 0x20) | (inner == 0x09)).all():
+        return None
+    if int(np.diff(blank).min(initial=2)) < 2:
+        return None  # two separators in a row: an empty line, a run of blanks
+    starts = np.empty_like(ends)
+    starts[:, 1:] = ends[:, :-1] + 1
+    starts[0, 0] = 0
+    starts[1:, 0] = ends[:-1, -1] + 1
+    if int((ends[:, -1] - starts[:, 0]).max()) + 1 > LONGEST_LINE:
+        return None  # a long line: the pandas path applies the line-length cap
+    return starts, ends - starts
 
 
 def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
