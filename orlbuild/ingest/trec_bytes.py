@@ -342,9 +342,13 @@ def _regular_fields(
 def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Each field's bytes as little-endian 64-bit words, zero after its end: (chunks, fields)."""
     chunks = max(1, (int(lengths.max(initial=0)) + 7) // 8)
+    shortest = int(lengths.min(initial=0))
     out = np.empty((chunks, len(starts)), dtype=np.uint64)
     last = len(words) - 1
     for chunk in range(chunks):
+        if shortest >= 8 * (chunk + 1):  # a whole word of every field: inside the buffer
+            np.take(words, starts + 8 * chunk, out=out[chunk])
+            continue
         kept = np.minimum(np.maximum(lengths - 8 * chunk, 0), 8)
         np.bitwise_and(words[np.minimum(starts + 8 * chunk, last)], _MASKS[kept], out=out[chunk])
     return out

@@ -380,3 +380,18 @@ def test_a_long_line_leaves_the_regular_split_too(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(trec_bytes, "LONGEST_LINE", 40)
     assert trec_bytes._regular_fields(blank, raw[blank], 6) is None
     assert trec_bytes._block_fields(raw, 6) is None
+
+
+@pytest.mark.parametrize(("shortest", "longest"), [(1, 40), (9, 30), (16, 17), (24, 33), (8, 8)])
+def test_field_words_hold_each_fields_bytes(shortest: int, longest: int) -> None:
+    """Whole words of every field are taken unmasked; the rest is zero after each field."""
+    rng = np.random.default_rng(shortest)
+    buffer = bytearray(rng.integers(33, 127, 20_000, dtype=np.uint8).tobytes() + bytes(16))
+    words = np.ndarray(shape=(len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+    lengths = rng.integers(shortest, longest + 1, 500)
+    starts = rng.integers(0, 20_000 - longest, 500)
+    got = trec_bytes._field_words(words, starts, lengths)
+    table = np.ascontiguousarray(got.T).view(np.uint8).reshape(len(starts), -1)
+    for row, start, length in zip(table, starts.tolist(), lengths.tolist(), strict=True):
+        assert bytes(row[:length]) == bytes(buffer[start : start + length])
+        assert not row[length:].any()
