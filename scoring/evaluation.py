@@ -244,8 +244,9 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
     qarr = np.empty(len(queries), dtype=object)
     qarr[:] = list(queries)
-    codes = None if run.codes is None else run.codes[take]
-    return FlatRun(qarr, offsets, run.items[take], codes=codes, table=run.table)
+    if run.codes is not None and run.table is not None:  # items made from the codes if read
+        return FlatRun(qarr, offsets, codes=run.codes[take], table=run.table)
+    return FlatRun(qarr, offsets, run.items[take])
 
 
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
@@ -444,12 +445,11 @@ def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
         + [f.offsets[1:] + start for f, start in zip(flats, starts, strict=True)]
     ).astype(np.int64)
     queries = np.concatenate([f.queries for f in flats])
-    items = np.concatenate([f.items for f in flats])
     table = flats[0].table
     if table is None or any(f.codes is None or f.table is not table for f in flats):
-        return FlatRun(queries, offsets, items)
+        return FlatRun(queries, offsets, np.concatenate([f.items for f in flats]))
     codes = np.concatenate([f.codes for f in flats if f.codes is not None])
-    return FlatRun(queries, offsets, items, codes=codes, table=table)
+    return FlatRun(queries, offsets, codes=codes, table=table)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from scoring.batch import FlatRun
+from scoring.batch import FlatRun, IdTable
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
@@ -108,7 +108,7 @@ def _sort_keys(
 
 
 def trec_order(
-    group: np.ndarray, primary: np.ndarray, item_codes: np.ndarray, items: np.ndarray
+    group: np.ndarray, primary: np.ndarray, item_codes: np.ndarray, items: np.ndarray | IdTable
 ) -> np.ndarray:
     """Indices sorting rows by (group, primary) ascending, ties by item id descending.
 
@@ -129,7 +129,7 @@ def trec_order(
     item_codes
         Each row's index into ``items``.
     items
-        Distinct item ids (strings).
+        Distinct item ids (strings, or an :class:`~scoring.batch.IdTable`).
 
     Returns
     -------
@@ -163,7 +163,7 @@ def _already_ordered(group: np.ndarray, primary: np.ndarray) -> bool:
 
 
 def _ties_by_id(
-    order: np.ndarray, same: np.ndarray, item_codes: np.ndarray, items: np.ndarray
+    order: np.ndarray, same: np.ndarray, item_codes: np.ndarray, items: np.ndarray | IdTable
 ) -> np.ndarray:
     """``order`` with each run of tied rows (``same[i]``: rows ``i``, ``i + 1`` tie) by id desc."""
     if not same.any():
@@ -176,7 +176,11 @@ def _ties_by_id(
     rows = order[at]
     used, local = np.unique(item_codes[rows], return_inverse=True)
     id_rank = np.empty(len(used), dtype=np.int64)
-    id_rank[_string_order(np.asarray(items, dtype=object)[used])] = np.arange(len(used))
+    if isinstance(items, IdTable):  # ASCII bytes: their order is strcmp's (and str's)
+        by_id = np.argsort(items.bytes[used], kind="stable")
+    else:
+        by_id = _string_order(np.asarray(items, dtype=object)[used])
+    id_rank[by_id] = np.arange(len(used))
     # The tied rows keep their positions (grouped by key); within a key, id descending.
     order[at] = rows[np.lexsort((-id_rank[local.ravel()], tie_group[at]))]
     return order
@@ -308,7 +312,7 @@ class CodedRuns:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: np.ndarray | IdTable
     scores: np.ndarray
     n_runs: int
 
@@ -347,7 +351,7 @@ def flat_runs_from_codes(
         bad = scores[~np.isfinite(scores)][0]
         raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
     n_queries = max(len(coded.queries), 1)
-    items = np.asarray(coded.items, dtype=object)
+    items = coded.items if isinstance(coded.items, IdTable) else np.asarray(coded.items, object)
     group = coded.runs.astype(np.int64) * n_queries + coded.query_codes
     order = trec_order(group, -comparable_scores(scores, precision), coded.item_codes, items)
     group, item_codes = group[order], coded.item_codes[order]
@@ -363,10 +367,9 @@ def flat_runs_from_codes(
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
         first, last = int(ends[lo]), int(ends[hi])
         flats.append(
-            FlatRun(
+            FlatRun(  # items made from the codes only if read (not by measures on codes)
                 np.asarray(coded.queries, dtype=object)[heads[lo:hi] % n_queries],
                 (ends[lo : hi + 1] - first).astype(np.int64),
-                items[item_codes[first:last]],
                 codes=item_codes[first:last],
                 table=items,
             )

@@ -40,6 +40,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from scoring.batch import IdTable
+
 __all__ = [
     "COMMENT_LINE",
     "LONGEST_LINE",
@@ -154,7 +156,7 @@ class ByteColumns:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: IdTable
     numbers: dict[str, np.ndarray]
 
 
@@ -192,11 +194,13 @@ def read_sections(sections: Sequence[tuple[Text, int]]) -> ByteColumns | None:
         counts.append(len(read[0]["query"][1]))
     coded = []
     for name in ("query", "item"):
-        factorized = _factorize_fields(*_stacked(ids[name]))
+        # Items (600,000 distinct in a long-id run) stay bytes until read: no string each.
+        factorized = _factorize_fields(*_stacked(ids[name]), lazy=name == "item")
         if factorized is None:
             return None
         coded.append(factorized)
     (query_codes, queries), (item_codes, items) = coded
+    assert isinstance(queries, np.ndarray) and isinstance(items, IdTable)
     return ByteColumns(
         sections=np.repeat(np.arange(len(sections), dtype=np.int64), counts),
         query_codes=query_codes,
@@ -355,14 +359,16 @@ def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
 
 
 def _factorize_fields(
-    field_words: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+    field_words: np.ndarray, lengths: np.ndarray, *, lazy: bool = False
+) -> tuple[np.ndarray, np.ndarray | IdTable] | None:
     """``pandas.factorize`` of the fields' strings, computed from their bytes (same codes).
 
     The fields are hashed from their 64-bit words and factorised through the
     hashes; every field is then compared with the first field of its hash,
     so the codes are exact (``None`` on a 64-bit collision, or an id longer
-    than :data:`NAME_LENGTH`). Strings are made only of the distinct fields.
+    than :data:`NAME_LENGTH`). Strings are made only of the distinct fields;
+    with ``lazy``, the distinct fields are an :class:`~scoring.batch.IdTable`
+    (their bytes, strings made only for those read).
     """
     # Ids that repeat on consecutive rows (a run's query) are factorised once per block.
     change = np.empty(len(lengths), dtype=bool)
@@ -372,17 +378,17 @@ def _factorize_fields(
         change[1:] |= chunk[1:] != chunk[:-1]
     heads = np.flatnonzero(change)
     if len(heads) < len(lengths) // 2:
-        coded = _factorize_words(field_words[:, heads], lengths[heads])
+        coded = _factorize_words(field_words[:, heads], lengths[heads], lazy)
         if coded is None:
             return None
         codes, strings = coded
         return np.repeat(codes, np.diff(np.append(heads, len(lengths)))), strings
-    return _factorize_words(field_words, lengths)
+    return _factorize_words(field_words, lengths, lazy)
 
 
 def _factorize_words(
-    field_words: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+    field_words: np.ndarray, lengths: np.ndarray, lazy: bool = False
+) -> tuple[np.ndarray, np.ndarray | IdTable] | None:
     """:func:`_factorize_fields` of fields given as words and lengths."""
     hashes = lengths.astype(np.uint64) * _MIX[0]
     for chunk in field_words:
@@ -395,6 +401,10 @@ def _factorize_words(
         (chunk[owner] != chunk).any() for chunk in field_words
     ):
         return None  # a 64-bit hash collision: the pandas path reads the file
+    if lazy:
+        distinct = field_words[:, first]
+        fixed = np.ascontiguousarray(distinct.T).view(f"S{8 * len(distinct)}").ravel()
+        return codes, IdTable(fixed)
     return codes, _strings(field_words[:, first])
 
 

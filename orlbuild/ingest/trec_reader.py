@@ -39,6 +39,7 @@ import numpy as np
 from orlbuild.ingest import trec_bytes
 from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
 from orlbuild.vocabulary import InputFormat
+from scoring.batch import IdTable
 from scoring.run import CodedRuns
 
 if TYPE_CHECKING:  # loaded by the pandas path only: the byte reader needs none
@@ -169,7 +170,7 @@ class CodedQrels:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: np.ndarray | IdTable
     grades: np.ndarray
     comments: int
 
