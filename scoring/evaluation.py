@@ -438,7 +438,7 @@ def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
         return FlatRun(np.empty(0, dtype=object), np.zeros(1, dtype=np.int64), np.empty(0, object))
     if len(flats) == 1:
         return flats[0]  # one run (FlatRun is frozen): no copy of its items
-    sizes = [len(f.items) for f in flats]
+    sizes = [len(f.items) if f.codes is None else len(f.codes) for f in flats]  # ids unmade
     starts = np.cumsum([0, *sizes[:-1]])
     offsets = np.concatenate(
         [flats[0].offsets[:1]]

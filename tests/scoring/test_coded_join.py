@@ -269,3 +269,26 @@ def test_a_flat_run_needs_items_or_codes_and_table() -> None:
     )
     assert flat.items.tolist() == ["b", "a", "b"]
     assert flat.to_dict() == {"q": ["b", "a", "b"]}
+
+
+def test_several_runs_on_one_id_table_are_scored_without_its_strings() -> None:
+    qrels, runs = _collection(4)
+    every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
+    query_codes, queries = pd.factorize(every["query"].to_numpy(object))
+    item_codes, items = pd.factorize(every["item"].to_numpy(object))
+    cut = len(qrels)
+    table = _id_table(items)
+    orls, _ = orls_from_coded_grades(
+        query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
+    )
+    coded = CodedRuns(
+        runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
+        query_codes=query_codes[cut:].astype(np.int64),
+        queries=np.asarray(queries, dtype=object),
+        item_codes=item_codes[cut:].astype(np.int64),
+        items=table,
+        scores=np.concatenate([run["score"].to_numpy() for run in runs]),
+        n_runs=len(runs),
+    )
+    assert len(evaluate_runs(orls, coded, ["AP", "nDCG@10"])) == len(runs) == 2
+    assert table._strings is None
