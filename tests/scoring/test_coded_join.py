@@ -18,7 +18,7 @@ import pytest
 
 from orlbuild.ingest.trec_reader import _factorize_ids
 from orlbuild.orl_io.eval_files import read_eval_files
-from scoring import evaluate_run
+from scoring import batch, evaluate_run
 from scoring.batch import FlatRun, IdTable
 from scoring.evaluation import evaluate_runs
 from scoring.orl import ORL, orls_from_coded_grades, orls_from_grade_table
@@ -271,7 +271,9 @@ def test_a_flat_run_needs_items_or_codes_and_table() -> None:
     assert flat.to_dict() == {"q": ["b", "a", "b"]}
 
 
-def test_several_runs_on_one_id_table_are_scored_without_its_strings() -> None:
+def test_several_runs_on_one_id_table_are_scored_without_its_strings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     qrels, runs = _collection(4)
     every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
     query_codes, queries = pd.factorize(every["query"].to_numpy(object))
@@ -290,5 +292,10 @@ def test_several_runs_on_one_id_table_are_scored_without_its_strings() -> None:
         scores=np.concatenate([run["score"].to_numpy() for run in runs]),
         n_runs=len(runs),
     )
+    made: list[int] = []
+    real = batch._fixed_strings
+    monkeypatch.setattr(batch, "_fixed_strings", lambda ids: made.append(len(ids)) or real(ids))
     assert len(evaluate_runs(orls, coded, ["AP", "nDCG@10"])) == len(runs) == 2
-    assert table._strings is None
+    assert made == []  # no id made a string
+    assert len(evaluate_runs(orls, coded, ["AP", "RBP(p=0.8)@10", "ERR@10"])) == 2
+    assert made  # the check sees strings being made
