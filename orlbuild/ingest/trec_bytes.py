@@ -351,7 +351,7 @@ def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
     last = len(words) - 1
     for chunk in range(chunks):
         if shortest >= 8 * (chunk + 1):  # a whole word of every field: inside the buffer
-            np.take(words, starts + 8 * chunk, out=out[chunk])
+            out[chunk] = words[starts + 8 * chunk]  # (np.take with out= is 10x slower here)
             continue
         kept = np.minimum(np.maximum(lengths - 8 * chunk, 0), 8)
         np.bitwise_and(words[np.minimum(starts + 8 * chunk, last)], _MASKS[kept], out=out[chunk])
