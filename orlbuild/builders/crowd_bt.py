@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg import cho_factor, cho_solve
-from scipy.optimize import minimize
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
@@ -274,6 +273,8 @@ def _fit_scores(
     if newton is not None:
         return np.asarray(newton - newton.mean(), dtype=np.float64)
     # the fallback: the bound-free L-BFGS-B run from zero that Newton replaces
+    from scipy.optimize import minimize  # ~0.3 s of imports: on demand
+
     result = minimize(
         _objective,
         np.zeros(n),
@@ -368,6 +369,8 @@ def _joint_fit(
     start_s = np.concatenate(starts) if starts else np.zeros(0)
     start = np.concatenate([start_s, np.full(g, start_eta)])
     bounds = [(None, None)] * n_items + [(ETA_FLOOR, 1.0 - ETA_FLOOR)] * g
+    from scipy.optimize import minimize  # ~0.3 s of imports: on demand
+
     result = minimize(
         _objective,
         start,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import choix
 import numpy as np
 from scipy.special import softmax
 
@@ -46,6 +45,8 @@ def plackett_luce_rankings(
     """
     if n_items == 1:
         return np.zeros(1)
+    import choix  # loaded on demand: choix imports scipy.stats and scipy.optimize
+
     funcs: dict[str, Callable[..., FloatArray]] = {
         "ilsr": choix.ilsr_rankings,
         "opt": choix.opt_rankings,

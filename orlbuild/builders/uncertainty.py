@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import choix
 import numpy as np
 import numpy.typing as npt
 from scipy.special import erfc, expit
@@ -141,6 +140,8 @@ def ep_uncertainty(counts: FloatArray, *, alpha: float) -> ScoreUncertainty:
     n = counts.shape[0]
     # ties (half-wins): every count and the prior precision doubled; the posterior
     # of the doubled data is about twice as concentrated, so its covariance is doubled back
+    import choix  # loaded on demand: choix imports scipy.stats and scipy.optimize
+
     scale = integer_scale(counts)
     try:
         mean, cov = choix.ep_pairwise(
