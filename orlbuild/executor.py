@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import importlib
 import itertools
 import math
@@ -404,8 +405,16 @@ def start_workers(executor: Executor | None, modules: Sequence[str] = ()) -> Non
         return
     if _forking():
         _import_modules(tuple(modules))
-        # the first submit forks every worker now, with the modules imported
-        _forked_pool(executor.jobs - 1).submit(os.getpid)
+        # The first submit forks every worker now, with the modules imported. Frozen
+        # (gc.freeze) at the fork, the objects this process made so far are not walked
+        # by the workers' collections, which would touch (and copy) every inherited
+        # page: --jobs 2 of a 500-query build, CPU of both processes 6.74-7.31 s ->
+        # 6.73-6.85 s. This process unfreezes at once and keeps collecting as before.
+        gc.freeze()
+        try:
+            _forked_pool(executor.jobs - 1).submit(os.getpid)
+        finally:
+            gc.unfreeze()
         return
     pool = _loky_pool(executor.jobs - 1)
     for _ in range(executor.jobs - 1):

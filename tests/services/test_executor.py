@@ -294,3 +294,21 @@ def test_estimator_modules_leave_choix_and_scipy_optimize_to_the_solvers_using_t
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["[]", "True"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_forked_workers_start_with_the_inherited_objects_frozen_and_this_process_not() -> None:
+    """The workers' collections skip what they inherited (gc.freeze at the fork); this
+    process unfreezes at once, so nothing of a long-lived caller stays uncollectable."""
+    import gc
+
+    from orlbuild.executor import _forked_pool, shutdown_local_workers, start_workers
+
+    shutdown_local_workers()
+    before = gc.get_freeze_count()
+    try:
+        start_workers(resolve_executor(2), ["orlbuild.builders.build"])
+        assert gc.get_freeze_count() == before
+        assert _forked_pool(1).submit(gc.get_freeze_count).result() > before
+    finally:
+        shutdown_local_workers()
