@@ -20,7 +20,7 @@ store holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, BinaryIO
 from orlbuild.errors import ConfigError, InputError, OrlbuildError, StoreError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
+from orlbuild.ingest.prefetch import Prefetched
 from orlbuild.ingest.reading import InputStream, read_input
 from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256, input_size
+from orlbuild.records import NamedChunk
 from orlbuild.store.batches import (
     NewBatch,
     Provenance,
@@ -269,7 +271,11 @@ def ingest_file(
         score_precision=score_precision,
         query=query,
     )
-    with paused_gc():
+    # The next chunk is read and checked by a thread while this one writes the current
+    # one (docs/performance.md, "Ingesting large vocabularies"); leaving the block (an
+    # error, Ctrl-C) stops the thread.
+    with paused_gc(), Prefetched(read, name=f"read {read.label}") as ahead:
+        chunks = _HandedChunks(ahead)
         stored = store_batch(
             engine,
             NewBatch(
@@ -277,13 +283,13 @@ def ingest_file(
                 collection=collection,
                 file_name=read.label,
                 created_by=current_user(),
-                chunks=read,
+                chunks=chunks,
                 provenance=lambda: Provenance(read.sha256, read.reading_sha256()),
                 name_columns=NAME_COLUMNS,
                 system=system,
                 reading=_reading_words(kind, fmt, duplicates, score_precision, query),
             ),
-            on_rows=None if on_write is None else _rows_written(on_write, read),
+            on_rows=None if on_write is None else _rows_written(on_write, chunks),
         )
     return IngestResult(
         batch_id=stored.id,
@@ -300,13 +306,34 @@ def ingest_file(
     )
 
 
-def _rows_written(on_write: Callable[[int, int], None], read: InputStream) -> Callable[[int], None]:
+class _HandedChunks:
+    """The chunks handed to the writer, counting their rows.
+
+    The reading thread runs ahead of the writer (:class:`Prefetched`): the
+    progress bar's total counts the rows handed over, as it did before the
+    thread (the rows read when the writer took its chunk).
+    """
+
+    def __init__(self, chunks: Iterable[NamedChunk]) -> None:
+        self._chunks = chunks
+        self.rows = 0
+
+    def __iter__(self) -> Iterator[NamedChunk]:
+        for chunk in self._chunks:
+            self.rows += len(chunk)
+            yield chunk
+
+
+def _rows_written(
+    on_write: Callable[[int, int], None], chunks: _HandedChunks
+) -> Callable[[int], None]:
     """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback.
 
     A streamed file is written while it is read: the total is the number of
-    rows read so far (the whole file's once the last chunk is written).
+    rows handed to the writer so far (the whole file's once the last chunk is
+    written).
     """
-    return lambda n: on_write(n, read.rows)
+    return lambda n: on_write(n, chunks.rows)
 
 
 @dataclass(frozen=True)
