@@ -14,7 +14,8 @@ exception raised while reading (a bad line) is handed over in the queue's
 order: the caller gets the same exception object after every chunk read
 before it, where it would have met it without the thread. Leaving the
 ``with`` block (at the end, on an error, or on Ctrl-C in the caller) stops
-the thread after the chunk it is reading.
+the thread after the chunk it is reading, without waiting long for it
+(:data:`CLOSE_WAIT`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ __all__ = ["CLOSE_WAIT", "POLL", "Prefetched"]
 
 T = TypeVar("T")
 
-#: Seconds :meth:`Prefetched.close` waits for the thread to finish the chunk it is
-#: reading. Reading from a file always finishes; a thread blocked on a silent standard
-#: input is a daemon, which cannot keep the process alive.
-CLOSE_WAIT = 30.0
+#: Seconds :meth:`Prefetched.close` waits for the thread to finish the item it is
+#: reading. A longer item (a whole run file is one chunk) or a silent standard input
+#: is not waited for: Ctrl-C must stop the command at once. The thread then ends at
+#: its next item, and being a daemon it never keeps the process alive.
+CLOSE_WAIT = 1.0
 
 #: Seconds between the thread's looks at the stop flag while the queue is full.
 POLL = 0.05
@@ -113,7 +115,10 @@ class Prefetched(Generic[T]):
         return entry
 
     def close(self) -> None:
-        """Stop the thread (after the item it is reading) and drop what it read ahead."""
+        """Stop the thread (after the item it is reading) and drop what it read ahead.
+
+        Waits at most :data:`CLOSE_WAIT` seconds for the item being read.
+        """
         self._stop.set()
         if not self._started:
             return

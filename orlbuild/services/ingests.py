@@ -4,8 +4,11 @@
 chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
 into one open transaction, which commits only after the last line was read
 and checked: any error rolls it back and leaves the store untouched, and
-memory stays bounded by the chunk, not the file (docs/performance.md,
-"Ingesting large vocabularies"). Identical content already stored is reported
+memory stays bounded by a few chunks, not the file (docs/performance.md,
+"Ingesting large vocabularies"). A thread reads and checks the next chunk
+while the current one is written (:class:`orlbuild.ingest.prefetch.Prefetched`);
+it never touches the store, and a reading error reaches the writer after the
+chunks before it, as without the thread. Identical content already stored is reported
 and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first

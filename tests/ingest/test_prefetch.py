@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import orlbuild.ingest.prefetch as prefetch_module
 import orlbuild.ingest.rows as rows_module
 import orlbuild.store.batches as batches_module
 from orlbuild.errors import InputError
@@ -113,6 +114,28 @@ def test_leaving_early_stops_the_thread() -> None:
                 raise KeyboardInterrupt  # Ctrl-C while the caller writes item 3
     assert not ahead.alive
     assert list(ahead) == []  # nothing more after close
+
+
+def test_closing_does_not_wait_for_a_long_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A whole run file is one item: Ctrl-C must not wait for it to be read.
+    monkeypatch.setattr(prefetch_module, "CLOSE_WAIT", 0.05)
+    reading = threading.Event()
+    release = threading.Event()
+
+    def slow() -> Iterator[int]:
+        yield 0
+        reading.set()
+        release.wait(10)
+        yield 1
+
+    ahead = Prefetched(slow())
+    with ahead:
+        assert next(ahead) == 0
+        assert reading.wait(10)
+    assert ahead.alive  # close() came back while the item was being read
+    release.set()
+    ahead._thread.join(10)
+    assert not ahead.alive  # and the thread ended at the item's end, without queueing it
 
 
 def test_closing_unstarted_starts_nothing() -> None:
