@@ -5,10 +5,11 @@ chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
 into one open transaction, which commits only after the last line was read
 and checked: any error rolls it back and leaves the store untouched, and
 memory stays bounded by a few chunks, not the file (docs/performance.md,
-"Ingesting large vocabularies"). A thread reads and checks the next chunk
-while the current one is written (:class:`orlbuild.ingest.prefetch.Prefetched`);
-it never touches the store, and a reading error reaches the writer after the
-chunks before it, as without the thread. Identical content already stored is reported
+"Ingesting large vocabularies"). On PostgreSQL a thread reads and checks
+the next chunk while the current one is written
+(:class:`orlbuild.ingest.prefetch.Prefetched`, :data:`READ_AHEAD`); it never
+touches the store, and a reading error reaches the writer after the chunks
+before it, as without the thread. Identical content already stored is reported
 and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from orlbuild.progress import IngestProgress
 
 __all__ = [
+    "READ_AHEAD",
     "FilesProgress",
     "IngestInterrupted",
     "IngestProgressFactory",
@@ -83,6 +85,14 @@ __all__ = [
     "runs_stored_and_not",
     "store_runs",
 ]
+
+#: The backends whose ingests read the next chunk in a thread while the current one is
+#: written (:class:`orlbuild.ingest.prefetch.Prefetched`). PostgreSQL only: its writer
+#: mostly waits for the server, another process. SQLite's writer holds the GIL for most
+#: of its work (binding each row of ``executemany``), so the thread only added GIL
+#: hand-offs there: 4-6% slower, 5% more CPU (docs/performance.md, "Ingesting large
+#: vocabularies").
+READ_AHEAD = frozenset({"postgresql"})
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file
 #: (``None``: the size is not known, as for standard input).
@@ -274,11 +284,16 @@ def ingest_file(
         score_precision=score_precision,
         query=query,
     )
-    # The next chunk is read and checked by a thread while this one writes the current
-    # one (docs/performance.md, "Ingesting large vocabularies"); leaving the block (an
-    # error, Ctrl-C) stops the thread.
-    with paused_gc(), Prefetched(read, name=f"read {read.label}") as ahead:
-        chunks = _HandedChunks(ahead)
+    # On PostgreSQL the next chunk is read and checked by a thread while this one writes
+    # the current one (docs/performance.md, "Ingesting large vocabularies"); leaving the
+    # block (an error, Ctrl-C) stops the thread.
+    ahead: AbstractContextManager[Iterable[NamedChunk]] = (
+        Prefetched(read, name=f"read {read.label}")
+        if engine.dialect.name in READ_AHEAD
+        else nullcontext(read)
+    )
+    with paused_gc(), ahead as read_chunks:
+        chunks = _HandedChunks(read_chunks)
         stored = store_batch(
             engine,
             NewBatch(

@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 import orlbuild.ingest.prefetch as prefetch_module
 import orlbuild.ingest.rows as rows_module
+import orlbuild.services.ingests as ingests_module
 import orlbuild.store.batches as batches_module
 from orlbuild.errors import InputError
 from orlbuild.ingest.prefetch import Prefetched
@@ -152,6 +154,12 @@ ROWS = "".join(f"q{i % 5}\td{i % 40}\td{(i + 1) % 40}\n" for i in range(300))
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rows_module, "CHUNK_ROWS", 50)
+    # the thread on both backends (by default SQLite reads in the writer's thread)
+    monkeypatch.setattr(ingests_module, "READ_AHEAD", frozenset({"sqlite", "postgresql"}))
+
+
+def test_only_postgresql_reads_ahead_by_default() -> None:
+    assert {"postgresql"} == ingests_module.READ_AHEAD
 
 
 def test_a_bad_line_read_ahead_stores_nothing_with_the_readers_message(
@@ -174,23 +182,31 @@ def test_chunks_are_written_in_file_order_by_the_calling_thread(
 ) -> None:
     path = write_file("p.tsv", "query\twinner\tloser\n" + ROWS)
     written: list[tuple[int, str]] = []
+    readers: list[int] = []
     real = batches_module._FactWriter.write
 
     def write(self: Any, chunk: Any) -> None:
         written.append((threading.get_ident(), chunk.names["items"][chunk.facts["winner_id"][0]]))
+        readers.append(len(_reading_threads()))
         real(self, chunk)
 
     monkeypatch.setattr(batches_module._FactWriter, "write", write)
     totals: list[int] = []
+    statements: set[int] = set()
     with store_engine(migrated_db_url) as engine:
+        event.listen(
+            engine, "before_cursor_execute", lambda *_a: statements.add(threading.get_ident())
+        )
         result = ingest_file(engine, "pairwise", path, on_write=lambda _n, t: totals.append(t))
         stored = load_pairwise(engine, "default")
     assert result.rows == 300 and len(stored) == 300
-    assert {ident for ident, _ in written} == {threading.get_ident()}
+    # the store is written, and its statements run, by the calling thread only
+    assert {ident for ident, _ in written} == statements == {threading.get_ident()}
     # each chunk of 50 rows starts at line 50 k: its first winner is d(50 k mod 40)
     assert [first for _, first in written] == [f"d{50 * k % 40}" for k in range(6)]
     # the bar's total is the rows handed to the writer, not the rows read ahead
     assert totals == [50, 100, 150, 200, 250, 300]
+    assert readers[0] == 1  # the reading thread ran while the first chunk was written
     assert _reading_threads() == []
 
 
