@@ -739,7 +739,13 @@ def insert_rows(
                 + ", ".join("?" if lit is None else lit for lit in literals)
                 + ")"
             )
-            parts = [v.tolist() for v, lit in zip(values, literals, strict=True) if lit is None]
+            # Booleans as the integers 0 and 1, which SQLite stores for them anyway:
+            # the driver binds a Python int without looking for an adapter.
+            parts = [
+                (v.astype(np.int64) if v.dtype.kind == "b" else v).tolist()
+                for v, lit in zip(values, literals, strict=True)
+                if lit is None
+            ]
             rows = zip(*parts, strict=True) if parts else [()] * (stop - start)
             cursor.executemany(sql, rows)
             advance(stop - start)
