@@ -22,6 +22,7 @@ PLAIN = [
     "q3\t\td5\td6\t\n",  # empty fields
     "007\t1e3\t1.0\t-0\t00\n",  # numbers kept as written
     "q4\ta\t\u00e9t\u00e9\t\U0001f600\t0\n",
+    "q\x0b6\ta\x0c\td\x1c9\td\x8510\tx\u2028y\n",  # line breaks to str.splitlines only
     "q5\ta\td7\td8\t1",  # no line end on the last line
 ]
 ODD = [
