@@ -305,6 +305,23 @@ def _forked_pool(workers: int) -> Any:
     return pool
 
 
+def _release_forked_pool() -> None:
+    """At exit, let go of the forked pool while every module is still loaded.
+
+    Kept until the interpreter clears its modules, the pool would be collected
+    after ``concurrent.futures.process`` lost its globals, and its collection
+    callback would print "Exception ignored in: ... weakref_cb". By the time
+    ``atexit`` runs, ``concurrent.futures`` has already joined the workers.
+    """
+    global _FORKED
+    if _FORKED is not None:
+        _FORKED[1].shutdown(wait=False, cancel_futures=True)
+        _FORKED = None
+
+
+atexit.register(_release_forked_pool)
+
+
 def shutdown_local_workers() -> None:
     """Stop the local workers, so that the next map starts new ones (benchmarks, tests)."""
     global _FORKED

@@ -14,17 +14,92 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from scoring.errors import ScoringError
 from scoring.orl import ORL, ItemCodes
 
-__all__ = ["BatchData", "FlatRun", "flatten_rankings", "prepare_batch"]
+__all__ = ["BatchData", "FlatRun", "IdTable", "flatten_rankings", "id_strings", "prepare_batch"]
 
 
-@dataclass(frozen=True)
+class IdTable:
+    """Distinct ids kept as their bytes; Python strings are made only for the ids read.
+
+    The byte reader of ``orlbuild eval`` codes a run's items into such a table
+    (docs/performance.md, "Speed of `orlbuild eval`"): scoring on codes reads
+    no id, ordering tied rows compares the bytes of their ids, and the
+    600,000 strings of a long-id run are made only if something asks for them.
+    Indexing gives what indexing the object array of the same strings gives.
+
+    Parameters
+    ----------
+    ids
+        Fixed-width bytes (NumPy ``S`` dtype): ASCII, non-empty, without
+        whitespace or NUL, zero-padded.
+    """
+
+    __slots__ = ("_bytes", "_strings")
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self._bytes = ids
+        self._strings: np.ndarray | None = None
+
+    @property
+    def bytes(self) -> np.ndarray:
+        """The ids as fixed-width bytes (byte order is ``strcmp``'s and ``str``'s order)."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._bytes)
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._strings is not None:
+            return self._strings[key]
+        if isinstance(key, (int, np.integer)):
+            return self._bytes[key].decode("ascii")
+        return _fixed_strings(self._bytes[key])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        strings = self.strings()
+        return strings if dtype is None else strings.astype(dtype)
+
+    def strings(self) -> np.ndarray:
+        """Every id as a ``str`` (object array), made once."""
+        if self._strings is None:
+            self._strings = _fixed_strings(self._bytes)
+        return self._strings
+
+    def tolist(self) -> list[str]:
+        """Every id as a ``str``."""
+        return self.strings().tolist()
+
+
+def _fixed_strings(ids: np.ndarray) -> np.ndarray:
+    """Fixed-width bytes (non-empty, no whitespace) as an object array of ``str``.
+
+    Their bytes, each padded with at least one zero, the zeros made spaces,
+    decoded in one call and split on whitespace in C.
+    """
+    ids = np.ascontiguousarray(ids)
+    width = ids.dtype.itemsize
+    out = np.empty(len(ids), dtype=object)
+    if not len(ids):
+        return out
+    table = np.zeros((len(ids), width + 1), dtype=np.uint8)
+    table[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
+    np.maximum(table, 0x20, out=table)
+    out[:] = str(table.data, "ascii").split()
+    return out
+
+
+def id_strings(table: np.ndarray | IdTable, codes: np.ndarray) -> np.ndarray:
+    """``table[codes]`` as an object array of strings (``table``: an array, or an IdTable)."""
+    return np.asarray(table[codes], dtype=object)
+
+
+@dataclass(frozen=True, init=False)
 class FlatRun:
     """All candidate lists of a run, concatenated in rank order.
 
@@ -35,18 +110,46 @@ class FlatRun:
     offsets
         ``items[offsets[j]:offsets[j + 1]]`` is the list of ``queries[j]``.
     items
-        Item ids of every list, best first within each query (object array).
+        Item ids of every list, best first within each query (object array);
+        given, or made from ``table[codes]`` when first read.
     codes, table
         Optionally, each of ``items`` as its index into ``table`` (distinct
-        ids): an ORL coded against the same table object
-        (:class:`scoring.orl.ItemCodes`) is joined with the run on integers.
+        ids: an object array or an :class:`IdTable`): an ORL coded against the
+        same table object (:class:`scoring.orl.ItemCodes`) is joined with the
+        run on integers.
     """
 
     queries: np.ndarray
     offsets: np.ndarray
-    items: np.ndarray
-    codes: np.ndarray | None = field(default=None, repr=False)
-    table: np.ndarray | None = field(default=None, repr=False)
+    codes: np.ndarray | None = field(repr=False)
+    table: Any = field(repr=False)
+    _items: np.ndarray | None = field(repr=False)
+
+    def __init__(
+        self,
+        queries: np.ndarray,
+        offsets: np.ndarray,
+        items: np.ndarray | None = None,
+        codes: np.ndarray | None = None,
+        table: np.ndarray | IdTable | None = None,
+    ) -> None:
+        if items is None and (codes is None or table is None):
+            raise TypeError("FlatRun needs items, or codes and their table")
+        put = object.__setattr__  # frozen
+        put(self, "queries", queries)
+        put(self, "offsets", offsets)
+        put(self, "codes", codes)
+        put(self, "table", table)
+        put(self, "_items", items)
+
+    @property
+    def items(self) -> np.ndarray:
+        """Item ids of every list, best first within each query (object array)."""
+        if self._items is None:
+            assert self.codes is not None and self.table is not None
+            object.__setattr__(self, "_items", id_strings(self.table, self.codes))
+        assert self._items is not None
+        return self._items
 
     def to_dict(self) -> dict[str, list[str]]:
         """``{query: [items best first]}``."""
@@ -158,7 +261,7 @@ class BatchData:
         else:
             judged = np.empty(int(sizes.sum()), dtype=object)
             judged[:] = list(chain.from_iterable(o.nonrelevant for o in self.orls))
-            codes, uniques = pd.factorize(judged)
+            codes, uniques = _factorize(judged)
             run_codes = _lookup(uniques, run.items)
             width = len(uniques)
         known = np.flatnonzero(run_codes >= 0)
@@ -300,7 +403,16 @@ def _lookup(uniques: np.ndarray, items: np.ndarray) -> np.ndarray:
     The index is kept as Python objects: pandas 3 would otherwise turn both
     sides into Arrow strings first, which costs more than the look-up.
     """
+    import pandas as pd
+
     return pd.Index(uniques, dtype=object).get_indexer(pd.Index(items, dtype=object))
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize`` (pandas is loaded here only: ids coded in a shared table need none)."""
+    import pandas as pd
+
+    return pd.factorize(values)
 
 
 def _scatter(
@@ -367,7 +479,7 @@ def prepare_batch(orls: Sequence[ORL], queries: list[str], run: FlatRun, depth: 
         )
         orl_items = np.empty(n_orl_items, dtype=object)
         orl_items[:] = list(chain.from_iterable(o.keys() for o in orls))
-        orl_codes, uniques = pd.factorize(orl_items)
+        orl_codes, uniques = _factorize(orl_items)
         run_codes = _lookup(uniques, run.items) if len(uniques) else np.full(len(run.items), -1)
         known = np.flatnonzero(run_codes >= 0)
         n_codes = max(len(uniques), 1)

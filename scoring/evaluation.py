@@ -7,12 +7,12 @@ once, aligns the run with the ORLs, lays both out as matrices once
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
-import pandas as pd
 
 from scoring.batch import FlatRun, flatten_rankings, prepare_batch
 from scoring.errors import ScoringError
@@ -30,8 +30,12 @@ from scoring.run import (
 )
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "EvaluationResult",
+    "QueryScores",
     "check_query_overlap",
     "conventions",
     "evaluate_run",
@@ -69,7 +73,21 @@ def conventions(
     }
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
+class QueryScores:
+    """Per-query values as plain arrays: ``matrix[j, m]`` is ``measures[m]`` on ``queries[j]``.
+
+    What :attr:`EvaluationResult.per_query` holds, without pandas (``orlbuild eval``
+    prints its means without loading pandas; docs/performance.md, "Speed of
+    `orlbuild eval`").
+    """
+
+    queries: list[Any]
+    measures: list[str]
+    matrix: np.ndarray  # (queries, measures), float64
+
+
+@dataclass(frozen=True, eq=False, init=False)
 class EvaluationResult:
     """A run scored against ORLs: the per-query values and what the scoring reported.
 
@@ -78,10 +96,18 @@ class EvaluationResult:
     fields rather than in ``DataFrame.attrs``, which pandas drops on many
     operations.
 
+    Parameters
+    ----------
+    per_query
+        The per-query frame; or, instead, ``scores`` (keyword): the same values
+        as arrays, made into the frame when :attr:`per_query` is first read.
+
     Attributes
     ----------
     per_query
         Index ``query`` (ORL order), one float column per measure.
+    scores
+        The same values as a :class:`QueryScores` (no pandas).
     conventions
         How missing queries, run order, duplicates and undefined values were
         handled (:func:`conventions`).
@@ -95,17 +121,77 @@ class EvaluationResult:
         Those run queries, in the run's order.
     """
 
-    per_query: pd.DataFrame
-    conventions: dict[str, str] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    missing_queries: tuple[str, ...] = ()
-    queries_without_orl: int = 0
-    ignored_queries: tuple[str, ...] = ()
+    conventions: dict[str, str]
+    warnings: tuple[str, ...]
+    missing_queries: tuple[str, ...]
+    queries_without_orl: int
+    ignored_queries: tuple[str, ...]
+    _frame: Any = field(repr=False)
+    _columns: Mapping[str, np.ndarray] | None = field(repr=False)
+    _scores: QueryScores | None = field(repr=False)
+
+    def __init__(
+        self,
+        per_query: pd.DataFrame | None = None,
+        conventions: dict[str, str] | None = None,
+        warnings: tuple[str, ...] = (),
+        missing_queries: tuple[str, ...] = (),
+        queries_without_orl: int = 0,
+        ignored_queries: tuple[str, ...] = (),
+        *,
+        scores: QueryScores | None = None,
+        columns: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
+        if (per_query is None) == (scores is None):
+            raise TypeError("EvaluationResult needs per_query or scores, not both")
+        put = object.__setattr__  # frozen
+        put(self, "conventions", {} if conventions is None else conventions)
+        put(self, "warnings", warnings)
+        put(self, "missing_queries", missing_queries)
+        put(self, "queries_without_orl", queries_without_orl)
+        put(self, "ignored_queries", ignored_queries)
+        put(self, "_frame", per_query)
+        put(self, "_columns", columns)
+        put(self, "_scores", scores)
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """Index ``query`` (ORL order), one float column per measure."""
+        if self._frame is None:
+            import pandas as pd
+
+            scores = self.scores
+            columns = self._columns
+            data = (
+                dict(columns)
+                if columns is not None
+                else dict(zip(scores.measures, scores.matrix.T, strict=True))
+            )
+            frame = pd.DataFrame(
+                data,
+                index=pd.Index(scores.queries, name="query", dtype=object),
+                columns=scores.measures,
+            )
+            object.__setattr__(self, "_frame", frame)
+        return cast("pd.DataFrame", self._frame)
+
+    @property
+    def scores(self) -> QueryScores:
+        """The per-query values as arrays (:class:`QueryScores`), read without pandas."""
+        if self._scores is None:
+            frame = self._frame
+            scores = QueryScores(
+                frame.index.tolist(),
+                [str(c) for c in frame.columns],
+                frame.to_numpy(dtype=float),
+            )
+            object.__setattr__(self, "_scores", scores)
+        return cast(QueryScores, self._scores)
 
     @property
     def measures(self) -> list[str]:
         """The measure names, in column order."""
-        return [str(c) for c in self.per_query.columns]
+        return list(self.scores.measures)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-query frame with the metadata copied into ``frame.attrs``.
@@ -132,6 +218,12 @@ def _as_orl(query: str, value: Any) -> ORL:
     raise ScoringError(f"query {query!r}: expected an ORL or an item -> rank mapping")
 
 
+def _is_frame(run: object) -> bool:
+    """Whether ``run`` is a DataFrame (without importing pandas: none exists before it is)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(run, pandas.DataFrame)
+
+
 def _is_scored(run: Mapping[str, Any]) -> TypeGuard[Mapping[str, Mapping[str, float]]]:
     """Whether a run maps queries to ``{item: score}`` (pytrec_eval's shape), not to lists."""
     first = next(iter(run.values()), None)
@@ -152,8 +244,9 @@ def _aligned(run: FlatRun, queries: Sequence[str], depth: int) -> FlatRun:
     take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
     qarr = np.empty(len(queries), dtype=object)
     qarr[:] = list(queries)
-    codes = None if run.codes is None else run.codes[take]
-    return FlatRun(qarr, offsets, run.items[take], codes=codes, table=run.table)
+    if run.codes is not None and run.table is not None:  # items made from the codes if read
+        return FlatRun(qarr, offsets, codes=run.codes[take], table=run.table)
+    return FlatRun(qarr, offsets, run.items[take])
 
 
 def check_query_overlap(orl_queries: Sequence[str], run_queries: Sequence[str]) -> list[str]:
@@ -255,11 +348,12 @@ def evaluate_run(
     (0.0, 1)
     """
     setup = _Setup.of(orls, measures, missing, score_precision)
-    if not isinstance(run, pd.DataFrame) and _is_scored(run):
-        flat = flat_run_from_scores(run, depth=setup.bound, score_precision=setup.precision)
-    elif isinstance(run, pd.DataFrame):
+    if not _is_frame(run) and _is_scored(cast(Mapping[str, Any], run)):
+        scored = cast(Mapping[str, Mapping[str, float]], run)
+        flat = flat_run_from_scores(scored, depth=setup.bound, score_precision=setup.precision)
+    elif _is_frame(run):
         flat = flat_run_from_frame(
-            run,
+            cast("pd.DataFrame", run),
             order_by=order_by,
             duplicates=duplicates,
             depth=setup.bound,
@@ -344,19 +438,18 @@ def _stacked(flats: Sequence[FlatRun]) -> FlatRun:
         return FlatRun(np.empty(0, dtype=object), np.zeros(1, dtype=np.int64), np.empty(0, object))
     if len(flats) == 1:
         return flats[0]  # one run (FlatRun is frozen): no copy of its items
-    sizes = [len(f.items) for f in flats]
+    sizes = [len(f.items) if f.codes is None else len(f.codes) for f in flats]  # ids unmade
     starts = np.cumsum([0, *sizes[:-1]])
     offsets = np.concatenate(
         [flats[0].offsets[:1]]
         + [f.offsets[1:] + start for f, start in zip(flats, starts, strict=True)]
     ).astype(np.int64)
     queries = np.concatenate([f.queries for f in flats])
-    items = np.concatenate([f.items for f in flats])
     table = flats[0].table
     if table is None or any(f.codes is None or f.table is not table for f in flats):
-        return FlatRun(queries, offsets, items)
+        return FlatRun(queries, offsets, np.concatenate([f.items for f in flats]))
     codes = np.concatenate([f.codes for f in flats if f.codes is not None])
-    return FlatRun(queries, offsets, items, codes=codes, table=table)
+    return FlatRun(queries, offsets, codes=codes, table=table)
 
 
 @dataclass(frozen=True)
@@ -440,13 +533,16 @@ class _Part:
     def result(
         self, setup: _Setup, values: Mapping[str, np.ndarray], order_by: str
     ) -> EvaluationResult:
-        frame = pd.DataFrame(
-            dict(values),
-            index=pd.Index(self.queries, name="query", dtype=object),
-            columns=setup.labels,
-        )
+        labels = list(setup.labels)
+        columns = {label: values[label] for label in labels}
+        # Measures x queries, seen transposed: the layout of the frame's ``to_numpy()``,
+        # so that a mean along queries adds in the same order (the same bits).
+        matrix = np.empty((len(labels), len(self.queries)), dtype=np.float64)
+        for row, label in zip(matrix, labels, strict=True):
+            row[:] = columns[label]
         return EvaluationResult(
-            per_query=frame,
+            scores=QueryScores(list(self.queries), labels, matrix.T),
+            columns=columns,
             conventions=conventions(setup.missing, order_by, setup.precision),
             warnings=self.warnings,
             missing_queries=self.missing_queries,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import pandas as pd
 
 from scoring import baselines, trec_measures
 from scoring.batch import BatchData
@@ -572,6 +571,8 @@ def _inferred_ap(data: BatchData, k: int) -> np.ndarray:
 
 
 def _num_ret(data: BatchData, k: int) -> np.ndarray:
+    import pandas as pd  # here only: scoring most measures loads no pandas
+
     run = data.rankings
     codes, uniques = pd.factorize(run.items)
     rows = np.repeat(np.arange(len(data.queries)), np.diff(run.offsets))

@@ -21,11 +21,14 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scoring.errors import ScoringError
+
+if TYPE_CHECKING:
+    from scoring.batch import IdTable
 
 __all__ = ["ORL", "ItemCodes", "orls_from_coded_grades", "orls_from_grade_table"]
 
@@ -305,7 +308,7 @@ class ItemCodes:
         Codes of the items judged not relevant.
     """
 
-    table: np.ndarray
+    table: np.ndarray | IdTable
     items: np.ndarray
     ranks: np.ndarray
     grades: np.ndarray
@@ -353,7 +356,7 @@ def orls_from_coded_grades(
     query_codes: np.ndarray,
     queries: np.ndarray,
     item_codes: np.ndarray,
-    items: np.ndarray,
+    items: np.ndarray | IdTable,
     grades: np.ndarray,
 ) -> tuple[dict[str, ORL], list[str]]:
     """:func:`orls_from_grade_table` of rows given as integer codes; the ORLs keep the codes.
@@ -368,7 +371,8 @@ def orls_from_coded_grades(
         Each row's index into ``queries`` (distinct query ids, strings; a
         table shared with runs may hold queries without rows here).
     item_codes, items
-        Each row's index into ``items`` (distinct item ids, strings).
+        Each row's index into ``items`` (distinct item ids: strings, or a
+        :class:`~scoring.batch.IdTable`, whose strings are then made only if read).
     grades
         As for :func:`orls_from_grade_table`.
 
@@ -380,24 +384,28 @@ def orls_from_coded_grades(
     queries = np.asarray(queries, dtype=object)
     codes, names = _sorted_codes(queries[query_codes], np.asarray(query_codes), queries)
     item_codes = np.asarray(item_codes, dtype=np.int64)
-    return _graded_orls(
-        codes, names, np.asarray(items, dtype=object)[item_codes], grades, (items, item_codes)
-    )
+    return _graded_orls(codes, names, None, grades, (items, item_codes))
 
 
 def _graded_orls(
     codes: np.ndarray,
     uniques: np.ndarray,
-    items: np.ndarray,
+    items: np.ndarray | None,
     grades: np.ndarray,
-    coded: tuple[np.ndarray, np.ndarray] | None,
+    coded: tuple[Any, np.ndarray] | None,
 ) -> tuple[dict[str, ORL], list[str]]:
-    """The ORLs of :func:`orls_from_grade_table` from query codes in sorted query order."""
+    """The ORLs of :func:`orls_from_grade_table` from query codes in sorted query order.
+
+    ``items`` (each row's id) may be ``None`` when ``coded`` (the id table and
+    each row's code) is given: the ids are then read from the table only if
+    an error names one.
+    """
     grades = np.asarray(grades, dtype=np.float64)
     bad = ~np.isfinite(grades) | (grades < 0)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise ScoringError(f"grade of item {items[at]!r} must be >= 0, got {grades[at]!r}")
+        item = items[at] if items is not None else _row_id(coded, at)
+        raise ScoringError(f"grade of item {item!r} must be >= 0, got {grades[at]!r}")
     positive = grades > 0
     zero_codes = codes[~positive]
     zero_order = np.argsort(zero_codes, kind="stable")
@@ -434,6 +442,7 @@ def _graded_orls(
             )
             orls[str(uniques[code])] = orl
     else:
+        assert items is not None
         # Whole columns as lists once: slicing lists is cheaper than slicing arrays per query.
         zero_items = items[zero_rows].tolist()
         names_all = items[order].tolist()
@@ -455,6 +464,13 @@ def _graded_orls(
     judged[heads] = False
     without = [str(query) for query in uniques[judged].tolist()]
     return orls, without  # in sorted query order already: the codes follow it
+
+
+def _row_id(coded: tuple[Any, np.ndarray] | None, row: int) -> str:
+    """The id of row ``row`` of a coded table (for an error message)."""
+    assert coded is not None
+    table, row_codes = coded
+    return str(table[int(row_codes[row])])
 
 
 def _sorted_codes(

@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
-from scoring.batch import FlatRun
+from scoring.batch import FlatRun, IdTable
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
+
+if TYPE_CHECKING:  # pandas is loaded only for run tables (orlbuild eval needs none)
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_SCORE_PRECISION",
@@ -75,6 +77,8 @@ def comparable_scores(scores: np.ndarray, precision: ScorePrecisionName) -> np.n
 
 def _codes(column: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of an id column and its unique ids as strings."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(column)
     as_text = np.asarray(uniques).astype(str).astype(object)
     if len(set(as_text.tolist())) != len(as_text):  # e.g. 1 and "1" in one column
@@ -87,6 +91,8 @@ def _sort_keys(
     frame: pd.DataFrame, order_by: OrderBy | None, precision: ScorePrecisionName
 ) -> np.ndarray:
     """The column to order by, validated: finite float64, smaller is better."""
+    import pandas as pd
+
     missing = {"query", "item"} - set(frame.columns)
     if missing:
         raise ScoringError(f"a run table needs columns query, item; missing {sorted(missing)}")
@@ -102,7 +108,7 @@ def _sort_keys(
 
 
 def trec_order(
-    group: np.ndarray, primary: np.ndarray, item_codes: np.ndarray, items: np.ndarray
+    group: np.ndarray, primary: np.ndarray, item_codes: np.ndarray, items: np.ndarray | IdTable
 ) -> np.ndarray:
     """Indices sorting rows by (group, primary) ascending, ties by item id descending.
 
@@ -123,7 +129,7 @@ def trec_order(
     item_codes
         Each row's index into ``items``.
     items
-        Distinct item ids (strings).
+        Distinct item ids (strings, or an :class:`~scoring.batch.IdTable`).
 
     Returns
     -------
@@ -157,7 +163,7 @@ def _already_ordered(group: np.ndarray, primary: np.ndarray) -> bool:
 
 
 def _ties_by_id(
-    order: np.ndarray, same: np.ndarray, item_codes: np.ndarray, items: np.ndarray
+    order: np.ndarray, same: np.ndarray, item_codes: np.ndarray, items: np.ndarray | IdTable
 ) -> np.ndarray:
     """``order`` with each run of tied rows (``same[i]``: rows ``i``, ``i + 1`` tie) by id desc."""
     if not same.any():
@@ -170,7 +176,11 @@ def _ties_by_id(
     rows = order[at]
     used, local = np.unique(item_codes[rows], return_inverse=True)
     id_rank = np.empty(len(used), dtype=np.int64)
-    id_rank[_string_order(np.asarray(items, dtype=object)[used])] = np.arange(len(used))
+    if isinstance(items, IdTable):  # ASCII bytes: their order is strcmp's (and str's)
+        by_id = np.argsort(items.bytes[used], kind="stable")
+    else:
+        by_id = _string_order(np.asarray(items, dtype=object)[used])
+    id_rank[by_id] = np.arange(len(used))
     # The tied rows keep their positions (grouped by key); within a key, id descending.
     order[at] = rows[np.lexsort((-id_rank[local.ravel()], tie_group[at]))]
     return order
@@ -302,7 +312,7 @@ class CodedRuns:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: np.ndarray | IdTable
     scores: np.ndarray
     n_runs: int
 
@@ -341,7 +351,7 @@ def flat_runs_from_codes(
         bad = scores[~np.isfinite(scores)][0]
         raise ScoringError(f"run scores must be finite numbers, got {bad!r}")
     n_queries = max(len(coded.queries), 1)
-    items = np.asarray(coded.items, dtype=object)
+    items = coded.items if isinstance(coded.items, IdTable) else np.asarray(coded.items, object)
     group = coded.runs.astype(np.int64) * n_queries + coded.query_codes
     order = trec_order(group, -comparable_scores(scores, precision), coded.item_codes, items)
     group, item_codes = group[order], coded.item_codes[order]
@@ -357,10 +367,9 @@ def flat_runs_from_codes(
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
         first, last = int(ends[lo]), int(ends[hi])
         flats.append(
-            FlatRun(
+            FlatRun(  # items made from the codes only if read (not by measures on codes)
                 np.asarray(coded.queries, dtype=object)[heads[lo:hi] % n_queries],
                 (ends[lo : hi + 1] - first).astype(np.int64),
-                items[item_codes[first:last]],
                 codes=item_codes[first:last],
                 table=items,
             )

@@ -169,7 +169,11 @@ def dask_scheduler() -> Iterator[str]:
     """Address of a LocalCluster of two single-threaded worker processes (the executor tests)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP server: any free port
     ) as cluster:
         yield cluster.scheduler_address
         from orlbuild.executor import close_dask_connections

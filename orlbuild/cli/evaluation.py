@@ -9,7 +9,7 @@ import typer
 
 from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
 from orlbuild.cli.options import FormatOption, MeasureOption, MissingOption, PerQueryOption
-from orlbuild.cli.render import emit, report_plan
+from orlbuild.cli.render import Columns, emit, report_plan
 from orlbuild.cli.statistics_options import with_test_settings
 from orlbuild.vocabulary import GradeAggregate, InputFormat, OutputFormat, values
 from scoring.settings import TestSettings
@@ -92,10 +92,23 @@ def eval_command(
 def _emit_one(
     evaluation: EvaluationResult, notes: list[str], per_query: bool, fmt: OutputFormat, title: str
 ) -> None:
-    """One run: the table and JSON shape of ``orlbuild score``."""
-    from orlbuild.cli.score_tables import score_report
+    """One run: the table and JSON shape of ``orlbuild score``.
 
-    table, payload = score_report(evaluation, per_query=per_query)
+    The table of means is :class:`~orlbuild.cli.render.Columns`, drawn as
+    ``score_report``'s frame is: without per-query rows, ``eval`` loads no
+    pandas (docs/performance.md, "Speed of `orlbuild eval`").
+    """
+    from orlbuild.cli.score_tables import score_payload, score_report
+
+    table: Any
+    if per_query:
+        table, payload = score_report(evaluation, per_query=True)
+    else:
+        payload = score_payload(evaluation)
+        means = payload["mean"]
+        table = Columns(
+            {"measure": list(means), "mean": list(means.values())}, numeric=frozenset({"mean"})
+        )
     payload["warnings"] = notes + payload["warnings"]
     if fmt is not OutputFormat.json:
         for note in payload["warnings"]:

@@ -3,6 +3,11 @@
 JSON goes to standard output as a single document and nothing else; tables
 are drawn with rich (fitted to a terminal, at full width when piped, so names
 are never cut); CSV is written by pandas. NaN becomes ``null`` in JSON.
+
+A table is a DataFrame, or :class:`Columns` (plain lists): a command whose
+table is small and whose work needs no pandas (``orlbuild eval``) then never
+imports pandas (docs/performance.md, "Speed of `orlbuild eval`"), which is
+loaded only to write such a table as CSV.
 """
 
 from __future__ import annotations
@@ -11,10 +16,10 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -25,9 +30,12 @@ from orlbuild.cli.state import opened_store
 from orlbuild.vocabulary import OutputFormat
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from orlbuild.services.databases import Engine
 
 __all__ = [
+    "Columns",
     "collection_listing",
     "emit",
     "jsonable",
@@ -38,6 +46,24 @@ __all__ = [
 
 #: Width a table may take when standard output is not a terminal (no truncation in practice).
 PIPED_WIDTH = 100_000
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A small table without pandas: column name -> its values, drawn as that DataFrame would be.
+
+    ``numeric`` names the columns aligned right (numbers), as
+    :func:`print_table` aligns a DataFrame's numeric columns.
+    """
+
+    columns: dict[str, list[Any]]
+    numeric: frozenset[str] = frozenset()
+
+    def to_frame(self) -> pd.DataFrame:
+        """The same table as a DataFrame (loads pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)
 
 
 def jsonable(value: Any) -> Any:
@@ -60,7 +86,9 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n")
 
 
-def print_table(frame: pd.DataFrame, *, title: str | None = None, digits: int = 4) -> None:
+def print_table(
+    frame: pd.DataFrame | Columns, *, title: str | None = None, digits: int = 4
+) -> None:
     """Draw ``frame`` as a rich table on standard output (index shown if named).
 
     Every text is escaped: a measure pattern ``nDCG[@k]`` or an item ``[draft]`` is data, not
@@ -72,11 +100,20 @@ def print_table(frame: pd.DataFrame, *, title: str | None = None, digits: int = 
         # width; fitting 80 columns cut names to "sample-pairw…".
         console.width = PIPED_WIDTH
     table = Table(title=None if title is None else escape(title), show_lines=False)
-    shown = frame.reset_index() if frame.index.name is not None else frame
-    for column in shown.columns:
-        numeric = pd.api.types.is_numeric_dtype(shown[column])
-        table.add_column(escape(str(column)), justify="right" if numeric else "left")
-    for row in shown.itertuples(index=False):
+    if isinstance(frame, Columns):
+        for column in frame.columns:
+            numeric = column in frame.numeric
+            table.add_column(escape(str(column)), justify="right" if numeric else "left")
+        rows: Any = zip(*frame.columns.values(), strict=True)
+    else:
+        import pandas as pd  # loaded already: ``frame`` is a DataFrame
+
+        shown = frame.reset_index() if frame.index.name is not None else frame
+        for column in shown.columns:
+            numeric = pd.api.types.is_numeric_dtype(shown[column])
+            table.add_column(escape(str(column)), justify="right" if numeric else "left")
+        rows = shown.itertuples(index=False)
+    for row in rows:
         table.add_row(*(_cell(v, digits) for v in row))
     console.print(table)
 
@@ -91,7 +128,7 @@ def _cell(value: Any, digits: int) -> str:
 def emit(
     fmt: OutputFormat,
     *,
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Columns,
     payload: Any = None,
     title: str | None = None,
 ) -> None:
@@ -102,19 +139,25 @@ def emit(
     fmt
         The requested output format.
     frame
-        Tabular view of the result, used for ``table`` and ``csv``.
+        Tabular view of the result, used for ``table`` and ``csv`` (:class:`Columns`: the
+        same output as its :meth:`Columns.to_frame`).
     payload
         The JSON document for ``json``; defaults to the frame's records.
     title
         Optional title above a table.
     """
-    if fmt is OutputFormat.json:
-        print_json(payload if payload is not None else frame.to_dict(orient="records"))
-    elif fmt is OutputFormat.csv:
-        shown = frame.reset_index() if frame.index.name is not None else frame
-        shown.to_csv(sys.stdout, index=False, float_format="%.6g")
-    else:
+    if fmt is OutputFormat.table:
         print_table(frame, title=title)
+        return
+    if fmt is OutputFormat.json and payload is not None:
+        print_json(payload)
+        return
+    table = frame.to_frame() if isinstance(frame, Columns) else frame
+    if fmt is OutputFormat.json:
+        print_json(table.to_dict(orient="records"))
+    else:
+        shown = table.reset_index() if table.index.name is not None else table
+        shown.to_csv(sys.stdout, index=False, float_format="%.6g")
 
 
 def collection_listing(

@@ -6,11 +6,12 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from scoring.messages import first_and_more
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from scoring import EvaluationResult
 
 
@@ -37,10 +38,10 @@ def _per_query(
 def score_payload(
     evaluation: EvaluationResult, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The JSON view of an evaluation (see :func:`score_report`), without a table."""
-    frame = evaluation.per_query
-    columns = [str(c) for c in frame.columns]
-    values = frame.to_numpy(dtype=float)
+    """The JSON view of an evaluation (see :func:`score_report`), without a table (nor pandas)."""
+    scores = evaluation.scores
+    columns = list(scores.measures)
+    values = scores.matrix
     means = _means(values, columns)
     nan_counts = np.isnan(values).sum(axis=0).tolist()
     undefined = {c: int(n) for c, n in zip(columns, nan_counts, strict=True) if n}
@@ -62,9 +63,9 @@ def score_payload(
         notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
     return {
         **(extra or {}),
-        "queries": len(frame),
+        "queries": len(scores.queries),
         "mean": means,
-        "per_query": _per_query(frame.index.tolist(), columns, values),
+        "per_query": _per_query(scores.queries, columns, values),
         "undefined": undefined,
         "conventions": dict(evaluation.conventions),
         "warnings": notes,
@@ -93,6 +94,8 @@ def score_report(
         "per_query", "undefined", "conventions", "warnings"}``; ``per_query``
         is always present in JSON.
     """
+    import pandas as pd
+
     payload = score_payload(evaluation, extra)
     frame, means = evaluation.per_query, payload["mean"]
     if per_query:

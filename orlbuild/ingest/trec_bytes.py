@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
-import pandas as pd
+
+from scoring.batch import IdTable
 
 __all__ = [
     "COMMENT_LINE",
@@ -155,7 +156,7 @@ class ByteColumns:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: IdTable
     numbers: dict[str, np.ndarray]
 
 
@@ -193,11 +194,13 @@ def read_sections(sections: Sequence[tuple[Text, int]]) -> ByteColumns | None:
         counts.append(len(read[0]["query"][1]))
     coded = []
     for name in ("query", "item"):
-        factorized = _factorize_fields(*_stacked(ids[name]))
+        # Items (600,000 distinct in a long-id run) stay bytes until read: no string each.
+        factorized = _factorize_fields(*_stacked(ids[name]), lazy=name == "item")
         if factorized is None:
             return None
         coded.append(factorized)
     (query_codes, queries), (item_codes, items) = coded
+    assert isinstance(queries, np.ndarray) and isinstance(items, IdTable)
     return ByteColumns(
         sections=np.repeat(np.arange(len(sections), dtype=np.int64), counts),
         query_codes=query_codes,
@@ -282,6 +285,9 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
     # Separators (far fewer than the bytes), and as signed bytes every non-ASCII byte too.
     blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
     kinds = raw[blank]
+    regular = _regular_fields(blank, kinds, width)
+    if regular is not None:
+        return regular
     feeds = kinds == 0x0A
     if not (feeds | (kinds == 0x20) | (kinds == 0x09) | (kinds == 0x0D)).all():
         return None  # not ASCII, or another control character (str.split() splits on some)
@@ -306,26 +312,63 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
     return starts.reshape(-1, width), (ends - starts).reshape(-1, width)
 
 
+def _regular_fields(
+    blank: np.ndarray, kinds: np.ndarray, width: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_block_fields` of a block written the usual way, found without searching.
+
+    Every line ``width`` fields, each followed by one space or tab (the last
+    by the line feed), nothing before the first: the separators are then
+    ``width`` per line, and the fields lie between them. ``None`` for any
+    other block (blank lines, runs of blanks, carriage returns, other
+    bytes...), which the general search reads.
+    """
+    if not len(blank) or len(blank) % width or blank[0] == 0:
+        return None
+    ends = blank.reshape(-1, width)
+    kind = kinds.reshape(-1, width)
+    if not (kind[:, -1] == 0x0A).all():
+        return None
+    inner = kind[:, :-1]
+    if not ((inner == 0x20) | (inner == 0x09)).all():
+        return None
+    if int(np.diff(blank).min(initial=2)) < 2:
+        return None  # two separators in a row: an empty line, a run of blanks
+    starts = np.empty_like(ends)
+    starts[:, 1:] = ends[:, :-1] + 1
+    starts[0, 0] = 0
+    starts[1:, 0] = ends[:-1, -1] + 1
+    if int((ends[:, -1] - starts[:, 0]).max()) + 1 > LONGEST_LINE:
+        return None  # a long line: the pandas path applies the line-length cap
+    return starts, ends - starts
+
+
 def _field_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Each field's bytes as little-endian 64-bit words, zero after its end: (chunks, fields)."""
     chunks = max(1, (int(lengths.max(initial=0)) + 7) // 8)
+    shortest = int(lengths.min(initial=0))
     out = np.empty((chunks, len(starts)), dtype=np.uint64)
     last = len(words) - 1
     for chunk in range(chunks):
+        if shortest >= 8 * (chunk + 1):  # a whole word of every field: inside the buffer
+            out[chunk] = words[starts + 8 * chunk]  # (np.take with out= is 10x slower here)
+            continue
         kept = np.minimum(np.maximum(lengths - 8 * chunk, 0), 8)
         np.bitwise_and(words[np.minimum(starts + 8 * chunk, last)], _MASKS[kept], out=out[chunk])
     return out
 
 
 def _factorize_fields(
-    field_words: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+    field_words: np.ndarray, lengths: np.ndarray, *, lazy: bool = False
+) -> tuple[np.ndarray, np.ndarray | IdTable] | None:
     """``pandas.factorize`` of the fields' strings, computed from their bytes (same codes).
 
     The fields are hashed from their 64-bit words and factorised through the
     hashes; every field is then compared with the first field of its hash,
     so the codes are exact (``None`` on a 64-bit collision, or an id longer
-    than :data:`NAME_LENGTH`). Strings are made only of the distinct fields.
+    than :data:`NAME_LENGTH`). Strings are made only of the distinct fields;
+    with ``lazy``, the distinct fields are an :class:`~scoring.batch.IdTable`
+    (their bytes, strings made only for those read).
     """
     # Ids that repeat on consecutive rows (a run's query) are factorised once per block.
     change = np.empty(len(lengths), dtype=bool)
@@ -335,36 +378,58 @@ def _factorize_fields(
         change[1:] |= chunk[1:] != chunk[:-1]
     heads = np.flatnonzero(change)
     if len(heads) < len(lengths) // 2:
-        coded = _factorize_words(field_words[:, heads], lengths[heads])
+        coded = _factorize_words(field_words[:, heads], lengths[heads], lazy)
         if coded is None:
             return None
         codes, strings = coded
         return np.repeat(codes, np.diff(np.append(heads, len(lengths)))), strings
-    return _factorize_words(field_words, lengths)
+    return _factorize_words(field_words, lengths, lazy)
 
 
 def _factorize_words(
-    field_words: np.ndarray, lengths: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+    field_words: np.ndarray, lengths: np.ndarray, lazy: bool = False
+) -> tuple[np.ndarray, np.ndarray | IdTable] | None:
     """:func:`_factorize_fields` of fields given as words and lengths."""
     hashes = lengths.astype(np.uint64) * _MIX[0]
     for chunk in field_words:
         hashes ^= chunk
         hashes *= _MIX[1]
         hashes ^= hashes >> np.uint64(29)
-    codes, distinct = pd.factorize(hashes)
-    # Codes number the hashes in order of first appearance: a row holds a new code
-    # exactly where its code exceeds every earlier one.
-    running = np.maximum.accumulate(codes)
-    first = np.flatnonzero(codes > np.concatenate([[-1], running[:-1]]))
-    if len(first) != len(distinct):  # pragma: no cover - defensive
-        return None
+    codes, first = _first_appearance_codes(hashes)
     owner = first[codes]
     if not (lengths[owner] == lengths).all() or any(
         (chunk[owner] != chunk).any() for chunk in field_words
     ):
         return None  # a 64-bit hash collision: the pandas path reads the file
-    return codes.astype(np.int64, copy=False), _strings(field_words[:, first])
+    if lazy:
+        distinct = field_words[:, first]
+        fixed = np.ascontiguousarray(distinct.T).view(f"S{8 * len(distinct)}").ravel()
+        return codes, IdTable(fixed)
+    return codes, _strings(field_words[:, first])
+
+
+def _first_appearance_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize(keys)``'s codes, and the row where each distinct key first appears.
+
+    Sorted, not hashed (NumPy sorts 64-bit keys in SIMD, and no pandas is
+    loaded): the distinct keys are numbered in order of first appearance,
+    as ``pandas.factorize`` numbers them.
+    """
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys)  # any order within equal keys: their first row is taken below
+    ordered = keys[order]
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(order, starts)
+    appearance = np.argsort(first)
+    number = np.empty(len(starts), dtype=np.int64)
+    number[appearance] = np.arange(len(starts), dtype=np.int64)
+    codes = np.empty(len(keys), dtype=np.int64)
+    codes[order] = number[np.cumsum(new) - 1]
+    return codes, first[appearance].astype(np.int64, copy=False)
 
 
 def _strings(field_words: np.ndarray) -> np.ndarray:

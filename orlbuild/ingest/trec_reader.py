@@ -32,15 +32,18 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import pandas as pd
 
 from orlbuild.ingest import trec_bytes
 from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
 from orlbuild.vocabulary import InputFormat
+from scoring.batch import IdTable
 from scoring.run import CodedRuns
+
+if TYPE_CHECKING:  # loaded by the pandas path only: the byte reader needs none
+    import pandas as pd
 
 __all__ = [
     "NAME_LENGTH",
@@ -167,7 +170,7 @@ class CodedQrels:
     query_codes: np.ndarray
     queries: np.ndarray
     item_codes: np.ndarray
-    items: np.ndarray
+    items: np.ndarray | IdTable
     grades: np.ndarray
     comments: int
 
@@ -365,6 +368,8 @@ def fast_trec_frames(paths: Sequence[Path]) -> list[pd.DataFrame] | None:
     list of pandas.DataFrame or None
         One frame per path, equal to :func:`fast_trec_frame`'s for that file.
     """
+    import pandas as pd
+
     many = _read_many(paths)
     if many is None:
         return None
@@ -476,6 +481,8 @@ def _parse(source: BinaryIO, fmt: InputFormat) -> pd.DataFrame | None:
 
     Raises the parser's errors (caught by the callers as :data:`_READ_ERRORS`).
     """
+    import pandas as pd
+
     names = _COLUMNS[fmt]
     # Ids as Python strings ("01" stays "01"; a categorical would infer integers;
     # pandas 3's "str" would convert them to Arrow and back), the columns whose
@@ -508,6 +515,8 @@ def _coded_ids(
     One hash pass per column over all the frames, so that the frames share
     codes; ``None`` for an id the store refuses.
     """
+    import pandas as pd
+
     coded = []
     for name in _IDS:  # factorised once: the scorer reuses the codes
         columns = [frame[name].to_numpy(dtype=object) for frame in frames]
@@ -534,6 +543,8 @@ def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (short ids shared by every query, judged in a sample of rows) are
     factorised by ``pandas.factorize`` directly, which is faster for them.
     """
+    import pandas as pd
+
     sample = values[:: max(1, len(values) // _SAMPLE_ROWS)]
     if len(pd.unique(sample)) < len(sample) // 2:
         return pd.factorize(values)
@@ -550,15 +561,16 @@ def _factorize_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _unique_pairs(files: np.ndarray, query_codes: np.ndarray, item_codes: np.ndarray) -> bool:
-    """Whether each (file, query, item) occurs once (one hash pass)."""
+    """Whether each (file, query, item) occurs once (one sort of integer keys, no pandas)."""
     n_queries = int(query_codes.max(initial=0)) + 1
     n_items = int(item_codes.max(initial=0)) + 1
     n_files = int(files.max(initial=0)) + 1
     if n_files * n_queries * n_items >= 2**62:  # pragma: no cover - beyond any real run
-        keys = pd.MultiIndex.from_arrays([files, query_codes, item_codes])
-        return bool(keys.is_unique)
-    pairs = (files * n_queries + query_codes) * n_items + item_codes
-    return bool(pd.Index(pairs).is_unique)  # faster here than np.unique
+        order = np.lexsort((item_codes, query_codes, files))
+        keys = np.stack([files[order], query_codes[order], item_codes[order]])
+        return not bool((keys[:, 1:] == keys[:, :-1]).all(axis=0).any())
+    pairs = np.sort((files * n_queries + query_codes) * n_items + item_codes)
+    return not bool((pairs[1:] == pairs[:-1]).any())
 
 
 def _frame(
@@ -570,6 +582,8 @@ def _frame(
     items: np.ndarray,
 ) -> pd.DataFrame:
     """The reader's output frame: id categoricals from the codes, numbers as int64/float64."""
+    import pandas as pd
+
     out: dict[str, object] = {
         "query": pd.Categorical.from_codes(query_codes, pd.Index(queries, dtype=object)),
         "item": pd.Categorical.from_codes(item_codes, pd.Index(items, dtype=object)),
@@ -592,6 +606,8 @@ def _integer_levels(categories: pd.Index) -> np.ndarray | None:
     (integers here); pandas 2 keeps them as strings, which are accepted only
     when every one is plain decimal digits, optionally signed.
     """
+    import pandas as pd
+
     if pd.api.types.is_integer_dtype(categories.dtype):
         return categories.to_numpy(dtype=np.int64)
     texts = categories.astype(str)

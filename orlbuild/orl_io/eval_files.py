@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import STDIN, base_suffix, open_input, sniff_trec
@@ -34,6 +33,8 @@ from scoring.orl import orls_from_coded_grades, orls_from_grade_table
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from scoring.run import CodedRuns
 
 __all__ = [

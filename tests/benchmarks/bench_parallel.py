@@ -693,7 +693,11 @@ def main() -> None:
 
     jobs2 = resolve_executor(2)
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP server: any free port
     ) as cluster:
         cluster_executor = resolve_executor(scheduler=cluster.scheduler_address)
         if args.only != "build":

@@ -74,3 +74,16 @@ def test_eval_does_not_import_the_store(tmp_path) -> None:  # type: ignore[no-un
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]", out
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_eval_of_trec_files_imports_no_pandas(tmp_path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """The byte reader, the coded scorer and the table of means need no pandas (nor Arrow)."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d3 1 2 t\n")
+    args = ["eval", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-m", "nDCG@10"]
+    probe = PROBE.format(args=[*args, "--format", fmt], heavy=("pandas", "pyarrow", "scipy"))
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]", out

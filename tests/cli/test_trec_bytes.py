@@ -25,6 +25,7 @@ from orlbuild.ingest.trec_reader import _bytes_eval, fast_trec_eval, fast_trec_r
 from orlbuild.orl_io.eval_files import parse_file
 from orlbuild.services.file_evaluations import evaluate_files
 from orlbuild.vocabulary import InputFormat
+from scoring.batch import IdTable
 
 GOOD_QRELS = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d1 1\n"
 GOOD_RUN = "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 2.5 t\nq2 Q0 d3 1 0.25 t\n"
@@ -99,6 +100,9 @@ def _check_against_pandas_path(
         assert mine is not None
         for field in mine.__dataclass_fields__:
             a, b = getattr(mine, field), getattr(theirs, field)
+            if isinstance(a, IdTable):  # the byte reader's items: the same strings, made here
+                a = np.asarray(a)
+                assert a.dtype == object
             if isinstance(a, np.ndarray):
                 assert a.dtype == b.dtype or field in ("queries", "items"), field
                 if a.dtype.kind == "f":
@@ -336,3 +340,62 @@ def test_random_good_files_mostly_take_the_byte_path(tmp_path: Path) -> None:
         qrels = _write(tmp_path, f"qrels{trial}", "".join(f"q1 0 {d} 1\n" for d in set(ids)))
         read += _check_against_exact(qrels, [run])
     assert read == 40
+
+
+@pytest.mark.parametrize(
+    ("block", "regular"),
+    [
+        (b"q1 Q0 d1 1 2.5 t\nq1\tQ0 d2 2 2.5 t\n", True),
+        (b"q1 0 d1 2\nq2 0 d3 0\n", True),
+        (b"q1 Q0 d1 1 2.5 t\n\nq1 Q0 d2 2 2.5 t\n", False),  # a blank line
+        (b"q1 Q0 d1 1  2.5 t\nq1 Q0 d2 2 2.5 t\n", False),  # two spaces
+        (b" q1 Q0 d1 1 2.5 t\n", False),  # a leading space
+        (b"q1 Q0 d1 1 2.5 t \n", False),  # a trailing space
+        (b"q1 Q0 d1 1 2.5 t\r\n", False),  # a carriage return
+        (b"q1 Q0 d1 1 2.5 t x\nq1 Q0 d2 2 2.5\n", False),  # 7 and 5 fields
+        (b"q1 Q0 d1 1 2.5\x0bt\n", False),  # a vertical tab
+    ],
+)
+def test_regular_blocks_are_split_as_the_general_search_splits_them(
+    block: bytes, regular: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = np.frombuffer(block, dtype=np.uint8)
+    width = 4 if block.count(b" ") + block.count(b"\t") == 3 * block.count(b"\n") else 6
+    blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
+    fast = trec_bytes._regular_fields(blank, raw[blank], width)
+    assert (fast is not None) == regular
+    got = trec_bytes._block_fields(raw, width)
+    monkeypatch.setattr(trec_bytes, "_regular_fields", lambda *args: None)
+    general = trec_bytes._block_fields(raw, width)
+    if general is None:
+        assert got is None
+        return
+    assert got is not None
+    assert got[0].tolist() == general[0].tolist() and got[1].tolist() == general[1].tolist()
+    if fast is not None:
+        assert fast[0].tolist() == general[0].tolist() and fast[1].tolist() == general[1].tolist()
+
+
+def test_a_long_line_leaves_the_regular_split_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    block = b"q1 Q0 d1 1 2.5 t\nq1 Q0 " + b"d" * 40 + b" 2 2.5 t\n"
+    raw = np.frombuffer(block, dtype=np.uint8)
+    blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
+    assert trec_bytes._regular_fields(blank, raw[blank], 6) is not None
+    monkeypatch.setattr(trec_bytes, "LONGEST_LINE", 40)
+    assert trec_bytes._regular_fields(blank, raw[blank], 6) is None
+    assert trec_bytes._block_fields(raw, 6) is None
+
+
+@pytest.mark.parametrize(("shortest", "longest"), [(1, 40), (9, 30), (16, 17), (24, 33), (8, 8)])
+def test_field_words_hold_each_fields_bytes(shortest: int, longest: int) -> None:
+    """Whole words of every field are taken unmasked; the rest is zero after each field."""
+    rng = np.random.default_rng(shortest)
+    buffer = bytearray(rng.integers(33, 127, 20_000, dtype=np.uint8).tobytes() + bytes(16))
+    words = np.ndarray(shape=(len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+    lengths = rng.integers(shortest, longest + 1, 500)
+    starts = rng.integers(0, 20_000 - longest, 500)
+    got = trec_bytes._field_words(words, starts, lengths)
+    table = np.ascontiguousarray(got.T).view(np.uint8).reshape(len(starts), -1)
+    for row, start, length in zip(table, starts.tolist(), lengths.tolist(), strict=True):
+        assert bytes(row[:length]) == bytes(buffer[start : start + length])
+        assert not row[length:].any()

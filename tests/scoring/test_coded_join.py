@@ -18,7 +18,8 @@ import pytest
 
 from orlbuild.ingest.trec_reader import _factorize_ids
 from orlbuild.orl_io.eval_files import read_eval_files
-from scoring import evaluate_run
+from scoring import batch, evaluate_run
+from scoring.batch import FlatRun, IdTable
 from scoring.evaluation import evaluate_runs
 from scoring.orl import ORL, orls_from_coded_grades, orls_from_grade_table
 from scoring.run import CodedRuns, trec_order
@@ -205,3 +206,96 @@ def test_tied_rows_are_ordered_by_id_strings(presorted: bool, extra: list[str]) 
     assert [(group[i], primary[i], ids[i]) for i in got] == [
         (group[i], primary[i], ids[i]) for i in expected
     ]
+
+
+def _id_table(items: np.ndarray) -> IdTable:
+    texts = [str(item) for item in items]
+    width = max(map(len, texts))
+    return IdTable(np.array([t.encode() for t in texts], dtype=f"S{-(-width // 8) * 8}"))
+
+
+def test_an_id_table_indexes_as_the_strings_do() -> None:
+    strings = np.array(["doc_2", "a", "doc_10", "Zz", "doc_1"], dtype=object)
+    table = _id_table(strings)
+    codes = np.array([4, 0, 0, 3, 2, 1])
+    assert table[codes].tolist() == strings[codes].tolist()
+    assert table[codes].dtype == object
+    assert table[2] == "doc_10" and isinstance(table[2], str)
+    assert table[1:3].tolist() == ["a", "doc_10"]
+    assert table._strings is None  # nothing made whole yet
+    assert np.asarray(table).tolist() == strings.tolist() == table.tolist()
+    assert len(table) == 5
+    # Bytes order is str order (strcmp's): what orders tied rows.
+    assert np.argsort(table.bytes, kind="stable").tolist() == np.argsort(strings).tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_runs_coded_into_an_id_table_score_as_with_strings(seed: int) -> None:
+    qrels, runs = _collection(seed)
+    every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
+    query_codes, queries = pd.factorize(every["query"].to_numpy(object))
+    item_codes, items = pd.factorize(every["item"].to_numpy(object))
+    cut = len(qrels)
+    results = []
+    for table in (np.asarray(items, dtype=object), _id_table(items)):
+        orls, _ = orls_from_coded_grades(
+            query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
+        )
+        coded = CodedRuns(
+            runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
+            query_codes=query_codes[cut:].astype(np.int64),
+            queries=np.asarray(queries, dtype=object),
+            item_codes=item_codes[cut:].astype(np.int64),
+            items=table,
+            scores=np.concatenate([run["score"].to_numpy() for run in runs]),
+            n_runs=len(runs),
+        )
+        results.append(evaluate_runs(orls, coded, ["AP", "nDCG@10", "P@5"]))
+        if isinstance(table, IdTable):
+            assert table._strings is None  # scored without making the ids' strings
+        results.append(evaluate_runs(orls, coded, MEASURES))  # some read the ids
+    for mine, theirs in zip(results[3], results[1], strict=True):
+        pd.testing.assert_frame_equal(mine.per_query, theirs.per_query, rtol=0, atol=0)
+    for mine, theirs in zip(results[2], results[0], strict=True):
+        pd.testing.assert_frame_equal(mine.per_query, theirs.per_query, rtol=0, atol=0)
+
+
+def test_a_flat_run_needs_items_or_codes_and_table() -> None:
+    with pytest.raises(TypeError):
+        FlatRun(np.empty(0, dtype=object), np.zeros(1, dtype=np.int64))
+    table = np.array(["a", "b"], dtype=object)
+    flat = FlatRun(
+        np.array(["q"], dtype=object), np.array([0, 3]), codes=np.array([1, 0, 1]), table=table
+    )
+    assert flat.items.tolist() == ["b", "a", "b"]
+    assert flat.to_dict() == {"q": ["b", "a", "b"]}
+
+
+def test_several_runs_on_one_id_table_are_scored_without_its_strings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    qrels, runs = _collection(4)
+    every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
+    query_codes, queries = pd.factorize(every["query"].to_numpy(object))
+    item_codes, items = pd.factorize(every["item"].to_numpy(object))
+    cut = len(qrels)
+    table = _id_table(items)
+    orls, _ = orls_from_coded_grades(
+        query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
+    )
+    coded = CodedRuns(
+        runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
+        query_codes=query_codes[cut:].astype(np.int64),
+        queries=np.asarray(queries, dtype=object),
+        item_codes=item_codes[cut:].astype(np.int64),
+        items=table,
+        scores=np.concatenate([run["score"].to_numpy() for run in runs]),
+        n_runs=len(runs),
+    )
+    made: list[int] = []
+    real = batch._fixed_strings
+    monkeypatch.setattr(batch, "_fixed_strings", lambda ids: made.append(len(ids)) or real(ids))
+    assert len(evaluate_runs(orls, coded, ["AP", "nDCG@10"])) == len(runs) == 2
+    assert made == []  # no id made a string
+    assert len(evaluate_runs(orls, coded, ["AP", "RBP(p=0.8)@10", "ERR@10"])) == 2
+    assert made  # the check sees strings being made

@@ -198,7 +198,12 @@ def test_chunks_run_on_one_blas_thread_on_a_worker_started_with_more() -> None:
 
     many = {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, env=many
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        env=many,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP server: any free port
     ) as cluster:
         try:
             with distributed.Client(cluster) as client:
