@@ -4,8 +4,11 @@ An ingest reads and checks a chunk of rows (CPU work in this process), then
 writes it (work of the database: SQLite's statements, which release the
 GIL, or the PostgreSQL server, another process). Done one after the other,
 each waits for the other; with :class:`Prefetched` the next chunk is parsed
-in a thread while the current one is written, on a second core
-(docs/performance.md, "Ingesting large vocabularies").
+in a thread while the current one is written, on a second core. Measured on
+two shared cores it gained nothing (the threads share the GIL, and the
+server wants a core too), so ingests use it only for the backends listed in
+:data:`orlbuild.services.ingests.READ_AHEAD`, none by default
+(docs/performance.md, "Reading in a thread").
 
 The thread only iterates the chunks: it never touches the database. At most
 ``depth`` chunks wait in the queue (plus the one the thread is reading and

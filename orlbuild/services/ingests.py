@@ -5,9 +5,9 @@ chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
 into one open transaction, which commits only after the last line was read
 and checked: any error rolls it back and leaves the store untouched, and
 memory stays bounded by a few chunks, not the file (docs/performance.md,
-"Ingesting large vocabularies"). On PostgreSQL a thread reads and checks
-the next chunk while the current one is written
-(:class:`orlbuild.ingest.prefetch.Prefetched`, :data:`READ_AHEAD`); it never
+"Ingesting large vocabularies"). On the backends of :data:`READ_AHEAD`
+(none by default) a thread reads and checks the next chunk while the current
+one is written (:class:`orlbuild.ingest.prefetch.Prefetched`); it never
 touches the store, and a reading error reaches the writer after the chunks
 before it, as without the thread. Identical content already stored is reported
 and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
@@ -87,12 +87,12 @@ __all__ = [
 ]
 
 #: The backends whose ingests read the next chunk in a thread while the current one is
-#: written (:class:`orlbuild.ingest.prefetch.Prefetched`). PostgreSQL only: its writer
-#: mostly waits for the server, another process. SQLite's writer holds the GIL for most
-#: of its work (binding each row of ``executemany``), so the thread only added GIL
-#: hand-offs there: 4-6% slower, 5% more CPU (docs/performance.md, "Ingesting large
-#: vocabularies").
-READ_AHEAD = frozenset({"postgresql"})
+#: written (:class:`orlbuild.ingest.prefetch.Prefetched`). None by default: measured on
+#: two cores, the thread made no ingest faster. SQLite's writer holds the GIL for most
+#: of its work (binding each row of ``executemany``); on PostgreSQL the writer's round
+#: trips wait for the GIL after each reply, and the reader, the writer and the server
+#: share the two cores (docs/performance.md, "Reading in a thread").
+READ_AHEAD: frozenset[str] = frozenset()
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file
 #: (``None``: the size is not known, as for standard input).
@@ -284,9 +284,9 @@ def ingest_file(
         score_precision=score_precision,
         query=query,
     )
-    # On PostgreSQL the next chunk is read and checked by a thread while this one writes
-    # the current one (docs/performance.md, "Ingesting large vocabularies"); leaving the
-    # block (an error, Ctrl-C) stops the thread.
+    # On the backends of READ_AHEAD the next chunk is read and checked by a thread while
+    # this one writes the current one; leaving the block (an error, Ctrl-C) stops the
+    # thread.
     ahead: AbstractContextManager[Iterable[NamedChunk]] = (
         Prefetched(read, name=f"read {read.label}")
         if engine.dialect.name in READ_AHEAD
