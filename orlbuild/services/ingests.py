@@ -4,12 +4,8 @@
 chunk (:class:`orlbuild.ingest.reading.InputStream`) and writes each chunk
 into one open transaction, which commits only after the last line was read
 and checked: any error rolls it back and leaves the store untouched, and
-memory stays bounded by a few chunks, not the file (docs/performance.md,
-"Ingesting large vocabularies"). On the backends of :data:`READ_AHEAD`
-(none by default) a thread reads and checks the next chunk while the current
-one is written (:class:`orlbuild.ingest.prefetch.Prefetched`); it never
-touches the store, and a reading error reaches the writer after the chunks
-before it, as without the thread. Identical content already stored is reported
+memory stays bounded by the chunk, not the file (docs/performance.md,
+"Ingesting large vocabularies"). Identical content already stored is reported
 and skipped when this reading keeps the same rows (docs/input-formats.md, "Input formats"); read
 another way it is refused. :func:`ingest_unless_stored` (the pipeline's
 ``[[inputs]]``) looks the file's content hash up first
@@ -24,7 +20,7 @@ store holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +29,8 @@ from typing import TYPE_CHECKING, BinaryIO
 from orlbuild.errors import ConfigError, InputError, OrlbuildError, StoreError
 from orlbuild.gc_pause import paused_gc
 from orlbuild.ingest.kinds import NAME_COLUMNS
-from orlbuild.ingest.prefetch import Prefetched
 from orlbuild.ingest.reading import InputStream, read_input
 from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, file_sha256, input_size
-from orlbuild.records import NamedChunk
 from orlbuild.store.batches import (
     NewBatch,
     Provenance,
@@ -63,7 +57,6 @@ if TYPE_CHECKING:
     from orlbuild.progress import IngestProgress
 
 __all__ = [
-    "READ_AHEAD",
     "FilesProgress",
     "IngestInterrupted",
     "IngestProgressFactory",
@@ -85,14 +78,6 @@ __all__ = [
     "runs_stored_and_not",
     "store_runs",
 ]
-
-#: The backends whose ingests read the next chunk in a thread while the current one is
-#: written (:class:`orlbuild.ingest.prefetch.Prefetched`). None by default: measured on
-#: two cores, the thread made no ingest faster. SQLite's writer holds the GIL for most
-#: of its work (binding each row of ``executemany``); on PostgreSQL the writer's round
-#: trips wait for the GIL after each reply, and the reader, the writer and the server
-#: share the two cores (docs/performance.md, "Reading in a thread").
-READ_AHEAD: frozenset[str] = frozenset()
 
 #: ``progress(size_in_bytes)`` opens the read/write progress bars of one file
 #: (``None``: the size is not known, as for standard input).
@@ -284,16 +269,7 @@ def ingest_file(
         score_precision=score_precision,
         query=query,
     )
-    # On the backends of READ_AHEAD the next chunk is read and checked by a thread while
-    # this one writes the current one; leaving the block (an error, Ctrl-C) stops the
-    # thread.
-    ahead: AbstractContextManager[Iterable[NamedChunk]] = (
-        Prefetched(read, name=f"read {read.label}")
-        if engine.dialect.name in READ_AHEAD
-        else nullcontext(read)
-    )
-    with paused_gc(), ahead as read_chunks:
-        chunks = _HandedChunks(read_chunks)
+    with paused_gc():
         stored = store_batch(
             engine,
             NewBatch(
@@ -301,13 +277,13 @@ def ingest_file(
                 collection=collection,
                 file_name=read.label,
                 created_by=current_user(),
-                chunks=chunks,
+                chunks=read,
                 provenance=lambda: Provenance(read.sha256, read.reading_sha256()),
                 name_columns=NAME_COLUMNS,
                 system=system,
                 reading=_reading_words(kind, fmt, duplicates, score_precision, query),
             ),
-            on_rows=None if on_write is None else _rows_written(on_write, chunks),
+            on_rows=None if on_write is None else _rows_written(on_write, read),
         )
     return IngestResult(
         batch_id=stored.id,
@@ -324,34 +300,13 @@ def ingest_file(
     )
 
 
-class _HandedChunks:
-    """The chunks handed to the writer, counting their rows.
-
-    The reading thread runs ahead of the writer (:class:`Prefetched`): the
-    progress bar's total counts the rows handed over, as it did before the
-    thread (the rows read when the writer took its chunk).
-    """
-
-    def __init__(self, chunks: Iterable[NamedChunk]) -> None:
-        self._chunks = chunks
-        self.rows = 0
-
-    def __iter__(self) -> Iterator[NamedChunk]:
-        for chunk in self._chunks:
-            self.rows += len(chunk)
-            yield chunk
-
-
-def _rows_written(
-    on_write: Callable[[int, int], None], chunks: _HandedChunks
-) -> Callable[[int], None]:
+def _rows_written(on_write: Callable[[int, int], None], read: InputStream) -> Callable[[int], None]:
     """Adapt a ``(rows, total)`` callback to the store's ``rows`` callback.
 
     A streamed file is written while it is read: the total is the number of
-    rows handed to the writer so far (the whole file's once the last chunk is
-    written).
+    rows read so far (the whole file's once the last chunk is written).
     """
-    return lambda n: on_write(n, chunks.rows)
+    return lambda n: on_write(n, read.rows)
 
 
 @dataclass(frozen=True)
