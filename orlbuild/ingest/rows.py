@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import io
 import itertools
 import json
 import math
@@ -536,19 +535,23 @@ def _delimited_chunk(
 
 
 #: Characters that send a chunk of an unquoted file to the ``csv`` module's reader rather
-#: than pandas' C parser, which would read them otherwise: quotes, carriage returns,
-#: NULs, a byte order mark.
+#: than the plain split, which would read them otherwise: quotes (noted), carriage
+#: returns, NULs, a byte order mark.
 _NOT_PLAIN = ('"', "\r", "\x00", "\ufeff")
 
 
 def _plain_columns(block: list[str], delimiter: str, width: int) -> list[list[str]] | None:
-    """The columns of an unquoted chunk by pandas' C parser, or ``None`` when anything is off.
+    """The columns of an unquoted chunk by one split of its text, or ``None`` when anything is off.
 
     Only a chunk whose every line holds exactly ``width - 1`` delimiters and
-    none of :data:`_NOT_PLAIN` is taken (then the C parser and the ``csv``
-    module read the same fields: no blank line, no quote, no stray line end);
-    any other goes to the ``csv`` module, which keeps the notes and names the
-    line of an error (docs/performance.md, "Ingesting large vocabularies").
+    none of :data:`_NOT_PLAIN` is taken: then each line is ``width`` fields
+    and a line end, so the chunk's text with its line ends turned into
+    delimiters splits, by one call in C, into the rows' fields one after the
+    other, which is what the ``csv`` module reads (no blank line, no quote, no
+    stray line end). Any other chunk goes to the ``csv`` module, which keeps
+    the notes and names the line of an error (docs/performance.md, "Ingesting
+    large vocabularies"). No parser, buffer or frame is made per chunk: only
+    the text, the fields and the columns.
     """
     if width < 2:
         return None
@@ -560,24 +563,12 @@ def _plain_columns(block: list[str], delimiter: str, width: int) -> list[list[st
     )
     if (counts != width - 1).any():
         return None
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            header=None,
-            dtype=str,
-            quoting=csv.QUOTE_NONE,
-            na_filter=False,
-            skip_blank_lines=False,
-            engine="c",
-        )
-    except (ValueError, UnicodeError, pd.errors.ParserError):
-        return None
-    if frame.shape != (len(block), width):
-        return None
-    return [frame[i].tolist() for i in range(width)]
+    # Every line but perhaps the last ends with a line end: a trailing empty field
+    # after it is not part of any row.
+    fields = text.replace("\n", delimiter).split(delimiter)
+    del text
+    stop = len(block) * width
+    return [fields[i:stop:width] for i in range(width)]
 
 
 def _fast_chunk(

@@ -41,7 +41,6 @@ from sqlalchemy import (
     literal,
     select,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from orlbuild.store.models import Collection, System
@@ -195,8 +194,14 @@ def defer_indexes(
 
 def _insert_ignoring_conflicts(connection: Connection, table: Any) -> Any:
     """``INSERT ... ON CONFLICT DO NOTHING`` for the connection's dialect."""
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table).on_conflict_do_nothing()
+    # imported here: the PostgreSQL dialect package costs 0.05 s to import
+    if connection.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table).on_conflict_do_nothing()
 
 
 @contextmanager
@@ -238,6 +243,10 @@ def _driver_cursor(connection: Connection) -> Iterator[Any]:
         cursor.close()
 
 
+#: One level of :class:`_HashedIds`: first hashes (sorted), second hashes, ids.
+_Level = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
 class _HashedIds:
     """Ids of names, keyed by two 64-bit hashes of each name (24 bytes a name, no strings).
 
@@ -250,7 +259,7 @@ class _HashedIds:
 
     def __init__(self) -> None:
         empty = np.empty(0, dtype=np.int64)
-        self._levels = [(empty, empty, empty), (empty, empty, empty)]
+        self._levels: list[_Level] = [(empty, empty, empty), (empty, empty, empty)]
 
     def __len__(self) -> int:
         return sum(len(level[0]) for level in self._levels)
@@ -284,17 +293,44 @@ class _HashedIds:
     def add(self, first: np.ndarray, second: np.ndarray, ids: np.ndarray) -> bool:
         """Remember new names; ``False`` when one was not (its first hash was taken)."""
         big, small = self._levels
-        merged = [np.concatenate([a, b]) for a, b in zip(small, (first, second, ids), strict=True)]
+        order = np.argsort(first, kind="stable")
+        merged = _merged(small, (first[order], second[order], ids[order]))
         if len(merged[0]) * 4 > len(big[0]):
-            merged = [np.concatenate([a, b]) for a, b in zip(big, merged, strict=True)]
-            big = (np.empty(0, dtype=np.int64),) * 3
-        order = np.argsort(merged[0], kind="stable")
-        keys, checks, values = (m[order] for m in merged)
+            merged = _merged(big, merged)
+            empty = np.empty(0, dtype=np.int64)
+            big = (empty, empty, empty)
+        keys, checks, values = merged
         unique = np.ones(len(keys), dtype=bool)
         unique[1:] = keys[1:] != keys[:-1]  # a first hash taken twice: keep the first name
-        level = (keys[unique], checks[unique], values[unique])
+        level: _Level = merged
+        if not unique.all():
+            level = (keys[unique], checks[unique], values[unique])
         self._levels = [big, level] if len(big[0]) else [level, big]
         return bool(unique.all())
+
+
+def _merged(older: _Level, newer: _Level) -> _Level:
+    """Two levels sorted on their first array, merged in one pass (the older first among equals).
+
+    The same order as a stable sort of the older entries followed by the newer
+    ones, without sorting again what is sorted already.
+    """
+    if not len(older[0]):
+        return newer
+    if not len(newer[0]):
+        return older
+    total = len(older[0]) + len(newer[0])
+    at = np.searchsorted(older[0], newer[0], side="right")
+    at += np.arange(len(at))
+    kept = np.ones(total, dtype=bool)
+    kept[at] = False
+    merged = []
+    for old, new in zip(older, newer, strict=True):
+        both = np.empty(total, dtype=np.int64)
+        both[at] = new
+        both[kept] = old
+        merged.append(both)
+    return merged[0], merged[1], merged[2]
 
 
 class NameIds:
@@ -449,7 +485,7 @@ class NameIds:
         )
         with _driver_cursor(self._connection) as cursor:
             for start in range(0, len(ordered), JSON_NAMES):
-                block = json.dumps(ordered[start : start + JSON_NAMES], ensure_ascii=False)
+                block = _json_array(ordered[start : start + JSON_NAMES])
                 cursor.execute(sql, (first + start, self._collection_id, block))
         return ids
 
@@ -490,6 +526,20 @@ class NameIds:
         if drawn is None:
             return np.arange(low, high + 1, dtype=np.int64)
         return np.asarray(drawn, dtype=np.int64)
+
+
+def _json_array(names: list[str]) -> str:
+    """``names`` as the text of a JSON array of strings (for SQLite's ``json_each``).
+
+    Names that JSON writes as they are (printable, no quote, no backslash: ids
+    usually are) are joined directly, without an encoder call per name; any
+    other list goes through :func:`json.dumps`. Both texts hold the same strings.
+    """
+    joined = '","'.join(names)
+    plain = joined.isprintable() and "\\" not in joined
+    if names and plain and joined.count('"') == 2 * (len(names) - 1):
+        return '["' + joined + '"]'
+    return json.dumps(names, ensure_ascii=False)
 
 
 def ensure_names(
@@ -581,6 +631,8 @@ def _insert_staged_names(
                 insert(table).from_select(["collection_id", "name"], names.where(~stored))
             )
     except IntegrityError:
+        from sqlalchemy.dialects import postgresql
+
         connection.execute(
             postgresql.insert(table)
             .from_select(["collection_id", "name"], names)
@@ -678,16 +730,48 @@ def insert_rows(
             raise IntegrityError(f"COPY {table.name}", None, exc) from exc
         return total
     statement = insert(table).compile(dialect=connection.dialect, column_keys=list(columns))
-    sql = str(statement)
     # Positional parameters in the order the compiled statement binds them.
     order = [columns.index(key) for key in statement.positiontup or columns]
+    listed = ", ".join(f'"{columns[i]}"' for i in order)
     with _driver_cursor(connection) as cursor:
         for start in range(0, total, INSERT_CHUNK):
             stop = min(start + INSERT_CHUNK, total)
-            parts = [arrays[i][start:stop].tolist() for i in order]
-            cursor.executemany(sql, list(zip(*parts, strict=True)))
+            values = [arrays[i][start:stop] for i in order]
+            literals = [_integer_literal(v) for v in values]
+            # A column holding one integer in these rows (the batch id, a count of 1)
+            # is written into the statement instead of bound row by row: the same
+            # stored value, without a binding per row.
+            sql = (
+                f'INSERT INTO "{table.name}" ({listed}) VALUES ('
+                + ", ".join("?" if lit is None else lit for lit in literals)
+                + ")"
+            )
+            # Booleans as the integers 0 and 1, which SQLite stores for them anyway:
+            # the driver binds a Python int without looking for an adapter.
+            parts = [
+                (v.astype(np.int64) if v.dtype.kind == "b" else v).tolist()
+                for v, lit in zip(values, literals, strict=True)
+                if lit is None
+            ]
+            rows = zip(*parts, strict=True) if parts else [()] * (stop - start)
+            cursor.executemany(sql, rows)
             advance(stop - start)
     return total
+
+
+def _integer_literal(values: np.ndarray) -> str | None:
+    """SQL text of the one integer (or boolean) all ``values`` hold, else ``None``.
+
+    SQLite stores an integer written in the statement exactly as the same
+    integer bound as a parameter (a boolean is bound as 0 or 1).
+    """
+    kind = values.dtype.kind
+    if not len(values) or not (kind in "ib" or (kind == "u" and values.dtype.itemsize < 8)):
+        return None
+    first = values[0]
+    if not (values == first).all():
+        return None
+    return str(int(first))
 
 
 def _copy_type(column: Column[Any]) -> str:

@@ -10,20 +10,31 @@ from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
-from sqlalchemy import Connection, Engine, MetaData, Table, func, inspect, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    column,
+    func,
+    inspect,
+    select,
+    table,
+)
 from sqlalchemy.exc import DBAPIError
 
 from orlbuild.errors import SchemaOutOfDateError, StoreError
 from orlbuild.store.driver_errors import database_errors, is_driver_fault
 from orlbuild.store.engine import create_store_engine, normalize_url
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 __all__ = [
+    "HEAD_REVISION",
     "alembic_config",
     "current_revision",
     "downgrade",
@@ -34,6 +45,15 @@ __all__ = [
 ]
 
 UPGRADE_HINT = "run `orlbuild db upgrade`"
+
+#: The newest migration's revision. Every command that opens a store checks the
+#: database against it, so it is written here rather than read from the scripts
+#: (which needs Alembic, about 0.1 s to import); ``tests/store/test_schema.py``
+#: fails when a new migration is added without updating it.
+HEAD_REVISION = "0011_c_collation_names"
+
+#: Alembic's version table (its default name, used by ``migrations/env.py``).
+VERSION_TABLE = "alembic_version"
 MIGRATIONS_ENV = "migrations/env.py"
 
 
@@ -70,6 +90,8 @@ def alembic_config(url: str | None = None) -> Config:
         Database URL the migrations run against when no connection is passed
         through ``config.attributes["connection"]``.
     """
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(migrations_dir()))
     if url is not None:
@@ -79,7 +101,9 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def head_revision() -> str:
-    """The newest revision of the migration scripts."""
+    """The newest revision of the migration scripts (read from them, with Alembic)."""
+    from alembic.script import ScriptDirectory
+
     heads = ScriptDirectory.from_config(alembic_config()).get_heads()
     if len(heads) != 1:
         raise StoreError(f"the migrations have {len(heads)} heads {heads}; merge them")
@@ -92,6 +116,9 @@ def _run(url: str, action: str, revision: str, *, allow_data_loss: bool = True) 
     Unless ``allow_data_loss``, the transaction is rolled back when the command
     dropped a table that held rows (both backends run DDL transactionally).
     """
+    from alembic import command
+    from alembic.util.exc import CommandError
+
     engine = create_store_engine(url)
     try:
         with database_errors(engine), engine.begin() as connection:
@@ -126,7 +153,7 @@ def _row_counts(connection: Connection) -> dict[str, int]:
     """Rows of every table of the database (the Alembic version table aside)."""
     counts: dict[str, int] = {}
     for name in inspect(connection).get_table_names():
-        if name != "alembic_version":
+        if name != VERSION_TABLE:
             table = Table(name, MetaData())
             counts[name] = int(connection.scalar(select(func.count()).select_from(table)) or 0)
     return counts
@@ -155,14 +182,17 @@ def current_revision(bind: Engine | Connection) -> str | None:
     if isinstance(bind, Engine):
         with database_errors(bind), bind.connect() as connection:
             return current_revision(connection)
-    heads = MigrationContext.configure(bind).get_current_heads()
+    if not inspect(bind).has_table(VERSION_TABLE):
+        return None
+    version_num = column("version_num", String)
+    heads = bind.execute(select(version_num).select_from(table(VERSION_TABLE))).scalars().all()
     return heads[0] if heads else None
 
 
 def require_head(bind: Engine | Connection) -> None:
     """Raise :class:`SchemaOutOfDateError` unless the database is at the newest revision."""
     current = current_revision(bind)
-    head = head_revision()
+    head = HEAD_REVISION
     if current == head:
         return
     if current is None:
@@ -172,6 +202,8 @@ def require_head(bind: Engine | Connection) -> None:
         raise SchemaOutOfDateError(
             f"the database {engine.url.render_as_string(hide_password=True)} {what}; {UPGRADE_HINT}"
         )
+    from alembic.script import ScriptDirectory
+
     known = {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
     if current not in known:
         raise SchemaOutOfDateError(

@@ -87,3 +87,22 @@ def test_eval_of_trec_files_imports_no_pandas(tmp_path, fmt: str) -> None:  # ty
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]", out
+
+
+def test_store_commands_do_not_import_alembic(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Opening a migrated store checks its revision without Alembic (store.schema.HEAD_REVISION);
+    only ``db`` commands and an out-of-date store load it."""
+    from orlbuild.store import upgrade
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    (tmp_path / "prefs.tsv").write_text("query\twinner\tloser\nq1\ta\tb\n")
+    for args in (
+        ["--db", url, "--quiet", "ingest", "pairwise", str(tmp_path / "prefs.tsv")],
+        ["--db", url, "status"],
+    ):
+        probe = PROBE.format(args=args, heavy=("alembic", "mako"))
+        out = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+        assert out.strip().splitlines()[-1] == "[]", (args, out)

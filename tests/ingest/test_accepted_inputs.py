@@ -11,7 +11,7 @@ from orlbuild.ingest import DuplicatePolicy
 from orlbuild.services.ingests import ingest_file
 from orlbuild.store import load_graded, load_listwise, load_pairwise, load_run
 from tests.files import Write
-from tests.ingest.conftest import pairwise_tuples, run_cli, store_counts
+from tests.ingest.conftest import ingested, pairwise_tuples, run_cli, store_counts
 from tests.stores import store_engine
 
 
@@ -30,9 +30,7 @@ def test_bom_crlf_trailing_blank_lines_and_quoted_fields(
         '"q 1",a2," d3 ","d 4",1\r\n'
         "\r\n\r\n"
     )
-    path = write_file("p.csv", content)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "pairwise", write_file("p.csv", content))
     assert _pairs(migrated_db_url) == [
         ("q 1", "Ann, B.", 'doc "one"', "d2", False),
         ("q 1", "a2", "d3", "d 4", True),
@@ -71,11 +69,8 @@ def test_listwise_tabular_and_nested_jsonl_agree(migrated_db_url: str, write_fil
         "query\tannotator\titem\trank\nq1\ta1\td3\t1\nq1\ta1\td1\t2\nq1\ta1\td7\t2\nq1\ta1\td2\t3\n"
     )
     jsonl = '{"query": "q1", "annotator": "a2", "ranking": ["d3", ["d1", "d7"], "d2"]}\n'
-    assert (
-        run_cli(migrated_db_url, "ingest", "listwise", str(write_file("l.tsv", tsv))).exit_code == 0
-    )
-    result = run_cli(migrated_db_url, "ingest", "listwise", str(write_file("l.jsonl", jsonl)))
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, "listwise", write_file("l.tsv", tsv))
+    ingested(migrated_db_url, "listwise", write_file("l.jsonl", jsonl))
     with store_engine(migrated_db_url) as engine:
         frame = load_listwise(engine)
     ranks = {a: dict(zip(g["item"], g["rank"], strict=True)) for a, g in frame.groupby("annotator")}
@@ -86,13 +81,8 @@ def test_listwise_tabular_and_nested_jsonl_agree(migrated_db_url: str, write_fil
 def test_graded_qrels_and_tabular(migrated_db_url: str, write_file: Write) -> None:
     qrels = "q1 0 d1 2\nq1 0 d2 0\nq2 0 d1 1\n"
     csv = "query,annotator,item,grade\nq1,a1,d1,3\nq1,a1,d1,3\n"  # identical repeat stored once
-    assert (
-        run_cli(migrated_db_url, "ingest", "graded", str(write_file("g.qrels", qrels))).exit_code
-        == 0
-    )
-    assert (
-        run_cli(migrated_db_url, "ingest", "graded", str(write_file("g.csv", csv))).exit_code == 0
-    )
+    ingested(migrated_db_url, "graded", write_file("g.qrels", qrels))
+    ingested(migrated_db_url, "graded", write_file("g.csv", csv))
     with store_engine(migrated_db_url) as engine:
         frame = load_graded(engine)
         only_q2 = load_graded(engine, queries=["q2"])
@@ -162,7 +152,7 @@ def test_pairwise_item_a_item_b_and_optional_annotator(
     path = write_file(
         "p.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "winner": "tie"}\n'
     )
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", path)
     assert _pairs(migrated_db_url) == [("q1", "_", "d1", "d2", True)]
     mixed = write_file("m.jsonl", '{"query": "q1", "item_a": "d1", "item_b": "d2", "tie": 1}\n')
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(mixed))
@@ -176,14 +166,13 @@ def test_reingest_is_a_noop_that_says_so(seeded_db_url: str, tmp_path: Path) -> 
     copy = tmp_path / "copy.tsv"
     copy.write_text(GOOD_PAIRWISE)
     before = store_counts(seeded_db_url)
-    result = run_cli(seeded_db_url, "ingest", "pairwise", str(copy))
-    assert result.exit_code == 0
+    result = ingested(seeded_db_url, "pairwise", copy)
     assert "already stored as batch 1" in result.output
     assert "nothing to do" in result.output
     assert store_counts(seeded_db_url) == before
     # The same content in another collection is a different batch.
-    other = run_cli(seeded_db_url, "ingest", "pairwise", str(copy), "--collection", "c2")
-    assert other.exit_code == 0 and "stored 3 pairwise rows" in other.output
+    other = ingested(seeded_db_url, "pairwise", copy, "--collection", "c2")
+    assert "stored 3 pairwise rows" in other.output
 
 
 def test_bad_last_row_after_thousands_of_good_rows_stores_nothing(
@@ -201,7 +190,7 @@ def test_bad_last_row_after_thousands_of_good_rows_stores_nothing(
     assert store_counts(migrated_db_url) == before
     # Without the bad row, all 5000 rows arrive, in one batch.
     path = write_file("ok.tsv", "query\tannotator\twinner\tloser\ttie\n" + good)
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", path)
     counts = store_counts(migrated_db_url)["collections"]["default"]
     assert (counts["pairwise"], counts["queries"], counts["batches"]) == (5000, 50, 1)
 
@@ -224,10 +213,7 @@ def test_line_numbers_across_chunk_boundaries(
     assert result.exit_code == 1
     assert "line 8: a quoted field runs over the end of the line" in result.output
     fixed = content.replace("q1,d3,d3", "q1,d3,d4")
-    assert (
-        run_cli(migrated_db_url, "ingest", "pairwise", str(write_file("ok.csv", fixed))).exit_code
-        == 0
-    )
+    ingested(migrated_db_url, "pairwise", write_file("ok.csv", fixed))
     assert sorted(_pairs(migrated_db_url)) == [
         ("q1", "_", "a\tb c", "d2", False),
         ("q1", "_", "d3", "d4", False),

@@ -20,7 +20,7 @@ from orlbuild.ingest import read_input
 from orlbuild.ingest.rows import is_comment
 from orlbuild.store import load_pairwise
 from tests.files import Write
-from tests.ingest.conftest import ingest_cli, run_cli, store_counts
+from tests.ingest.conftest import ingested, run_cli, store_counts
 from tests.stores import store_engine
 
 # The issue's case: a TSV field that starts with a quote used to swallow the next lines.
@@ -68,8 +68,7 @@ def test_every_data_line_is_one_stored_row(
 ) -> None:
     kind, content, header = FILES[name]
     path = write_file(name, content)
-    result = ingest_cli(migrated_db_url, kind, path)
-    assert result.exit_code == 0, result.output
+    ingested(migrated_db_url, kind, path)
     counts = store_counts(migrated_db_url)["collections"]["default"]
     stored = sum(counts["runs"].values()) if kind == "run" else counts[kind]
     assert stored == _data_lines(content, header)
@@ -77,8 +76,7 @@ def test_every_data_line_is_one_stored_row(
 
 def test_quotes_in_a_plain_tsv_are_data(migrated_db_url: str, write_file: Write) -> None:
     path = write_file("p.tsv", 'query\twinner\tloser\n"Star Wars" movies\td1\td2\nq2\t"d3\td4\n')
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert f"{path}: 2 line(s) hold a double quote; a TSV has no quoting" in result.output
     with store_engine(migrated_db_url) as engine:
         frame = load_pairwise(engine)

@@ -13,7 +13,7 @@ from orlbuild.ingest import read_input
 from orlbuild.pipeline.config import load_config
 from orlbuild.store import load_pairwise
 from tests.files import Write
-from tests.ingest.conftest import run_cli
+from tests.ingest.conftest import ingested, run_cli
 from tests.stores import disposed, store_engine
 
 
@@ -35,8 +35,7 @@ def _battles(n: int) -> list[dict[str, str]]:
 
 def test_per_battle_ids_warn_and_name_query(migrated_db_url: str, write_file: Write) -> None:
     path = write_file("clean_battle.json", json.dumps(_battles(30)))
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     warnings = [line for line in result.output.splitlines() if "compare only two items" in line]
     assert len(warnings) == 1
     assert "30 of 30 queries compare only two items" in warnings[0]
@@ -45,8 +44,7 @@ def test_per_battle_ids_warn_and_name_query(migrated_db_url: str, write_file: Wr
 
 def test_query_option_makes_one_leaderboard(migrated_db_url: str, write_file: Write) -> None:
     path = write_file("clean_battle.json", json.dumps(_battles(30)))
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path), "--query", "arena")
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path, "--query", "arena")
     assert "compare only two items" not in result.output
     assert "--query 'arena' puts every row into one query; the file's 30 query id(s)" in (
         result.output

@@ -1,4 +1,4 @@
-"""Unquoted TSV chunks are parsed by pandas' C parser when nothing in them is unusual
+"""Unquoted TSV chunks are split in one call when nothing in them is unusual
 (``ingest/rows.py``, ``_plain_columns``); any other chunk goes to the ``csv`` module.
 
 Whichever reader takes a chunk, the columns, line numbers, notes and errors must be
@@ -22,6 +22,7 @@ PLAIN = [
     "q3\t\td5\td6\t\n",  # empty fields
     "007\t1e3\t1.0\t-0\t00\n",  # numbers kept as written
     "q4\ta\t\u00e9t\u00e9\t\U0001f600\t0\n",
+    "q\x0b6\ta\x0c\td\x1c9\td\x8510\tx\u2028y\n",  # line breaks to str.splitlines only
     "q5\ta\td7\td8\t1",  # no line end on the last line
 ]
 ODD = [
@@ -32,6 +33,8 @@ ODD = [
     "\ufeffq1\ta\td1\td2\t0\n",  # a byte order mark inside the file
     "q1\ta\td1\td2\n",  # too few fields
     "q1\ta\td1\td2\t0\t9\n",  # too many
+    "q1\ta\td1\td2\nq1\ta\td1\td2\t0\t9\n",  # too few and too many: the right total
+    "q1\ta\td1\td2\t0\t9\nq1\ta\td1\td2\n",
 ]
 
 
@@ -53,7 +56,7 @@ def _read(text: str, *, fast: bool) -> tuple[list[tuple[list[int], dict[str, lis
 
 
 @pytest.mark.parametrize("odd", [None, *ODD])
-def test_the_c_parser_reads_what_the_csv_module_reads(
+def test_the_plain_split_reads_what_the_csv_module_reads(
     odd: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rows_module, "CHUNK_ROWS", 4)  # the odd line in one chunk only
@@ -81,3 +84,11 @@ def test_the_c_parser_reads_what_the_csv_module_reads(
     assert fast == _read(text, fast=False)
     assert any(calls)
     assert all(calls) == (odd is None)
+
+
+@pytest.mark.parametrize("last", ["q5\ta\td7\td8\t", "q5\ta\td7\td8\t\n", "\t\t\t\t"])
+def test_an_empty_last_field_at_the_end_of_the_file(last: str) -> None:
+    text = HEADER + "".join(PLAIN[:-1]) + last
+    fast = _read(text, fast=True)
+    assert fast == _read(text, fast=False)
+    assert fast[0][0][1]["tie"][-1] == ""

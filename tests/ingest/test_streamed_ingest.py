@@ -14,7 +14,7 @@ import orlbuild.ingest.rows as rows_module
 from orlbuild.services.ingests import ingest_file
 from orlbuild.store.read import load_pairwise
 from tests.files import Write
-from tests.ingest.conftest import run_cli, store_counts
+from tests.ingest.conftest import ingested, run_cli, store_counts
 from tests.stores import store_engine
 
 ROWS = "".join(f"q{i % 5}\td{i % 40}\td{(i + 1) % 40}\n" for i in range(300))
@@ -63,8 +63,7 @@ def test_counts_of_zero_are_judged_over_the_whole_file(
     zero_chunk = "".join(f"q1\td{i}\td{i + 1}\t0\n" for i in range(60))  # a whole chunk of 0
     counted = "".join(f"q1\td{i}\td{i + 1}\t2\n" for i in range(60))
     path = write_file("p.tsv", "query\twinner\tloser\tcount\n" + zero_chunk + counted)
-    result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert result.exit_code == 0, result.output
+    result = ingested(migrated_db_url, "pairwise", path)
     assert "stored 60 pairwise rows" in result.output
     assert "skipped 60 row(s) with count 0" in result.output
     assert result.output.count("count 0") == 1
@@ -80,8 +79,8 @@ def test_the_same_file_again_is_a_no_op_whatever_the_chunking(
 ) -> None:
     path = write_file("p.tsv", "query\twinner\tloser\n" + ROWS)
     monkeypatch.setattr(rows_module, "CHUNK_ROWS", 50)
-    assert run_cli(migrated_db_url, "ingest", "pairwise", str(path)).exit_code == 0
+    ingested(migrated_db_url, "pairwise", path)
     monkeypatch.setattr(rows_module, "CHUNK_ROWS", 70)
-    again = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
-    assert again.exit_code == 0 and "nothing to do" in again.output
+    again = ingested(migrated_db_url, "pairwise", path)
+    assert "nothing to do" in again.output
     assert store_counts(migrated_db_url)["collections"]["default"]["pairwise"] == 300

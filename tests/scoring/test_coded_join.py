@@ -11,6 +11,7 @@ path shares the table.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -229,27 +230,34 @@ def test_an_id_table_indexes_as_the_strings_do() -> None:
     assert np.argsort(table.bytes, kind="stable").tolist() == np.argsort(strings).tolist()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_runs_coded_into_an_id_table_score_as_with_strings(seed: int) -> None:
+def _coded_collection(seed: int, as_table: bool) -> tuple[Any, CodedRuns, Any]:
+    """The ORLs and coded runs of :func:`_collection`, items in an object array or an IdTable."""
     qrels, runs = _collection(seed)
     every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
     query_codes, queries = pd.factorize(every["query"].to_numpy(object))
     item_codes, items = pd.factorize(every["item"].to_numpy(object))
     cut = len(qrels)
+    table = _id_table(items) if as_table else np.asarray(items, dtype=object)
+    orls, _ = orls_from_coded_grades(
+        query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
+    )
+    coded = CodedRuns(
+        runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
+        query_codes=query_codes[cut:].astype(np.int64),
+        queries=np.asarray(queries, dtype=object),
+        item_codes=item_codes[cut:].astype(np.int64),
+        items=table,
+        scores=np.concatenate([run["score"].to_numpy() for run in runs]),
+        n_runs=len(runs),
+    )
+    return orls, coded, table
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_runs_coded_into_an_id_table_score_as_with_strings(seed: int) -> None:
     results = []
-    for table in (np.asarray(items, dtype=object), _id_table(items)):
-        orls, _ = orls_from_coded_grades(
-            query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
-        )
-        coded = CodedRuns(
-            runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
-            query_codes=query_codes[cut:].astype(np.int64),
-            queries=np.asarray(queries, dtype=object),
-            item_codes=item_codes[cut:].astype(np.int64),
-            items=table,
-            scores=np.concatenate([run["score"].to_numpy() for run in runs]),
-            n_runs=len(runs),
-        )
+    for as_table in (False, True):
+        orls, coded, table = _coded_collection(seed, as_table)
         results.append(evaluate_runs(orls, coded, ["AP", "nDCG@10", "P@5"]))
         if isinstance(table, IdTable):
             assert table._strings is None  # scored without making the ids' strings
@@ -274,24 +282,8 @@ def test_a_flat_run_needs_items_or_codes_and_table() -> None:
 def test_several_runs_on_one_id_table_are_scored_without_its_strings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    qrels, runs = _collection(4)
-    every = pd.concat([qrels[["query", "item"]], *(run[["query", "item"]] for run in runs)])
-    query_codes, queries = pd.factorize(every["query"].to_numpy(object))
-    item_codes, items = pd.factorize(every["item"].to_numpy(object))
-    cut = len(qrels)
-    table = _id_table(items)
-    orls, _ = orls_from_coded_grades(
-        query_codes[:cut], queries, item_codes[:cut], table, qrels["grade"].to_numpy()
-    )
-    coded = CodedRuns(
-        runs=np.repeat(np.arange(len(runs)), [len(run) for run in runs]),
-        query_codes=query_codes[cut:].astype(np.int64),
-        queries=np.asarray(queries, dtype=object),
-        item_codes=item_codes[cut:].astype(np.int64),
-        items=table,
-        scores=np.concatenate([run["score"].to_numpy() for run in runs]),
-        n_runs=len(runs),
-    )
+    orls, coded, _ = _coded_collection(4, as_table=True)
+    runs = range(coded.n_runs)
     made: list[int] = []
     real = batch._fixed_strings
     monkeypatch.setattr(batch, "_fixed_strings", lambda ids: made.append(len(ids)) or real(ids))

@@ -168,3 +168,10 @@ def test_presentation_order_migration_keeps_rows_and_leaves_older_ones_unknown(
         kept = load_pairwise(engine)
         assert kept[["winner", "loser"]].values.tolist() == [["m2", "m1"], ["m2", "m3"]]
         assert kept["winner_first"].isna().all()
+
+
+def test_head_revision_constant_is_the_newest_migration() -> None:
+    """``HEAD_REVISION`` (what opening a store checks against) follows the scripts."""
+    from orlbuild.store.schema import HEAD_REVISION
+
+    assert head_revision() == HEAD_REVISION

@@ -66,3 +66,22 @@ def test_new_names_come_back_exactly_with_their_ids(
     assert sorted(name for _, name in items) == sorted(ODD)
     ids = [i for i, _ in items]
     assert ids == list(range(ids[0], ids[0] + len(ODD)))
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["msmarco_passage_00_000000001", "d2", "caf\u00e9", "\U0001f600"],
+        ["one"],
+        [],
+        *([f"plain{i}", odd, "x"] for i, odd in enumerate(ODD)),
+        ['"', '""', "a,b"],
+    ],
+)
+def test_the_json_text_of_new_names_holds_them_exactly(names: list[str]) -> None:
+    import json
+
+    text = bulk_module._json_array(names)
+    assert json.loads(text) == names
+    if names and all(n.isprintable() and '"' not in n and "\\" not in n for n in names):
+        assert text == '["' + '","'.join(names) + '"]'  # joined, not encoded name by name
