@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 from typing import Annotated
 
 import pandas as pd
@@ -38,25 +36,6 @@ from orlbuild.vocabulary import (
 __all__ = [
     "register",
 ]
-
-
-#: Whether :func:`_skip_final_collections` is registered already (once per process).
-_FREEZE_REGISTERED = [False]
-
-
-def _skip_final_collections() -> None:
-    """At exit, move every object to the collector's permanent generation (:func:`gc.freeze`).
-
-    Registered when the command starts, so it runs after the handlers registered
-    later and before those of the modules imported earlier (the executor's pool
-    and Dask connection still close). The interpreter's last collections then
-    skip the objects of NumPy, SciPy, pandas, SQLAlchemy and the estimators,
-    which otherwise took 0.3-0.4 s of this process's CPU after the build was
-    stored and printed, on one core while the other has nothing to do
-    (docs/performance.md, "Builds on many cores or a cluster"). Objects are
-    still freed by their reference counts as the modules are cleared.
-    """
-    gc.freeze()
 
 
 def build_command(
@@ -167,9 +146,6 @@ def build_command(
     scheduler: SchedulerOption = None,
 ) -> None:
     """Build one ORL per query from the stored judgments and store the build."""
-    if not _FREEZE_REGISTERED[0]:
-        _FREEZE_REGISTERED[0] = True
-        atexit.register(_skip_final_collections)
     params = BuildParameters(
         source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
         cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,

@@ -106,3 +106,17 @@ def test_store_commands_do_not_import_alembic(tmp_path) -> None:  # type: ignore
             [sys.executable, "-c", probe], capture_output=True, text=True, check=True
         ).stdout
         assert out.strip().splitlines()[-1] == "[]", (args, out)
+
+
+def test_the_console_script_freezes_objects_at_exit_after_its_other_handlers() -> None:
+    """``run`` registers :func:`gc.freeze` first, so it runs last: the final collections skip
+    the modules' objects (a handler registered before ``run`` sees the freeze)."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+        "from orlbuild.cli.main import run\n"
+        "sys.argv = ['orlbuild', '--version']\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "frozen True", done
