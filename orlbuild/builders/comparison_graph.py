@@ -1,4 +1,4 @@
-"""The comparison graph of a query (networkx): components, lone items, cycles.
+"""The comparison graph of a query: components (SciPy), lone items, cycles (networkx).
 
 Items in different connected components cannot be ordered against each other
 (docs/tiers-and-audit.md, "Build routes"); cycles of the majority-preference graph are listed
@@ -7,9 +7,10 @@ by the quality report, never hidden.
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 import numpy.typing as npt
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
 
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 
@@ -34,14 +35,16 @@ def comparison_components(comparisons: PairwiseComparisons) -> list[npt.NDArray[
         Local item indices of each component, sorted; components ordered by
         size (largest first), then by their smallest item id.
     """
-    graph = nx.Graph()
-    graph.add_nodes_from(range(comparisons.n_items))
     n = comparisons.n_items
     low = np.minimum(comparisons.winners, comparisons.losers)
     high = np.maximum(comparisons.winners, comparisons.losers)
-    pairs = np.unique(low * n + high)  # one edge per compared pair
-    graph.add_edges_from(zip((pairs // n).tolist(), (pairs % n).tolist(), strict=True))
-    parts = [np.array(sorted(part), dtype=np.int64) for part in nx.connected_components(graph)]
+    pairs = np.unique(low * n + high)  # one edge per compared pair (no summed duplicates)
+    edges = coo_array((np.ones(len(pairs)), (pairs // n, pairs % n)), shape=(n, n))
+    # members sorted, components ordered by a total key below: scipy's labels do not show
+    count, labels = connected_components(edges, directed=True, connection="weak")
+    order = np.argsort(labels, kind="stable")
+    bounds = np.cumsum(np.bincount(labels, minlength=count))[:-1]
+    parts = [part.astype(np.int64) for part in np.split(order, bounds)]
     parts.sort(key=lambda part: (-len(part), str(comparisons.items[part[0]])))
     return parts
 
@@ -76,6 +79,8 @@ def majority_preference_cycles(
         any, at most ``limit`` - each as its items starting from its smallest
         item id, sorted.
     """
+    import networkx as nx  # on demand: the quality report's alone, not every build's
+
     counts = comparisons.count_matrix()
     wins, losses = np.nonzero(counts > counts.T)
     graph = nx.DiGraph()
