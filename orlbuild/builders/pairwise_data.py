@@ -129,6 +129,24 @@ class PairwiseComparisons:
         flat = np.bincount(self.winners * n + self.losers, weights=weights, minlength=n * n)
         return flat.reshape(n, n).astype(np.float64, copy=False)
 
+    def count_matrices(self, unit_weights: FloatArray) -> FloatArray:
+        """``count_matrix(w)`` for every row ``w`` of ``unit_weights``, as ``(B, n, n)``.
+
+        One ``bincount`` over all rows: each cell sums its comparisons in the
+        same order as :meth:`count_matrix` does, so every matrix is bit-identical
+        to it (tested in ``tests/builders/test_rank_centrality.py``).
+        """
+        n = self.n_items
+        resamples = unit_weights.shape[0]
+        weights = unit_weights[:, self.units]
+        if self.weights is not None:
+            weights = weights * self.weights
+        cells = np.arange(resamples, dtype=np.int64)[:, None] * (n * n) + (
+            self.winners * n + self.losers
+        )
+        flat = np.bincount(cells.ravel(), weights=weights.ravel(), minlength=resamples * n * n)
+        return flat.reshape(resamples, n, n).astype(np.float64, copy=False)
+
     def subset(self, members: IntArray) -> PairwiseComparisons:
         """The comparisons among ``members`` (local indices), re-indexed from 0."""
         mapping = np.full(self.n_items, -1, dtype=np.int64)

@@ -72,7 +72,13 @@ def _bootstrap(
     else:
         clusters = np.arange(len(model.unit_annotators), dtype=np.int64)
     samples = bootstrap_samples(
-        model.fit, clusters, resamples=params.bootstrap, rng=rng, unit_sizes=model.unit_sizes
+        model.fit,
+        clusters,
+        resamples=params.bootstrap,
+        rng=rng,
+        unit_sizes=model.unit_sizes,
+        quiet=bool(getattr(model, "fits_guarded", False)),
+        fit_many=getattr(model, "fit_many", None),
     )
     label = f"bootstrap({params.resample}, B={params.bootstrap})"
     return bootstrap_uncertainty(model.fit(), samples, variance=label)

@@ -20,7 +20,8 @@ the bootstrap p-value is twice the smaller share of resamples with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy.typing as npt
 from scipy.special import erfc, expit
 
 from orlbuild.builders.bradley_terry import integer_scale, pairs_from_counts
+from orlbuild.builders.estimation import quiet_fits
 from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
 from orlbuild.records import EstimationError
 
@@ -193,6 +195,8 @@ def bootstrap_samples(
     resamples: int,
     rng: np.random.Generator,
     unit_sizes: FloatArray | None = None,
+    quiet: bool = False,
+    fit_many: Callable[[FloatArray], Iterator[FloatArray]] | None = None,
 ) -> FloatArray:
     """Refit on ``resamples`` bootstrap draws.
 
@@ -214,6 +218,15 @@ def bootstrap_samples(
         one (a multinomial draw over the units, the bootstrap of the expanded
         rows without expanding them); with clusters, a unit weighs its
         cluster's multiplicity times its size.
+    quiet
+        Set the fits' warning filters (:func:`~orlbuild.builders.estimation.quiet_fits`)
+        once around all resamples instead of once per fit: for a ``fit`` whose
+        every step that may warn runs inside ``fitted_scores`` (the model's
+        ``fits_guarded``), so the warnings are the same.
+    fit_many
+        Maps the ``(B, n_units)`` weights to the scores of each row in order,
+        as ``fit`` of each row would (a model's ``fit_many``: the per-resample
+        work done a block of resamples at a time); ``fit`` is then not called.
 
     Returns
     -------
@@ -251,11 +264,20 @@ def bootstrap_samples(
         if counted and unit_sizes is not None:
             weights = weights * unit_sizes
     rows = []
-    for b in range(resamples):
-        try:
-            rows.append(fit(np.asarray(weights[b], dtype=np.float64)))
-        except EstimationError as exc:
-            raise EstimationError(f"bootstrap resample {b + 1}: {exc}") from exc
+    with quiet_fits() if quiet else nullcontext():
+        if fit_many is not None:
+            fits = fit_many(np.asarray(weights, dtype=np.float64))
+            for b in range(resamples):
+                try:
+                    rows.append(next(fits))
+                except EstimationError as exc:
+                    raise EstimationError(f"bootstrap resample {b + 1}: {exc}") from exc
+        else:
+            for b in range(resamples):
+                try:
+                    rows.append(fit(np.asarray(weights[b], dtype=np.float64)))
+                except EstimationError as exc:
+                    raise EstimationError(f"bootstrap resample {b + 1}: {exc}") from exc
     return np.vstack(rows)
 
 

@@ -144,3 +144,64 @@ def test_fitted_scores_centres_as_numpy_s_mean_does() -> None:
         params = rng.normal(0, 10.0 ** rng.integers(-3, 4), size=int(rng.integers(1, 300)))
         expected = params - params.mean()
         np.testing.assert_array_equal(fitted_scores("x", lambda p=params: p), expected)
+
+
+def _random_comparisons(rng: np.random.Generator):  # type: ignore[no-untyped-def]
+    from orlbuild.builders.pairwise_data import PairwiseComparisons
+
+    n = int(rng.integers(1, 12))
+    m = int(rng.integers(1, 80))
+    winners = rng.integers(0, n, size=m)
+    losers = (winners + rng.integers(1, max(n, 2), size=m)) % max(n, 1)
+    units = np.arange(m, dtype=np.int64)
+    weights = None
+    if rng.random() < 0.4:  # ties: halves of weight 1/2
+        weights = np.where(rng.random(m) < 0.3, 0.5, 1.0)
+    return PairwiseComparisons(
+        items=np.array([f"i{k}" for k in range(n)], dtype=object),
+        winners=winners.astype(np.int64),
+        losers=losers.astype(np.int64),
+        units=units,
+        annotators=np.zeros(m, dtype=np.int64),
+        annotator_names=np.array(["a"], dtype=object),
+        weights=weights,
+    )
+
+
+@pytest.mark.parametrize("block_bytes", [1, 4 * 2**20])
+def test_fit_many_is_fit_of_each_resample_bit_for_bit(monkeypatch, block_bytes) -> None:  # type: ignore[no-untyped-def]
+    from orlbuild.builders import strength_models
+    from orlbuild.builders.strength_models import RankCentralityModel
+    from orlbuild.builders.uncertainty import bootstrap_samples
+
+    monkeypatch.setattr(strength_models, "FIT_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(11)
+    failures = 0
+    for _ in range(150):
+        comparisons = _random_comparisons(rng)
+        model = RankCentralityModel(comparisons, float(rng.choice([0.0, 0.0, 0.5, 2.0])))
+        weights = rng.poisson(1.0, size=(int(rng.integers(1, 30)), comparisons.n_units))
+        weights = weights.astype(np.float64)
+        # the matrices themselves
+        many = comparisons.count_matrices(weights)
+        for b in range(len(weights)):
+            assert many[b].tobytes() == comparisons.count_matrix(weights[b]).tobytes()
+        # the scores, or the same failure at the same resample
+        outcomes = []
+        for one_by_one in (True, False):
+            draw = np.random.default_rng(5)
+            try:
+                samples = bootstrap_samples(
+                    model.fit,
+                    np.arange(comparisons.n_units),
+                    resamples=len(weights),
+                    rng=draw,
+                    quiet=True,
+                    fit_many=None if one_by_one else model.fit_many,
+                )
+                outcomes.append(("ok", samples.tobytes()))
+            except EstimationError as exc:
+                outcomes.append(("error", str(exc)))
+        assert outcomes[0] == outcomes[1]
+        failures += outcomes[0][0] == "error"
+    assert 0 < failures < 150  # both paths exercised
