@@ -30,6 +30,8 @@ def _mean(values: FloatArray) -> np.float64:
     return np.float64(_add(values) / len(values))
 
 
+_ONE = np.ones(1)
+
 _ABSORBING = (
     "stationary distribution could not be computed. "
     "Perhaps the Markov chain has more than one absorbing class?"
@@ -69,7 +71,7 @@ def statdist(generator: FloatArray) -> FloatArray:
         res, info = dtrtrs(left.T, right, overwrite_b=False, lower=True, trans=1, unitdiag=False)
     if info != 0:
         raise ValueError(_ABSORBING)
-    res = np.append(res, 1.0)
+    res = np.concatenate((res, _ONE))  # np.append(res, 1.0) without its ravel and asarray
     return np.asarray((n / _add(res)) * res, dtype=np.float64)
 
 

@@ -251,16 +251,12 @@ def bootstrap_samples(
         ).astype(np.float64)
     else:
         draws = rng.integers(0, max(n_clusters, 1), size=(resamples, n_clusters))
-        weights = (
-            np.vstack(
-                [
-                    np.bincount(draws[b], minlength=n_clusters)[unit_clusters]
-                    for b in range(resamples)
-                ]
-            )
-            if resamples
-            else np.zeros((0, len(unit_clusters)))
-        ).astype(np.float64)
+        # each draw's multiplicities, all draws in one bincount (integer counts: exact)
+        offsets = np.arange(resamples, dtype=np.int64)[:, None] * n_clusters
+        multiplicity = np.bincount(
+            (draws + offsets).ravel(), minlength=resamples * n_clusters
+        ).reshape(resamples, n_clusters)
+        weights = multiplicity[:, unit_clusters].astype(np.float64)
         if counted and unit_sizes is not None:
             weights = weights * unit_sizes
     rows = []
