@@ -63,7 +63,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 
 QueryBuilder = Callable[[str, np.random.Generator], QueryORL]
 
-#: The estimators of each source (choix, SciPy, networkx: more than half of a build's
+#: The estimators of each source (SciPy, choix or networkx on demand: more than half of a build's
 #: imports) are imported by the per-query functions below, where the work runs, so that
 #: a process that only slices the judgments and sends them to a cluster does not import
 #: them; a local pool imports them here before it forks its workers (docs/parallel.md,
