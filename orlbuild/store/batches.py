@@ -412,7 +412,7 @@ class _FactWriter:
             unseen = [q for q, known in zip(queries, seen, strict=True) if not known]
             self.new_queries.update(_new_names(self._connection, Query, self._cid, unseen))
         ids = {
-            vocabulary: names.ids(list(chunk.names[vocabulary]))
+            vocabulary: names.ids(np.asarray(chunk.names[vocabulary], dtype=object).tolist())
             for vocabulary, names in self._names.items()
         }
         columns = ["batch_id"]
