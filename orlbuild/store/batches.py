@@ -412,7 +412,7 @@ class _FactWriter:
             unseen = [q for q, known in zip(queries, seen, strict=True) if not known]
             self.new_queries.update(_new_names(self._connection, Query, self._cid, unseen))
         ids = {
-            vocabulary: names.ids(list(chunk.names[vocabulary]))
+            vocabulary: names.ids(np.asarray(chunk.names[vocabulary], dtype=object).tolist())
             for vocabulary, names in self._names.items()
         }
         columns = ["batch_id"]
@@ -422,7 +422,7 @@ class _FactWriter:
             arrays.append(np.full(n, self._system_id, dtype=np.int64))
         # Rows go in grouped by query (file order within a query): index inserts stay
         # local and a query's judgments end up next to each other on disk.
-        order = np.argsort(ids["queries"][facts["query_id"]], kind="stable")
+        order = _stable_order(ids["queries"][facts["query_id"]])
         for column, values in facts.items():
             vocabulary = self._batch.name_columns.get(column)
             columns.append(column)
@@ -468,6 +468,18 @@ def _new_names(
         stmt = select(model.name).where(model.collection_id == cid, model.name.in_(part))
         known.update(connection.scalars(stmt))
     return tuple(n for n in wanted if n not in known)
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``numpy.argsort(keys, kind="stable")`` of integer ``keys``.
+
+    Keys spanning fewer than 65,536 values (a chunk's query ids usually do)
+    are sorted as 16-bit offsets from the smallest, which NumPy's stable sort
+    orders by radix sort, several times faster than a 64-bit one: the same order.
+    """
+    if len(keys) and int(keys.max()) - int(keys.min()) < 1 << 16:
+        return np.argsort((keys - keys.min()).astype(np.uint16), kind="stable")
+    return np.argsort(keys, kind="stable")
 
 
 def _sql_values(values: np.ndarray, ids: np.ndarray | None) -> np.ndarray:

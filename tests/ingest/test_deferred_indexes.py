@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import create_engine, inspect
 
 import orlbuild.ingest.rows as rows_module
-from orlbuild.store.bulk import defer_indexes
-from orlbuild.store.models import PairwiseJudgment
+from orlbuild.store.bulk import UNIQUE_REBUILD_CACHE_KIB, defer_indexes
+from orlbuild.store.models import Item, PairwiseJudgment
 from tests.ingest.conftest import run_cli, store_counts
 
 Write = Callable[[str, str | bytes], Path]
@@ -104,3 +104,34 @@ def test_quoted_lines_of_an_unquoted_tsv_are_counted_over_chunks(
     result = run_cli(migrated_db_url, "ingest", "pairwise", str(path))
     assert result.exit_code == 0, result.output
     assert f"{path}: 4 line(s) hold a double quote" in result.output
+
+
+def test_a_unique_name_index_is_built_under_the_small_cache_and_the_cache_restored(
+    migrated_db_url: str,
+) -> None:
+    """SQLite: the names' unique index is sorted under ``UNIQUE_REBUILD_CACHE_KIB``, and the
+    connection's page cache is the same after the rebuild as before."""
+    if not migrated_db_url.startswith("sqlite"):
+        pytest.skip("SQLite's page cache")
+    engine = create_engine(migrated_db_url)
+    table = Item.__table__
+    seen: list[str] = []
+    try:
+        with engine.connect() as connection, connection.begin():
+            connection.exec_driver_sql("PRAGMA cache_size = -12345")
+            rebuild = defer_indexes(connection, table, unique=True)  # type: ignore[arg-type]
+            raw = connection.connection.driver_connection
+            assert raw is not None
+            raw.set_trace_callback(seen.append)
+            rebuild()
+            raw.set_trace_callback(None)
+            kept = connection.exec_driver_sql("PRAGMA cache_size").scalar()
+            names = {str(i["name"]) for i in inspect(connection).get_indexes(table.name)}
+    finally:
+        engine.dispose()
+    built = [i for i, sql in enumerate(seen) if sql.startswith("CREATE UNIQUE INDEX")]
+    assert len(built) == 1
+    assert seen[built[0] - 1] == f"PRAGMA cache_size = -{UNIQUE_REBUILD_CACHE_KIB}"
+    assert seen[built[0] + 1] == "PRAGMA cache_size = -12345"
+    assert kept == -12345
+    assert "uq_items_collection_id_name" in names

@@ -127,7 +127,9 @@ def test_a_name_stored_twice_fails_the_index_build_and_stores_nothing(
     """If the names' memory ever let a name in twice, the unique index refuses the batch."""
     monkeypatch.setattr(rows_module, "CHUNK_ROWS", 10)
 
-    def forget(self: object, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    def forget(
+        self: object, first: np.ndarray, second: np.ndarray, order: np.ndarray | None = None
+    ) -> np.ndarray:
         return np.full(len(first), -1, dtype=np.int64)  # every name looks new
 
     monkeypatch.setattr(bulk_module._HashedIds, "get", forget)

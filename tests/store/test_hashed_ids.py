@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from orlbuild.store.bulk import _HashedIds
+from orlbuild.store.bulk import _ascending, _HashedIds
 
 
 class _SortedIds(_HashedIds):
@@ -48,3 +48,32 @@ def test_merged_levels_hold_what_sorting_them_again_held() -> None:
         if size:
             assert (cache.get(first, second) == reference.get(first, second)).all()
     assert refused  # first hashes taken twice were met
+
+
+def test_ascending_is_the_stable_order_with_or_without_equal_keys() -> None:
+    rng = np.random.default_rng(3)
+    for keys in (
+        rng.integers(-(2**62), 2**62, 5000),  # distinct: the default sort's order
+        rng.integers(0, 300, 5000),  # many equal keys: the stable sort's
+        np.zeros(7, dtype=np.int64),
+        np.arange(1, dtype=np.int64),
+        np.empty(0, dtype=np.int64),
+    ):
+        keys = keys.astype(np.int64)
+        assert _ascending(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+def test_presorted_entries_are_remembered_as_sorted_ones() -> None:
+    rng = np.random.default_rng(5)
+    cache, reference = _HashedIds(), _HashedIds()
+    for size in (300, 40, 2000):
+        first = rng.integers(0, 400, size).astype(np.int64)
+        second = rng.integers(-(2**62), 2**62, size).astype(np.int64)
+        ids = np.arange(size, dtype=np.int64)
+        order = np.argsort(first, kind="stable")
+        assert cache.add(first[order], second[order], ids[order], ordered=True) == reference.add(
+            first, second, ids
+        )
+        for ours, theirs in zip(cache._levels, reference._levels, strict=True):
+            for a, b in zip(ours, theirs, strict=True):
+                assert a.tolist() == b.tolist()
