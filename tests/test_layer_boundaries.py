@@ -119,7 +119,7 @@ LAYER_TWINS = {
     "measures.py": {"orlbuild/cli", "scoring"},
     "orl.py": {"orlbuild/cli", "scoring"},
     "power.py": {"orlbuild/cli", "scoring/statistics"},
-    "quality.py": {"orlbuild/builders", "orlbuild/cli"},
+    "quality.py": {"orlbuild/builders/audit", "orlbuild/cli"},
     "reference_resampling.py": {"orlbuild/report", "orlbuild/services"},
     "status.py": {"orlbuild/cli", "orlbuild/store"},
     "vocabulary.py": {"orlbuild", "scoring"},

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from scoring.lazy_names import lazy_getattr
 
 if TYPE_CHECKING:
+    from orlbuild.builders.audit.overrides import merge_adjacent_tiers, split_tier_at
+    from orlbuild.builders.audit.quality import QualityReport, build_quality, raw_preferences
     from orlbuild.builders.build import build_orls
-    from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
     from orlbuild.builders.parameters import BuildParameters, resolve_parameters
-    from orlbuild.builders.quality import QualityReport, build_quality, raw_preferences
-    from orlbuild.builders.tiering import tiers_from_scores
+    from orlbuild.builders.tiering.walk import tiers_from_scores
     from orlbuild.records import (
         BuildOutcome,
         QueryBuildError,
@@ -31,18 +31,18 @@ if TYPE_CHECKING:
 _HOME = {
     "BuildOutcome": "orlbuild.records",
     "BuildParameters": "parameters",
-    "QualityReport": "quality",
+    "QualityReport": "orlbuild.builders.audit.quality",
     "QueryBuildError": "orlbuild.records",
     "QueryFailure": "orlbuild.records",
     "QueryORL": "orlbuild.records",
     "TieDecision": "orlbuild.records",
     "build_orls": "build",
-    "build_quality": "quality",
-    "merge_adjacent_tiers": "overrides",
-    "raw_preferences": "quality",
+    "build_quality": "orlbuild.builders.audit.quality",
+    "merge_adjacent_tiers": "orlbuild.builders.audit.overrides",
+    "raw_preferences": "orlbuild.builders.audit.quality",
     "resolve_parameters": "parameters",
-    "split_tier_at": "overrides",
-    "tiers_from_scores": "tiering",
+    "split_tier_at": "orlbuild.builders.audit.overrides",
+    "tiers_from_scores": "orlbuild.builders.tiering.walk",
 }
 
 __all__ = [

@@ -23,7 +23,6 @@ import numpy.typing as npt
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from orlbuild.builders.backed_orders import parse_unbacked_note
 from orlbuild.builders.pairwise_data import (
     PairwiseComparisons,
     factorize_ids,
@@ -32,6 +31,7 @@ from orlbuild.builders.pairwise_data import (
     row_counts,
 )
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
+from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.errors import BuildError, ConfigError
 from orlbuild.records import (
     BuildOutcome,
@@ -44,7 +44,7 @@ from orlbuild.vocabulary import OnError, values
 from scoring.messages import first_and_more
 
 if TYPE_CHECKING:
-    from orlbuild.builders.crowd_bt import ReliabilityFit
+    from orlbuild.builders.estimation.crowd_bt import ReliabilityFit
 
 __all__ = [
     "ESTIMATOR_MODULES",
@@ -379,7 +379,7 @@ def build_orls(
     fitted = None
     if resolved.annotators == "reliability":
         # the reliabilities are shared by every query: fitted once, before the queries
-        from orlbuild.builders.crowd_bt import fit_reliabilities
+        from orlbuild.builders.estimation.crowd_bt import fit_reliabilities
 
         queries = list(pairwise_query_comparisons(frame))
         try:
@@ -414,7 +414,7 @@ def build_orls(
             if advance is not None:
                 advance(1)
     if fitted is not None:
-        from orlbuild.builders.annotator_audit import leave_one_annotator_out
+        from orlbuild.builders.audit.leave_one_out import leave_one_annotator_out
 
         with threadpool_limits(limits=1, user_api="blas"):
             outcome.reliabilities = leave_one_annotator_out(

@@ -14,16 +14,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.pairwise_data import ListCodes, comparisons_from_lists, group_positions
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.strength_models import (
+from orlbuild.builders.estimation.strength_models import (
     BordaModel,
     BradleyTerryModel,
     PlackettLuceModel,
     RankedLists,
     StrengthModel,
 )
-from orlbuild.builders.tiered_orl import orl_from_model
+from orlbuild.builders.pairwise_data import ListCodes, comparisons_from_lists, group_positions
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiering.query_orl import orl_from_model
 from orlbuild.records import QueryBuildError, QueryORL, TieDecision
 
 __all__ = ["direct_orl", "listwise_query_orl", "ranked_lists"]

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orlbuild.builders.crowd_bt import CrowdBTModel, ReliabilityFit
-from orlbuild.builders.pairwise_data import PairwiseComparisons
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.strength_models import (
+from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, ReliabilityFit
+from orlbuild.builders.estimation.strength_models import (
     BradleyTerryModel,
     DavidsonModel,
     RankCentralityModel,
     StrengthModel,
 )
-from orlbuild.builders.tiered_orl import orl_from_model
+from orlbuild.builders.pairwise_data import PairwiseComparisons
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiering.query_orl import orl_from_model
 from orlbuild.records import QueryORL
 
 __all__ = ["PAIRWISE_MODELS", "pairwise_model", "pairwise_query_orl"]

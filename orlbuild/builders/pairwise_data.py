@@ -12,7 +12,7 @@ expansion (docs/tiers-and-audit.md, "Build routes"):
   ``--ties davidson`` can model them instead;
 * a row with ``count = k`` is ``k`` identical outcomes: its comparisons weigh
   ``k`` times as much and its unit has size ``k`` (a bootstrap draws the ``k``
-  outcomes one by one, :func:`~orlbuild.builders.uncertainty.bootstrap_samples`).
+  outcomes one by one, :func:`~orlbuild.builders.estimation.uncertainty.bootstrap_samples`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+
+from orlbuild.builders.arrays import FloatArray, IntArray
 
 __all__ = [
     "ListCodes",
@@ -36,9 +38,6 @@ __all__ = [
     "query_blocks",
     "row_counts",
 ]
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)

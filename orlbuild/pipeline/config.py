@@ -843,8 +843,8 @@ def _report(table: _Table, base: Path) -> ReportSpec:
 
 
 def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -> PlanSpec:
-    from orlbuild.builders.equivalence import check_margin
-    from orlbuild.builders.planning import check_plan_options
+    from orlbuild.builders.planning.planner import check_plan_options
+    from orlbuild.builders.tiering.equivalence import check_margin
     from orlbuild.vocabulary import PlanFormat, PlanObjective
 
     names = tuple(b.name for b in builds if b.source == "pairwise")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.builders.backed_orders import parse_unbacked_note
+from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.records import OverrideRequest
 from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.store.builds import (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from orlbuild.builders.overrides import merge_adjacent_tiers, split_tier_at
+from orlbuild.builders.audit.overrides import merge_adjacent_tiers, split_tier_at
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
@@ -55,8 +55,8 @@ from orlbuild.store.users import current_user
 from orlbuild.vocabulary import DEFAULT_COLLECTION, OnError, PairState, Source
 
 if TYPE_CHECKING:
+    from orlbuild.builders.audit.quality import QualityReport
     from orlbuild.builders.build import QueryMapper
-    from orlbuild.builders.quality import QualityReport
 
 __all__ = [
     "TIERING_COLUMNS",
@@ -595,7 +595,10 @@ def assess_build(engine: Engine, build: str | int, *, min_comparisons: int = 5) 
     StoreError
         Unknown build.
     """
-    from orlbuild.builders.quality import build_quality, raw_preferences  # networkx: load late
+    from orlbuild.builders.audit.quality import (  # networkx: load late
+        build_quality,
+        raw_preferences,
+    )
 
     record = get_build(engine, build)
     judgments = load_build_judgments(engine, record)
@@ -648,7 +651,8 @@ def tiering_by_query(
         step was used; ``leader``: the normal quantile) or BIC penalty
         (``model``), the variance, ``sig``, and the Monte Carlo draws and seed
         of the critical values (the build seed; the draws depend on it and on
-        the number of items, :func:`orlbuild.builders.critical_values.standard_normal_draws`).
+        the number of items,
+        :func:`orlbuild.builders.tiering.critical_values.standard_normal_draws`).
     decisions : pandas.DataFrame
         The input with ``procedure`` filled for older builds.
     """

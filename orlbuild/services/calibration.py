@@ -74,7 +74,7 @@ def tiering_calibration(
     bootstrap: int,
 ) -> Calibration:
     """Every tiering on all-equal and mixed simulated queries
-    (:func:`orlbuild.builders.simulation.calibrate_tierings`).
+    (:func:`orlbuild.builders.calibration.simulation.calibrate_tierings`).
 
     ``None`` takes :data:`TIERING_DEFAULTS`; ranges are ``LOW-HIGH`` text.
 
@@ -83,7 +83,7 @@ def tiering_calibration(
     ConfigError
         A range that does not read as ``LOW-HIGH``.
     """
-    from orlbuild.builders.simulation import CalibrationDesign, calibrate_tierings
+    from orlbuild.builders.calibration.simulation import CalibrationDesign, calibrate_tierings
 
     defaults = TIERING_DEFAULTS
     design = CalibrationDesign(
@@ -137,7 +137,7 @@ def design_comparison(
         A method other than ``bt``, ``--items`` that is not one number, a bad
         ``--max-per-query`` or margin.
     """
-    from orlbuild.builders.equivalence import check_margin
+    from orlbuild.builders.tiering.equivalence import check_margin
     from orlbuild.services.plans import simulate_designs
 
     if method is not SimulatedMethod.bt:

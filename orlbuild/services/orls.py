@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.builders.equivalence import state_changes
+from orlbuild.builders.tiering.equivalence import state_changes
 from orlbuild.errors import ConfigError
 from orlbuild.orl_io.writing import backed_entries, diff_orl_entries, export_orls
 from orlbuild.store import builds as stored_builds
@@ -116,7 +116,7 @@ def item_rank_intervals(bind: Bind, record: BuildRecord, query: str | None = Non
     The build stores strengths but not their covariance, so both are recomputed
     from the judgments the build read with its stored parameters (model,
     estimator, seed: the planner's evidence,
-    :func:`orlbuild.builders.plan_evidence.pairwise_evidence`). The intervals are
+    :func:`orlbuild.builders.planning.evidence.pairwise_evidence`). The intervals are
     csranks' step-down simultaneous rank intervals from the strengths and their
     covariance (:func:`scoring.statistics.gaussian_rank_intervals`, with
     ``--mc-draws`` draws and ``alpha = sig``; a build with ``sig = 0`` uses 0.05):
@@ -147,7 +147,7 @@ def item_rank_intervals(bind: Bind, record: BuildRecord, query: str | None = Non
     """
     from orlbuild.builders.build import query_rng
     from orlbuild.builders.parameters import BuildParameters
-    from orlbuild.builders.plan_evidence import PLANNING_SIG, pairwise_evidence
+    from orlbuild.builders.planning.evidence import PLANNING_SIG, pairwise_evidence
     from scoring.statistics import gaussian_rank_intervals
 
     if record.source != Source.pairwise.value:

@@ -18,10 +18,10 @@ from typing import Any, TextIO
 import pandas as pd
 from sqlalchemy import Engine
 
-from orlbuild.builders.equivalence import check_margin
 from orlbuild.builders.parameters import BuildParameters, PlanSettings
-from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import Plan, plan_comparisons
+from orlbuild.builders.planning.evidence import pairwise_evidence
+from orlbuild.builders.planning.planner import Plan, plan_comparisons
+from orlbuild.builders.tiering.equivalence import check_margin
 from orlbuild.errors import ConfigError
 from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
@@ -69,7 +69,7 @@ class BuildPlan:
 def plan_build(engine: Engine, build: str | int, settings: PlanSettings) -> BuildPlan:
     """Propose the next ``settings.budget`` comparisons of a pairwise build.
 
-    The settings are passed to :func:`~orlbuild.builders.planning.plan_comparisons`;
+    The settings are passed to :func:`~orlbuild.builders.planning.planner.plan_comparisons`;
     without a ``margin`` the build's own ``--margin`` (if any) is used. A build
     tiered by ``model`` is planned for its cuts (read from its stored
     decisions), any other for the default's max-t decisions; ``settings``
@@ -234,10 +234,10 @@ def simulate_designs(
     **study: Any,
 ) -> pd.DataFrame:
     """Compare designs at equal budgets
-    (:func:`orlbuild.builders.design_calibration.compare_designs`).
+    (:func:`orlbuild.builders.calibration.designs.compare_designs`).
 
-    ``study`` holds the :class:`~orlbuild.builders.design_calibration.DesignStudy` fields.
+    ``study`` holds the :class:`~orlbuild.builders.calibration.designs.DesignStudy` fields.
     """
-    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
+    from orlbuild.builders.calibration.designs import DesignStudy, compare_designs
 
     return compare_designs(DesignStudy(scenario=scenario, **study), designs, tierings)

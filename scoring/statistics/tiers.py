@@ -13,7 +13,7 @@ Both read the significance verdicts of one measure's pairs:
   difference is not significant. Letters overlap where the tiers must cut.
 
 The walk is written here rather than shared with
-``orlbuild.builders.tiering``: :mod:`scoring` imports nothing from
+``orlbuild.builders.tiering.walk``: :mod:`scoring` imports nothing from
 :mod:`orlbuild`, and systems carry a significance matrix, not the builders'
 score uncertainty.
 """

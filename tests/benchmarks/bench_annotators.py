@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.simulation import (
+from orlbuild.builders.calibration.simulation import (
     _composition,
     simulate_round_robin,
     tier_recovery,

@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import insert
 
-from orlbuild.builders import BuildParameters, bradley_terry, build_orls, rank_centrality
+from orlbuild.builders import BuildParameters, build_orls
+from orlbuild.builders.estimation import bradley_terry, rank_centrality
 from orlbuild.store import open_store, upgrade
 from orlbuild.store.builds import store_build
 from orlbuild.store.models import Collection

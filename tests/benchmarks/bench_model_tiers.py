@@ -1,12 +1,12 @@
 """Benchmark of the ``model`` tiering's grouped fits: Newton against the former L-BFGS-B.
 
 ``--tiering model`` fits one grouped likelihood per candidate partition
-(orlbuild/builders/model_tiers.py). The fits were L-BFGS-B on the item-level
+(orlbuild/builders/tiering/model_selection.py). The fits were L-BFGS-B on the item-level
 likelihood (:func:`scipy.optimize.minimize` with its default stopping rule);
 they are now a damped Newton method on the grouped likelihood
-(orlbuild/builders/grouped_fit.py). This builds the same seeded simulation
+(orlbuild/builders/tiering/grouped_fit.py). This builds the same seeded simulation
 (all-equal queries of 2-30 items at 3 comparisons per pair and mixed queries
-of 2-25 items in 1-5 tiers at 4 per pair, ``orlbuild.builders.simulation``)
+of 2-25 items in 1-5 tiers at 4 per pair, ``orlbuild.builders.calibration.simulation``)
 with both fits, in the same process and alternately, and prints:
 
 * the CPU time (``time.process_time``) of the whole build and of the
@@ -35,12 +35,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-import orlbuild.builders.tier_procedures as tier_procedures
+import orlbuild.builders.tiering.deciding as tier_procedures
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.grouped_fit import GroupedFitter
-from orlbuild.builders.model_tiers import ordered_split_penalty
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
-from orlbuild.builders.simulation import CalibrationDesign, simulated_queries
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.calibration.simulation import CalibrationDesign, simulated_queries
+from orlbuild.builders.tiering.grouped_fit import GroupedFitter
+from orlbuild.builders.tiering.model_selection import ordered_split_penalty
 from orlbuild.records import EstimationError
 from orlbuild.vocabulary import Disconnected, Source, TieringProcedure
 

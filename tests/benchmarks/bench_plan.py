@@ -6,7 +6,7 @@ per item, 1-3 true tiers (gap 1.0), the default build. Timed separately:
 * the build itself (``build_orls``, the peer: what a team already waits for);
 * recomputing the planner's evidence from the judgments (covariance and
   critical values, as ``orlbuild plan`` does for a stored build);
-* the planner (:func:`orlbuild.builders.planning.plan_comparisons`) proposing
+* the planner (:func:`orlbuild.builders.planning.planner.plan_comparisons`) proposing
   10,000 pairs - the figure the issue targets ("seconds, not minutes").
 
 Prints each time and the planner's time as a ratio of the build's. Run as a
@@ -16,7 +16,7 @@ for 5,000 queries (the machine may be loaded; the figure is printed).
 
 ``python tests/benchmarks/bench_plan.py --designs [--seed S] [--section NAME]``
 measures instead what planning buys at the sizes of docs/planning.md, "What
-planning buys" (:func:`orlbuild.builders.design_calibration.compare_designs`),
+planning buys" (:func:`orlbuild.builders.calibration.designs.compare_designs`),
 for the default tiering and ``model`` (the planned rows of each planned on its
 own builds): ``curve20`` - adjusted Rand on 20-item queries, gap 1.0, planned
 60 + 3 x 60 against uniform pairs at 120 to 480 and the judgments uniform pairs
@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import plan_comparisons
-from orlbuild.builders.simulation import simulate_pairwise, tiered_strengths
+from orlbuild.builders.calibration.simulation import simulate_pairwise, tiered_strengths
+from orlbuild.builders.planning.evidence import pairwise_evidence
+from orlbuild.builders.planning.planner import plan_comparisons
 
 
 def simulated(queries: int, seed: int = 0) -> pd.DataFrame:
@@ -103,7 +103,7 @@ def _at(frame: pd.DataFrame, design: str, tiering: str, judgments: int, column: 
 
 def _curve(items: int, gap: float, seed: int) -> dict[str, float]:
     """Planned 60 + 3 x 60 (for each tiering) against uniform at 120, 240, 400 and 480."""
-    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
+    from orlbuild.builders.calibration.designs import DesignStudy, compare_designs
 
     planned = compare_designs(DesignStudy(items=items, gap=gap, seed=seed), ["planned"], TIERINGS)
     by60 = compare_designs(
@@ -153,7 +153,7 @@ def _both_designs(
     scenario: str, seed: int, *, items: int, queries: int, start: int, budget: int
 ) -> pd.DataFrame:
     """Uniform and planned sampling of one ``DesignStudy``, under every tiering."""
-    from orlbuild.builders.design_calibration import DesignStudy, compare_designs
+    from orlbuild.builders.calibration.designs import DesignStudy, compare_designs
 
     study = DesignStudy(
         scenario, items, queries=queries, start=start, budget_per_query=budget, seed=seed
@@ -192,7 +192,7 @@ def _equal(seed: int) -> dict[str, float]:
 
 
 def _stopping(seed: int) -> dict[str, float]:
-    from orlbuild.builders.design_calibration import DesignStudy, stopping_rule_check
+    from orlbuild.builders.calibration.designs import DesignStudy, stopping_rule_check
 
     figures = {}
     for tiering in TIERINGS:

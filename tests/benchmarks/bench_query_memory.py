@@ -30,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script
 
-import orlbuild.builders.critical_values as critical_values
+import orlbuild.builders.tiering.critical_values as critical_values
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.limits import pairwise_peak_bytes
 from tests.builders.simulation import drawn_preferences

@@ -27,7 +27,11 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.simulation import CALIBRATION_VARIANTS, CalibrationDesign, calibrate_tierings
+from orlbuild.builders.calibration.simulation import (
+    CALIBRATION_VARIANTS,
+    CalibrationDesign,
+    calibrate_tierings,
+)
 
 N_REAL_ITEMS = 30
 N_REAL_COMPARISONS = 230

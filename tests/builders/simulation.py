@@ -1,6 +1,6 @@
 """Seeded generators of judgments from a Bradley-Terry model with known tiers.
 
-The simulator lives in the package (:mod:`orlbuild.builders.simulation`, also
+The simulator lives in the package (:mod:`orlbuild.builders.calibration.simulation`, also
 behind ``orlbuild calibrate``); the tests import it from here.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from orlbuild.builders.simulation import (
+from orlbuild.builders.calibration.simulation import (
     simulate_pairwise,
     simulate_round_robin,
     tiered_strengths,

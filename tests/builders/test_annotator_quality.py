@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from store_cli import cli, cli_json, runner
 
-from orlbuild.builders.quality import annotator_kappa, build_quality, raw_preferences
+from orlbuild.builders.audit.quality import annotator_kappa, build_quality, raw_preferences
 from orlbuild.cli.main import app
 from orlbuild.store import create_store_engine, load_pairwise
 from tests.stores import disposed

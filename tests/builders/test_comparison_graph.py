@@ -66,7 +66,8 @@ def test_build_path_does_not_import_networkx() -> None:
     import sys
 
     code = (
-        "import sys, orlbuild.builders.tiered_orl, orlbuild.builders.rank_centrality; "
+        "import sys, orlbuild.builders.tiering.query_orl; "
+        "import orlbuild.builders.estimation.rank_centrality; "
         "print('networkx' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,22 +14,24 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-import orlbuild.builders.critical_values as critical_values
-import orlbuild.builders.uncertainty as uncertainty_module
+import orlbuild.builders.estimation.uncertainty as uncertainty_module
+import orlbuild.builders.tiering.critical_values as critical_values
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.critical_values import (
+from orlbuild.builders.estimation.uncertainty import bootstrap_uncertainty, fisher_uncertainty
+from orlbuild.builders.tiering.critical_values import (
     blocked_single_step_critical,
     blocked_step_down_critical,
     bootstrap_null,
     covariance_null,
+)
+from orlbuild.builders.tiering.deciding import simultaneous_critical
+from tests.benchmarks.bench_query_memory import one_query
+from tests.max_t_oracle import (
     null_draws_from_bootstrap,
     null_draws_from_covariance,
     single_step_critical,
     step_down_critical,
 )
-from orlbuild.builders.tier_procedures import simultaneous_critical
-from orlbuild.builders.uncertainty import bootstrap_uncertainty, fisher_uncertainty
-from tests.benchmarks.bench_query_memory import one_query
 
 #: From one pair per block to everything in one block.
 BLOCK_BYTES = (1, 4_000, 300_000, 2**62)

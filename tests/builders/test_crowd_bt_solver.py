@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from orlbuild.builders import BuildParameters, build_orls, crowd_bt
-from orlbuild.builders.annotator_audit import _without, flipped_pairs
+from orlbuild.builders import BuildParameters, build_orls
+from orlbuild.builders.audit.leave_one_out import _without, flipped_pairs
 from orlbuild.builders.build import _check_frame, pairwise_query_comparisons, query_rng
-from orlbuild.builders.crowd_bt import CrowdBTModel, fit_reliabilities
+from orlbuild.builders.estimation import crowd_bt
+from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, fit_reliabilities
 from orlbuild.builders.pairwise import pairwise_query_orl
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.records import QueryBuildError

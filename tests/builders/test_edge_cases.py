@@ -183,7 +183,7 @@ def test_bootstrap_resample_that_drops_an_items_only_comparison_still_fits() -> 
 def test_opt_solver_result_that_is_not_stationary_is_reported(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from orlbuild.builders import bradley_terry
+    from orlbuild.builders.estimation import bradley_terry
 
     monkeypatch.setattr(
         bradley_terry.choix, "opt_pairwise", lambda *args, **kwargs: np.array([3.0, -3.0])

@@ -8,11 +8,14 @@ import pandas as pd
 import pytest
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.backed_orders import under_judged_items
-from orlbuild.builders.bradley_terry import bradley_terry_information, bradley_terry_pairwise
-from orlbuild.builders.crowd_bt import fit_reliabilities
-from orlbuild.builders.davidson import davidson_counts, davidson_fit
+from orlbuild.builders.estimation.bradley_terry import (
+    bradley_terry_information,
+    bradley_terry_pairwise,
+)
+from orlbuild.builders.estimation.crowd_bt import fit_reliabilities
+from orlbuild.builders.estimation.davidson import davidson_counts, davidson_fit
 from orlbuild.builders.pairwise_data import comparisons_from_pairwise
+from orlbuild.builders.tiering.backed_orders import under_judged_items
 from tests.builders.simulation import drawn_preferences, simulate_round_robin, tiered_strengths
 
 
@@ -107,7 +110,7 @@ def test_zero_counts_are_skipped_and_bad_counts_refused() -> None:
 
 
 def test_counted_bootstrap_draws_every_outcome() -> None:
-    from orlbuild.builders.uncertainty import bootstrap_samples
+    from orlbuild.builders.estimation.uncertainty import bootstrap_samples
 
     sizes = np.array([1000.0, 1.0, 1.0])
     seen: list[np.ndarray] = []

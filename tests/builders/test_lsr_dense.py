@@ -1,4 +1,4 @@
-"""orlbuild.builders.lsr_dense reproduces choix.ilsr_pairwise_dense bit for bit."""
+"""orlbuild.builders.estimation.lsr_dense reproduces choix.ilsr_pairwise_dense bit for bit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import choix
 import numpy as np
 import pytest
 
-from orlbuild.builders.lsr_dense import ilsr_pairwise_dense
+from orlbuild.builders.estimation.lsr_dense import ilsr_pairwise_dense
 
 
 def _outcome(fit, counts: np.ndarray, alpha: float, max_iter: int) -> tuple[str, object]:

@@ -1,5 +1,5 @@
 """``--margin`` on builds: tested decisions record separated, equivalent or undecided
-(orlbuild.builders.equivalence.with_pair_states; docs/planning.md)."""
+(orlbuild.builders.tiering.equivalence.with_pair_states; docs/planning.md)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.equivalence import state_changes
 from orlbuild.builders.parameters import resolve_parameters
+from orlbuild.builders.tiering.equivalence import state_changes
 from orlbuild.errors import ConfigError
 from orlbuild.report.sections import _orl_block
 from tests.builders.simulation import simulate_round_robin

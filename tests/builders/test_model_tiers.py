@@ -1,5 +1,7 @@
-"""The ``model`` tiering's grouped fits and its tie rule (orlbuild/builders/model_tiers.py,
-orlbuild/builders/grouped_fit.py)."""
+"""The ``model`` tiering's grouped fits and its tie rule.
+
+orlbuild/builders/tiering/model_selection.py, orlbuild/builders/tiering/grouped_fit.py.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-import orlbuild.builders.grouped_fit as grouped_fit
-import orlbuild.builders.model_tiers as model_tiers
+import orlbuild.builders.tiering.grouped_fit as grouped_fit
+import orlbuild.builders.tiering.model_selection as model_tiers
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.grouped_fit import GRADIENT_TOL, GroupedFitter
-from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.likelihoods import (
+    ItemLikelihood,
+    PairwiseLikelihood,
+    RankingLikelihood,
+)
+from orlbuild.builders.tiering.grouped_fit import GRADIENT_TOL, GroupedFitter
 from orlbuild.vocabulary import Source, TieringProcedure
 
 

@@ -1,4 +1,4 @@
-"""The planner (orlbuild.builders.planning) and the three-state pair decisions (equivalence)."""
+"""The planner (orlbuild.builders.planning.planner) and the three-state pair decisions."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.equivalence import pair_state_codes, pair_states
-from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import QueryEvidence, plan_comparisons
+from orlbuild.builders.planning.evidence import pairwise_evidence
+from orlbuild.builders.planning.planner import QueryEvidence, plan_comparisons
+from orlbuild.builders.tiering.equivalence import pair_state_codes, pair_states
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import PairState
 from tests.builders.simulation import simulate_pairwise, simulate_round_robin, tiered_strengths
@@ -127,7 +127,7 @@ def test_planned_pairs_reduce_the_variance_of_open_decisions_more_than_random_on
 ) -> None:
     """The rank-one update the planner optimises: its 20 pairs shrink the open pairs' variance
     (weighted as the planner weighs them) more than 20 random pairs of the same queries."""
-    from orlbuild.builders import planning
+    from orlbuild.builders.planning import planner as planning
 
     def open_variance(pairs: list[tuple[str, int, int]]) -> float:
         total = 0.0
@@ -200,7 +200,7 @@ def test_boundary_weights_go_to_the_pairs_that_block_a_plausible_cut() -> None:
     """Scores 3, 2.9 | 0.6, 0.5 | 0 (pair standard errors 0.85, critical value 3): no pair
     is separated yet, and the cut after the second item is the plausible one (its crossing pairs
     are 2.3-3 apart); its closest crossing pairs weigh most."""
-    from orlbuild.builders import planning
+    from orlbuild.builders.planning import planner as planning
 
     ev = _hand_built([3.0, 2.9, 0.6, 0.5, 0.0], 0.6, [1] * 5)
     group = planning._stack([ev], planning.PlanObjective.tiers)
@@ -216,7 +216,7 @@ def test_boundary_weights_go_to_the_pairs_that_block_a_plausible_cut() -> None:
 
 def test_objective_top_values_the_cuts_that_shrink_the_top_tier_most() -> None:
     # two about equally plausible cuts: after item 1 (top tier 1) and after item 4 (top tier 4)
-    from orlbuild.builders import planning
+    from orlbuild.builders.planning import planner as planning
 
     ev = _hand_built([5.0, 3.0, 2.95, 2.9, 1.0], 0.6, [1] * 5)
     pairs = list(zip(*np.triu_indices(5, 1), strict=True))
@@ -233,7 +233,7 @@ def test_objective_top_values_the_cuts_that_shrink_the_top_tier_most() -> None:
 def test_the_default_repeat_limit_lets_the_planner_insist(
     mixed_evidence: list[QueryEvidence],
 ) -> None:
-    from orlbuild.builders.planning import REPEAT_LIMIT
+    from orlbuild.builders.planning.planner import REPEAT_LIMIT
 
     plan = plan_comparisons(mixed_evidence[:2], 200, seed=0)
     asks = pd.Series([(p.query, frozenset((p.item_a, p.item_b))) for p in plan.pairs])

@@ -1,5 +1,6 @@
-"""The planner for ``--tiering model`` builds (orlbuild.builders.planning_model): it targets the
-cuts whose BIC decision may change and the items that may move across a boundary."""
+"""The planner for ``--tiering model`` builds (orlbuild.builders.planning.model_cuts).
+
+It targets the cuts whose BIC decision may change and the items that may move across a boundary."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pandas as pd
 import pytest
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.plan_evidence import model_cuts, pairwise_evidence
-from orlbuild.builders.planning import QueryEvidence, plan_comparisons
-from orlbuild.builders.planning_model import ModelCuts, cut_chances, stack_model_cuts
+from orlbuild.builders.planning.evidence import model_cuts, pairwise_evidence
+from orlbuild.builders.planning.model_cuts import ModelCuts, cut_chances, stack_model_cuts
+from orlbuild.builders.planning.planner import QueryEvidence, plan_comparisons
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
 

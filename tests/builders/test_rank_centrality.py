@@ -1,4 +1,4 @@
-"""Rank Centrality through orlbuild.builders.lsr_dense.statdist is choix's, bit for bit."""
+"""Rank Centrality through orlbuild.builders.estimation.lsr_dense.statdist: choix's, exactly."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from choix.utils import statdist as choix_statdist
 
-from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.lsr_dense import statdist
-from orlbuild.builders.rank_centrality import rank_centrality_pairwise
+from orlbuild.builders.estimation.guarded_fit import fitted_scores
+from orlbuild.builders.estimation.lsr_dense import statdist
+from orlbuild.builders.estimation.rank_centrality import rank_centrality_pairwise
 from orlbuild.records import EstimationError
 
 
@@ -170,9 +170,9 @@ def _random_comparisons(rng: np.random.Generator):  # type: ignore[no-untyped-de
 
 @pytest.mark.parametrize("block_bytes", [1, 4 * 2**20])
 def test_fit_many_is_fit_of_each_resample_bit_for_bit(monkeypatch, block_bytes) -> None:  # type: ignore[no-untyped-def]
-    from orlbuild.builders import strength_models
-    from orlbuild.builders.strength_models import RankCentralityModel
-    from orlbuild.builders.uncertainty import bootstrap_samples
+    from orlbuild.builders.estimation import strength_models as strength_models
+    from orlbuild.builders.estimation.strength_models import RankCentralityModel
+    from orlbuild.builders.estimation.uncertainty import bootstrap_samples
 
     monkeypatch.setattr(strength_models, "FIT_BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(11)

@@ -8,11 +8,11 @@ import pytest
 from scipy.stats import kendalltau
 
 from orlbuild.builders import BuildParameters, build_orls
+from orlbuild.builders.estimation.strength_models import BradleyTerryModel
+from orlbuild.builders.estimation.uncertainty import Z_95
 from orlbuild.builders.pairwise_data import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
-from orlbuild.builders.strength_models import BradleyTerryModel
-from orlbuild.builders.tiered_orl import score_uncertainty
-from orlbuild.builders.uncertainty import Z_95
+from orlbuild.builders.tiering.query_orl import score_uncertainty
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
 TIER_SIZES = [3, 3, 3, 3]
@@ -77,8 +77,8 @@ def test_fisher_intervals_of_differences_are_calibrated() -> None:
 
 
 def test_plackett_luce_fisher_intervals_are_calibrated() -> None:
+    from orlbuild.builders.estimation.strength_models import PlackettLuceModel
     from orlbuild.builders.listwise import ranked_lists
-    from orlbuild.builders.strength_models import PlackettLuceModel
 
     rng = np.random.default_rng(3)
     params = resolve_parameters(BuildParameters(source="listwise", method="plackett-luce"))

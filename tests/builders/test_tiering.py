@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orlbuild.builders import BuildParameters, build_orls, tiers_from_scores
-from orlbuild.builders.bradley_terry import bradley_terry_pairwise, pairs_from_counts
+from orlbuild.builders.estimation.bradley_terry import bradley_terry_pairwise, pairs_from_counts
+from orlbuild.builders.estimation.rank_centrality import rank_centrality_pairwise
+from orlbuild.builders.estimation.strength_models import BradleyTerryModel
+from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
 from orlbuild.builders.pairwise_data import comparisons_from_pairwise
 from orlbuild.builders.parameters import resolve_parameters
-from orlbuild.builders.rank_centrality import rank_centrality_pairwise
-from orlbuild.builders.strength_models import BradleyTerryModel
-from orlbuild.builders.tiered_orl import score_uncertainty
-from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.builders.tiering.query_orl import score_uncertainty
 from orlbuild.errors import ConfigError
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
@@ -206,7 +206,7 @@ def test_tiers_partition_items_in_score_order(scores: list[float], se: float, si
     n = len(s)
     items = np.array([f"i{k:02d}" for k in range(n)], dtype=object)
     cov = np.eye(n) * se**2
-    from orlbuild.builders.uncertainty import fisher_uncertainty
+    from orlbuild.builders.estimation.uncertainty import fisher_uncertainty
 
     unc = fisher_uncertainty(s, np.linalg.pinv(cov))
     tiers, decisions = tiers_from_scores("q", items, unc, sig=sig)

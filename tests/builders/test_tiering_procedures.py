@@ -14,21 +14,21 @@ from scipy.optimize import check_grad
 from store_cli import cli_json
 
 from orlbuild.builders import BuildParameters, build_orls
-from orlbuild.builders.critical_values import max_t_critical_from_covariance, step_down_critical
-from orlbuild.builders.likelihoods import PairwiseLikelihood, RankingLikelihood
-from orlbuild.builders.model_tiers import ordered_split_penalty
-from orlbuild.builders.parameters import resolve_parameters
-from orlbuild.builders.simulation import (
+from orlbuild.builders.calibration.simulation import (
     CalibrationDesign,
     adjusted_rand_index,
     calibrate_tierings,
     simulated_queries,
     tier_recovery,
 )
-from orlbuild.builders.tiering import tiers_from_scores
-from orlbuild.builders.uncertainty import fisher_uncertainty
+from orlbuild.builders.estimation.likelihoods import PairwiseLikelihood, RankingLikelihood
+from orlbuild.builders.estimation.uncertainty import fisher_uncertainty
+from orlbuild.builders.parameters import resolve_parameters
+from orlbuild.builders.tiering.model_selection import ordered_split_penalty
+from orlbuild.builders.tiering.walk import tiers_from_scores
 from orlbuild.errors import ConfigError
 from tests.builders.store_data import store_judgments
+from tests.max_t_oracle import max_t_critical_from_covariance, step_down_critical
 from tests.pipeline_configs import pipeline_toml
 
 FIXTURE = Path(__file__).parent / "data" / "leader_fixture.json"

@@ -15,7 +15,7 @@ from store_cli import cli, cli_json
 
 from orlbuild.builders.build import query_rng
 from orlbuild.builders.parameters import BuildParameters, resolve_parameters
-from orlbuild.builders.plan_evidence import pairwise_evidence
+from orlbuild.builders.planning.evidence import pairwise_evidence
 from scoring.statistics import gaussian_rank_intervals
 from tests.builders.simulation import simulate_pairwise, simulate_round_robin
 from tests.builders.store_data import store_judgments

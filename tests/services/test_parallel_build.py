@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from orlbuild.builders.build import build_orls
+from orlbuild.builders.calibration.simulation import simulate_pairwise
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.simulation import simulate_pairwise
 from orlbuild.errors import BuildError
 from orlbuild.executor import Executor, map_ordered, resolve_executor
 from orlbuild.records import QueryBuildError

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orlbuild.builders.calibration.simulation import simulate_pairwise, tiered_strengths
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.simulation import simulate_pairwise, tiered_strengths
 from orlbuild.errors import ConfigError
 from orlbuild.services.reference_resampling import (
     HOLD_THRESHOLD,

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orlbuild.builders.calibration.simulation import simulate_pairwise, tiered_strengths
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.simulation import simulate_pairwise, tiered_strengths
 from orlbuild.services import reference_resampling
 from orlbuild.services.reference_resampling import annotator_resample, reference_verdicts
 

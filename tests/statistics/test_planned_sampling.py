@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from orlbuild.builders.design_calibration import DesignStudy, compare_designs, stopping_rule_check
+from orlbuild.builders.calibration.designs import DesignStudy, compare_designs, stopping_rule_check
 
 
 def test_false_splits_stay_at_sig_under_planned_sampling() -> None:

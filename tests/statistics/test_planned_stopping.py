@@ -1,9 +1,9 @@
 """The stopping rule on planned data: settled queries keep their tiers when every pair judged so
-far is asked once more (orlbuild.builders.design_calibration.stopping_rule_check)."""
+far is asked once more (orlbuild.builders.calibration.designs.stopping_rule_check)."""
 
 from __future__ import annotations
 
-from orlbuild.builders.design_calibration import DesignStudy, stopping_rule_check
+from orlbuild.builders.calibration.designs import DesignStudy, stopping_rule_check
 
 
 def test_settled_queries_keep_their_tiers_after_planned_rounds() -> None:

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
 from orlbuild.builders.parameters import check_number
 from orlbuild.errors import ConfigError
 from orlbuild.records import QueryORL

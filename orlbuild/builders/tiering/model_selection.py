@@ -5,7 +5,7 @@ Items sorted by score are partitioned into contiguous groups of equal
 strength. A partition is fitted by maximum likelihood with one strength per
 group (Bradley-Terry on groups, so comparisons within a group are at 1/2;
 Plackett-Luce likewise for rankings) by a damped Newton method on the grouped
-likelihood (:mod:`orlbuild.builders.grouped_fit`, L-BFGS-B as fallback) with
+likelihood (:mod:`orlbuild.builders.tiering.grouped_fit`, L-BFGS-B as fallback) with
 the build's ridge ``alpha = c / n_items`` so that a group that never loses
 keeps a finite strength. A partition with ``K`` groups scores
 
@@ -65,11 +65,11 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.grouped_fit import GroupedFitter
-from orlbuild.builders.likelihoods import ItemLikelihood
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
-from orlbuild.builders.tiering import EXACT_TIE, SeparationWalk
-from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.likelihoods import ItemLikelihood
+from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
+from orlbuild.builders.tiering.grouped_fit import GroupedFitter
+from orlbuild.builders.tiering.walk import EXACT_TIE, SeparationWalk
 from orlbuild.records import TieDecision
 
 __all__ = [
@@ -200,7 +200,7 @@ def model_tiers(
     BIC by more than :func:`bic_tie_tolerance` of the current partition's
     log-likelihood; toggles within that tolerance of the lowest are tied and
     the latest boundary in rank order wins (:func:`choose_toggle`). Each
-    partition is fitted once (Newton, :mod:`orlbuild.builders.grouped_fit`),
+    partition is fitted once (Newton, :mod:`orlbuild.builders.tiering.grouped_fit`),
     so the result does not depend on the solver's path.
     """
     scores = uncertainty.scores

@@ -19,13 +19,16 @@ from typing import Protocol
 import numpy as np
 from scipy.special import expit
 
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
 
 __all__ = ["ItemLikelihood", "PairwiseLikelihood", "RankingLikelihood"]
 
 
 class ItemLikelihood(Protocol):
-    """A log-likelihood of item scores (what :mod:`orlbuild.builders.model_tiers` needs)."""
+    """A log-likelihood of item scores.
+
+    What :mod:`orlbuild.builders.tiering.model_selection` needs.
+    """
 
     @property
     def n_observations(self) -> float: ...

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.lapack import dgetrf, dtrtrs
 
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
 
 __all__ = ["ilsr_pairwise_dense", "statdist"]
 

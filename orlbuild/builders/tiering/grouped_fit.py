@@ -1,18 +1,18 @@
 """Newton fits of grouped strengths for the ``model`` tiering (docs/tiers-and-audit.md, "How tiers
 are decided and audited").
 
-The ``model`` tiering (:mod:`orlbuild.builders.model_tiers`) fits, for every
+The ``model`` tiering (:mod:`orlbuild.builders.tiering.model_selection`) fits, for every
 candidate partition of the score-sorted items into groups, one strength per
 group by maximising the method's log-likelihood plus the ridge
 ``- alpha * ||theta||^2``. Both likelihoods of
-:mod:`orlbuild.builders.likelihoods` collapse onto the groups:
+:mod:`orlbuild.builders.estimation.likelihoods` collapse onto the groups:
 
-* **Bradley-Terry** (:class:`~orlbuild.builders.likelihoods.PairwiseLikelihood`):
+* **Bradley-Terry** (:class:`~orlbuild.builders.estimation.likelihoods.PairwiseLikelihood`):
   with ``G[g, h]`` the wins of group ``g`` over group ``h`` (the count
   matrix summed per pair of groups), the log-likelihood is
   ``sum_gh G[g, h] log sigma(theta_g - theta_h)`` (comparisons within a
   group contribute the constant ``log 1/2`` each);
-* **Plackett-Luce** (:class:`~orlbuild.builders.likelihoods.RankingLikelihood`):
+* **Plackett-Luce** (:class:`~orlbuild.builders.estimation.likelihoods.RankingLikelihood`):
   every choice "the best of the items left" becomes "group ``c`` out of
   ``N[g]`` items left in each group ``g``", with log-probability
   ``theta_c - log sum_g N[g] exp(theta_g)``; identical choices are counted
@@ -27,7 +27,7 @@ of the objective - the gradient stops shrinking. The objective is strictly
 convex for ``alpha > 0`` (a concave log-likelihood minus a ridge), so the
 optimum is unique and the fitted log-likelihood does not depend on the
 starting point beyond rounding (about ``1e-11`` measured) - which is what
-lets :func:`~orlbuild.builders.model_tiers.model_tiers` compare partitions
+lets :func:`~orlbuild.builders.tiering.model_selection.model_tiers` compare partitions
 with a tolerance of ``1e-7``, where L-BFGS-B's default stopping rule left
 noise of ``1e-7`` between tied partitions. With ``alpha = 0`` the mean
 direction, which no likelihood sees, is pinned in the Newton system.
@@ -51,8 +51,12 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit
 
-from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.likelihoods import (
+    ItemLikelihood,
+    PairwiseLikelihood,
+    RankingLikelihood,
+)
 from orlbuild.records import EstimationError
 
 __all__ = ["GRADIENT_TOL", "MAX_NEWTON_STEPS", "GroupedFitter"]
@@ -259,7 +263,7 @@ class GroupedFitter:
     Parameters
     ----------
     likelihood
-        The item-level log-likelihood (:mod:`orlbuild.builders.likelihoods`).
+        The item-level log-likelihood (:mod:`orlbuild.builders.estimation.likelihoods`).
     """
 
     def __init__(self, likelihood: ItemLikelihood) -> None:

@@ -9,24 +9,19 @@ Westfall & Young 1993, ch. 2). Any split of an all-equal query needs some
 pair beyond ``c``, so the share of all-equal queries with a split is at most
 ``sig`` up to the Monte Carlo error of ``c``.
 
-* :func:`null_draws_from_covariance` - the null distribution is ``N(0, C)``
-  with ``C`` the estimated covariance (Fisher or sandwich): one matrix
-  product per query turns ``R`` standard normal draws into the ``R x P``
-  studentized pairwise differences.
-* :func:`null_draws_from_bootstrap` - the studentized bootstrap: the
-  replicates centred at the full-data estimate, ``|(d*_ab - d_ab)| / se_ab``.
-* :func:`single_step_critical` - ``c`` of the largest statistic;
-  :func:`step_down_critical` - the Romano-Wolf refinement (the default of
-  ``simultaneous``): ``c`` recomputed over the pairs not yet separated.
-
-Those four hold the whole ``R x P`` null (``P = n (n - 1) / 2`` pairs), about
-6 bytes x draws x n^2 at their peak. The builds take the blocked path instead
-(docs/reliability.md, "Limits"): :func:`covariance_null` and :func:`bootstrap_null`
-describe the null without computing it, and :func:`blocked_single_step_critical`
-and :func:`blocked_step_down_critical` compute it a block of pairs at a time
-(at most :data:`NULL_BLOCK_BYTES` per block), with the same draws, the same
-statistics and the same order statistics, so their critical values are the
-full-matrix functions' exactly (``tests/builders/test_critical_values.py``).
+The null distribution of the studentized pairwise differences is ``N(0, C)``
+with ``C`` the estimated covariance (Fisher or sandwich; :func:`covariance_null`),
+or the studentized bootstrap, the replicates centred at the full-data estimate,
+``|(d*_ab - d_ab)| / se_ab`` (:func:`bootstrap_null`). Both describe the null
+without computing it: :func:`blocked_single_step_critical` (``c`` of the largest
+statistic) and :func:`blocked_step_down_critical` (the Romano-Wolf refinement,
+the default of ``simultaneous``: ``c`` recomputed over the pairs not yet
+separated) compute it a block of pairs at a time (at most
+:data:`NULL_BLOCK_BYTES` per block; docs/reliability.md, "Limits"). The
+full-matrix versions, which hold the whole ``R x P`` null (``P = n (n - 1) / 2``
+pairs, about 6 bytes x draws x n^2), are kept in ``tests/max_t_oracle.py`` as
+oracles: the blocked functions give their critical values exactly
+(``tests/builders/test_critical_values.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
 
 __all__ = [
     "NULL_BLOCK_BYTES",
@@ -47,11 +42,6 @@ __all__ = [
     "blocked_step_down_critical",
     "bootstrap_null",
     "covariance_null",
-    "max_t_critical_from_covariance",
-    "null_draws_from_bootstrap",
-    "null_draws_from_covariance",
-    "single_step_critical",
-    "step_down_critical",
 ]
 
 
@@ -81,104 +71,6 @@ def standard_normal_draws(draws: int, n_items: int, seed: int) -> npt.NDArray[np
     return values
 
 
-def null_draws_from_covariance(
-    cov: FloatArray, se: FloatArray, *, draws: int, seed: int
-) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
-    """``|d_ab| / se_ab`` for every pair under ``d ~ N(0, C)``, ``draws`` times.
-
-    Parameters
-    ----------
-    cov
-        ``(n, n)`` covariance of the scores (may be singular: scores are centred).
-    se
-        ``(n, n)`` standard errors of the differences (``sqrt(C_aa + C_bb - 2 C_ab)``).
-    draws
-        Monte Carlo draws ``R``; a critical value's level is ``sig`` up to
-        about ``sqrt(sig (1 - sig) / R)``.
-    seed
-        Seed of the draws (the build's seed; see :func:`standard_normal_draws`).
-
-    Returns
-    -------
-    first, second : numpy.ndarray
-        The pairs ``a < b`` with a positive standard error (the family).
-    null : numpy.ndarray
-        ``(R, P)`` absolute studentized differences.
-    """
-    null = covariance_null(cov, se, draws=draws, seed=seed)
-    return null.first, null.second, null.columns(np.arange(len(null.first)))
-
-
-def null_draws_from_bootstrap(
-    scores: FloatArray, samples: FloatArray, se: FloatArray
-) -> tuple[IntArray, IntArray, npt.NDArray[np.float32]]:
-    """Studentized bootstrap replicates ``|(d*_ab - d_ab)| / se_ab`` (centred at the estimate).
-
-    Parameters
-    ----------
-    scores
-        Full-data scores.
-    samples
-        ``(B, n)`` bootstrap scores.
-    se
-        ``(n, n)`` bootstrap standard deviations of the differences.
-
-    Returns
-    -------
-    first, second, null
-        As :func:`null_draws_from_covariance`, with ``B`` rows.
-    """
-    null = bootstrap_null(scores, samples, se)
-    return null.first, null.second, null.columns(np.arange(len(null.first)))
-
-
-def single_step_critical(null: npt.NDArray[np.float32], sig: float) -> float:
-    """``c``: the ``1 - sig`` quantile of the largest of the ``P`` statistics (``inf`` if P = 0)."""
-    if null.shape[1] == 0:
-        return float("inf")
-    return _upper_quantile(null.max(axis=1), sig)
-
-
-def step_down_critical(
-    null: npt.NDArray[np.float32], observed: FloatArray, sig: float
-) -> FloatArray:
-    """Romano-Wolf step-down critical value of every pair.
-
-    Pairs are examined by decreasing observed ``|z|``; pair ``j`` is compared
-    with the ``1 - sig`` quantile of the largest null statistic over the pairs
-    not yet separated (``j`` and after); the first pair that is not beyond its
-    critical value stops the procedure, and it and every later pair keep that
-    value. The first critical value is the single-step ``c``, so a query whose
-    items are all equal is split exactly when the single-step rule splits it;
-    later values are smaller, which is where the power comes from (Romano &
-    Wolf 2005, Algorithm 2.1; strong family-wise control under subset pivotality,
-    which normal scores have).
-
-    Parameters
-    ----------
-    null
-        ``(R, P)`` absolute null statistics.
-    observed
-        ``(P,)`` observed ``|z|`` of the same pairs.
-    sig
-        Family-wise level.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(P,)`` critical value of each pair (nonincreasing along the examination order).
-    """
-    order = np.argsort(-observed, kind="stable")
-    # tail[j] = largest null statistic over the pairs examined at step j or later;
-    # rows are contiguous draws (a row loop beats numpy's strided accumulate here)
-    tail = null.T[order]
-    for step in range(len(order) - 2, -1, -1):
-        np.maximum(tail[step], tail[step + 1], out=tail[step])
-    k = int(np.ceil((1.0 - sig) * (tail.shape[1] - 1)))
-    by_step = np.partition(tail, k, axis=1)[:, k].astype(np.float64)  # every step's quantile
-    return _stopped(order, observed, by_step)
-
-
 def _stopped(order: IntArray, observed: FloatArray, by_step: FloatArray) -> FloatArray:
     """Each pair's critical value: its step's, up to the first pair not beyond it, then that one."""
     beyond = observed[order] > by_step
@@ -188,14 +80,6 @@ def _stopped(order: IntArray, observed: FloatArray, by_step: FloatArray) -> Floa
     if stop < len(order):
         critical[order[stop:]] = by_step[stop]
     return critical
-
-
-def max_t_critical_from_covariance(
-    cov: FloatArray, se: FloatArray, *, sig: float, draws: int, seed: int
-) -> float:
-    """Single-step critical value of ``max_ab |d_ab| / se_ab`` when ``d ~ N(0, C)``
-    (:func:`null_draws_from_covariance`, :func:`single_step_critical`)."""
-    return single_step_critical(null_draws_from_covariance(cov, se, draws=draws, seed=seed)[2], sig)
 
 
 #: Memory one block of the blocked null may take (bytes): its ``draws x pairs`` statistics
@@ -242,7 +126,7 @@ class PairNull:
 
 
 def covariance_null(cov: FloatArray, se: FloatArray, *, draws: int, seed: int) -> PairNull:
-    """The null of :func:`null_draws_from_covariance`, computed a block of pairs at a time.
+    """The null ``|d_ab| / se_ab`` under ``d ~ N(0, C)``, computed a block of pairs at a time.
 
     The draws of the scores ``d = root g`` (``cov = root root'``, ``g`` standard
     normal) are held once, ``(R, n)``; a pair's statistic is the difference of
@@ -272,7 +156,7 @@ def _studentized(
 
 
 def bootstrap_null(scores: FloatArray, samples: FloatArray, se: FloatArray) -> PairNull:
-    """The null of :func:`null_draws_from_bootstrap`, computed a block of pairs at a time."""
+    """The studentized bootstrap null ``|(d*_ab - d_ab)| / se_ab``, a block of pairs at a time."""
     first, second, pair_se = _pairs(se)
     centred = samples - scores[None, :]
 
@@ -285,7 +169,7 @@ def bootstrap_null(scores: FloatArray, samples: FloatArray, se: FloatArray) -> P
 def blocked_single_step_critical(
     null: PairNull, sig: float, *, block_bytes: int | None = None
 ) -> float:
-    """:func:`single_step_critical` of ``null``, holding one block of pairs at a time."""
+    """``c``: the ``1 - sig`` quantile of the largest statistic, one block of pairs at a time."""
     pairs = np.arange(len(null.first))
     if len(pairs) == 0:
         return float("inf")
@@ -298,7 +182,7 @@ def blocked_single_step_critical(
 def blocked_step_down_critical(
     null: PairNull, observed: FloatArray, sig: float, *, block_bytes: int | None = None
 ) -> FloatArray:
-    """:func:`step_down_critical` of ``null``, holding one block of pairs at a time.
+    """Romano-Wolf step-down critical value of every pair, one block of pairs at a time.
 
     The running maximum over the pairs examined later is carried from block to
     block (from the last examined pair back to the first), and each step's

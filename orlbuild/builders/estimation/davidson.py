@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from orlbuild.builders.pairwise_data import FloatArray, PairwiseComparisons
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.records import EstimationError
 
 __all__ = ["DavidsonFit", "davidson_counts", "davidson_fit", "davidson_information"]

@@ -4,7 +4,7 @@ The default solver is choix's I-LSR (Maystre & Grossglauser, "Fast and
 accurate inference of Plackett-Luce models", NIPS 2015). It is called on the
 count matrix (:func:`choix.ilsr_pairwise_dense`), which is the same iteration
 as :func:`choix.ilsr_pairwise` on the list of comparisons but vectorised,
-through :mod:`orlbuild.builders.lsr_dense` (choix's iteration, bit-identical,
+through :mod:`orlbuild.builders.estimation.lsr_dense` (choix's iteration, bit-identical,
 without its per-step overhead);
 ``opt`` (:func:`choix.opt_pairwise`) and ``mm`` (:func:`choix.mm_pairwise`,
 Hunter 2004) are selectable.
@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.lsr_dense import ilsr_pairwise_dense
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.estimation.guarded_fit import fitted_scores
+from orlbuild.builders.estimation.lsr_dense import ilsr_pairwise_dense
 from orlbuild.records import EstimationError
 
 __all__ = [

@@ -10,7 +10,7 @@ The steps (docs/tiers-and-audit.md, "Build routes" and "How tiers are decided an
    the cautious choice); the components are listed in the query's warnings
    and each decision's rule names its component;
 3. fit (choix), estimate the uncertainty, decide the tiers with the
-   ``--tiering`` procedure (:mod:`orlbuild.builders.tier_procedures`).
+   ``--tiering`` procedure (:mod:`orlbuild.builders.tiering.deciding`).
 """
 
 from __future__ import annotations
@@ -21,24 +21,10 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.backed_orders import (
-    boundary_evidence,
-    parse_unbacked_note,
-    stated_order_counts,
-    unbacked_note,
-)
+from orlbuild.builders.arrays import IntArray
 from orlbuild.builders.comparison_graph import comparison_components, never_compared_items
-from orlbuild.builders.equivalence import with_pair_states
-from orlbuild.builders.pairwise_data import IntArray
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tier_procedures import (
-    TIERING_PROCEDURES,
-    TieringCase,
-    TieringEvidence,
-    tiering_evidence,
-)
-from orlbuild.builders.uncertainty import (
+from orlbuild.builders.estimation.strength_models import StrengthModel
+from orlbuild.builders.estimation.uncertainty import (
     ScoreUncertainty,
     bootstrap_samples,
     bootstrap_uncertainty,
@@ -46,6 +32,20 @@ from orlbuild.builders.uncertainty import (
     fisher_uncertainty,
     sandwich_uncertainty,
 )
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiering.backed_orders import (
+    boundary_evidence,
+    parse_unbacked_note,
+    stated_order_counts,
+    unbacked_note,
+)
+from orlbuild.builders.tiering.deciding import (
+    TIERING_PROCEDURES,
+    TieringCase,
+    TieringEvidence,
+    tiering_evidence,
+)
+from orlbuild.builders.tiering.equivalence import with_pair_states
 from orlbuild.records import EstimationError, QueryBuildError, QueryORL, TieDecision
 
 __all__ = ["UNCERTAINTY_ESTIMATORS", "orl_from_model", "score_uncertainty"]
@@ -252,7 +252,8 @@ def orl_from_model(
     query
         Query id (named in every error and decision).
     model
-        The method's model of the query's data (:mod:`orlbuild.builders.strength_models`).
+        The method's model of the query's data
+        (:mod:`orlbuild.builders.estimation.strength_models`).
     params
         Resolved build parameters (sig, uncertainty, reg, disconnected, ...).
     rng

@@ -34,10 +34,11 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
-from orlbuild.builders.bradley_terry import bradley_terry_pairwise
-from orlbuild.builders.likelihoods import PairwiseLikelihood
-from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
-from orlbuild.builders.uncertainty import Z_95
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.bradley_terry import bradley_terry_pairwise
+from orlbuild.builders.estimation.likelihoods import PairwiseLikelihood
+from orlbuild.builders.estimation.uncertainty import Z_95
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.records import AnnotatorReliability, EstimationError
 
 __all__ = [

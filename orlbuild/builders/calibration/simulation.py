@@ -29,8 +29,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.stats import kendalltau
 
+from orlbuild.builders.arrays import FloatArray, IntArray
 from orlbuild.builders.build import build_orls
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
 from orlbuild.builders.parameters import TIERINGS, BuildParameters
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (

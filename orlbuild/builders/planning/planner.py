@@ -6,7 +6,7 @@ covariance ``C``, the critical value of every pair (the build's max-t
 procedure), the current tiers and how often each item was compared. A query
 of a build tiered by ``model`` also carries its cuts (:class:`ModelCuts`) and
 is planned for them instead: the cuts whose BIC decision and the items whose
-group may change when the judgments double (:mod:`orlbuild.builders.planning_model`;
+group may change when the judgments double (:mod:`orlbuild.builders.planning.model_cuts`;
 at the pair level only its poorly measured items count), and it is settled
 when that chance is at most :data:`MODEL_SETTLE_RISK`. What follows is the
 default's.
@@ -66,10 +66,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import expit, ndtr
 
-from orlbuild.builders.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
 from orlbuild.builders.parameters import PlanSettings
-from orlbuild.builders.planning_model import (
+from orlbuild.builders.planning.model_cuts import (
     MODEL_SETTLE_RISK,
     OPEN_CHANCE,
     ModelCuts,
@@ -81,6 +80,7 @@ from orlbuild.builders.planning_model import (
     placement_chances,
     stack_model_cuts,
 )
+from orlbuild.builders.tiering.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OpenDecision, PairState, PlanObjective, QueryStatus
 
@@ -163,7 +163,7 @@ class QueryEvidence:
         Judgments of the query.
     model
         The ``model`` tiering's cuts when the build was tiered by ``model``
-        (:mod:`orlbuild.builders.planning_model`): the planner then targets
+        (:mod:`orlbuild.builders.planning.model_cuts`): the planner then targets
         them instead of the max-t decisions; ``None`` otherwise.
     """
 
@@ -949,7 +949,7 @@ def pair_state_counts(
     """Query -> how many of its pairs are separated, equivalent (within ``margin``), undecided.
 
     Separated with the build's critical value of each pair, equivalent by the
-    simultaneous interval (:mod:`orlbuild.builders.equivalence`).
+    simultaneous interval (:mod:`orlbuild.builders.tiering.equivalence`).
     """
     counts = {}
     for ev in evidence:

@@ -3,7 +3,7 @@
 Every scored method (Bradley-Terry, Rank Centrality, Plackett-Luce, Borda)
 is a small class with the same surface, so that the comparison-graph checks,
 the uncertainty estimators and the tiering are written once
-(:mod:`orlbuild.builders.tiered_orl`):
+(:mod:`orlbuild.builders.tiering.query_orl`):
 
 * ``comparisons``: the implied pairwise comparisons (graph checks, quality);
 * ``fit(unit_weights)``: scores for a (re)weighted data set;
@@ -25,16 +25,31 @@ from typing import ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.bradley_terry import (
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.bradley_terry import (
     bradley_terry_information,
     bradley_terry_pairwise,
     regularisation_information,
 )
-from orlbuild.builders.davidson import davidson_counts, davidson_fit, davidson_information
-from orlbuild.builders.likelihoods import ItemLikelihood, PairwiseLikelihood, RankingLikelihood
-from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
-from orlbuild.builders.plackett_luce import plackett_luce_information, plackett_luce_rankings
-from orlbuild.builders.rank_centrality import rank_centrality_many, rank_centrality_pairwise
+from orlbuild.builders.estimation.davidson import (
+    davidson_counts,
+    davidson_fit,
+    davidson_information,
+)
+from orlbuild.builders.estimation.likelihoods import (
+    ItemLikelihood,
+    PairwiseLikelihood,
+    RankingLikelihood,
+)
+from orlbuild.builders.estimation.plackett_luce import (
+    plackett_luce_information,
+    plackett_luce_rankings,
+)
+from orlbuild.builders.estimation.rank_centrality import (
+    rank_centrality_many,
+    rank_centrality_pairwise,
+)
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 
 __all__ = [
     "BordaModel",
@@ -47,7 +62,7 @@ __all__ = [
 
 
 class StrengthModel(Protocol):
-    """What :func:`~orlbuild.builders.tiered_orl.orl_from_model` needs from a method."""
+    """What :func:`~orlbuild.builders.tiering.query_orl.orl_from_model` needs from a method."""
 
     @property
     def comparisons(self) -> PairwiseComparisons: ...
@@ -146,7 +161,7 @@ class DavidsonModel(_PairwiseModel):
     """Bradley-Terry with Davidson's (1970) tie parameter per query (``--ties davidson``).
 
     Ties are modelled instead of counted as half a win each way
-    (:mod:`orlbuild.builders.davidson`); a query without ties is plain
+    (:mod:`orlbuild.builders.estimation.davidson`); a query without ties is plain
     Bradley-Terry with the same ridge penalty.
     """
 

@@ -20,7 +20,7 @@ studentized size is taken from the recorded statistic, ``z_k = sqrt(T_k)``,
 so the effect ``d_k = z_k sqrt(V_k)`` is the one the model saw.
 
 **Chance of a change.** With the preposterior plug-in of
-:mod:`orlbuild.builders.planning` (the estimate after the information grows
+:mod:`orlbuild.builders.planning.planner` (the estimate after the information grows
 twofold is ``N(d, V / 2)`` around today's) the chance that the cut is kept
 after doubling is ``p_k = Phi(sqrt(2) z_k - t') + Phi(-sqrt(2) z_k - t')``
 with ``t' = sqrt(pen')``, ``pen'`` the penalty at twice the judgments
@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtr
 
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
 
 __all__ = [
     "MODEL_SETTLE_RISK",

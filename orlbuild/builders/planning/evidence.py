@@ -26,16 +26,16 @@ import numpy.typing as npt
 import pandas as pd
 
 from orlbuild.builders.build import query_rng
-from orlbuild.builders.model_tiers import model_tiers, ordered_split_penalty
+from orlbuild.builders.estimation.strength_models import StrengthModel
+from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
 from orlbuild.builders.pairwise import PAIRWISE_MODELS
 from orlbuild.builders.pairwise_data import comparisons_from_arrays, pair_arrays, query_blocks
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.planning import QueryEvidence
-from orlbuild.builders.planning_model import ModelCuts
-from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tier_procedures import simultaneous_critical
-from orlbuild.builders.tiered_orl import score_uncertainty
-from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.builders.planning.model_cuts import ModelCuts
+from orlbuild.builders.planning.planner import QueryEvidence
+from orlbuild.builders.tiering.deciding import simultaneous_critical
+from orlbuild.builders.tiering.model_selection import model_tiers, ordered_split_penalty
+from orlbuild.builders.tiering.query_orl import score_uncertainty
 from orlbuild.records import EstimationError, TieDecision
 from orlbuild.vocabulary import TieringProcedure
 

@@ -17,10 +17,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from orlbuild.builders.crowd_bt import CrowdBTModel, ReliabilityFit
+from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, ReliabilityFit
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.tiered_orl import orl_from_model
+from orlbuild.builders.tiering.query_orl import orl_from_model
 from orlbuild.records import AnnotatorReliability, QueryBuildError, QueryORL
 
 __all__ = ["flipped_pairs", "leave_one_annotator_out"]

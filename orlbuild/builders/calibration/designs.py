@@ -6,14 +6,14 @@ in each of ``rounds`` rounds; only where they go differs:
 
 * ``complete`` - every pair in turn (a round robin in a random order per query);
 * ``uniform`` - uniformly drawn pairs;
-* ``planned`` - :func:`~orlbuild.builders.planning.plan_comparisons` on the
+* ``planned`` - :func:`~orlbuild.builders.planning.planner.plan_comparisons` on the
   build of the judgments so far (``budget_per_query * queries`` per round,
   allocated across queries by value). The planner serves the tiering it is
   measured with: the ``planned`` rows of each tiering come from rounds
   planned on that tiering's builds (for ``model``, its uncertain cuts and
   placements; docs/planning.md, "Planning for `--tiering model`").
 
-Scenarios (outcomes drawn from Bradley-Terry, as :mod:`orlbuild.builders.simulation`):
+Scenarios (outcomes drawn from Bradley-Terry, as :mod:`orlbuild.builders.calibration.simulation`):
 
 * ``mixed`` - ``items`` items in 2-5 (``tiers``) true tiers ``gap`` apart,
   ``budget_per_query`` uniformly drawn comparisons to start;
@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from orlbuild.builders.arrays import FloatArray, IntArray
 from orlbuild.builders.build import build_orls
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.calibration.simulation import adjusted_rand_index, tiered_strengths
 from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.plan_evidence import pairwise_evidence
-from orlbuild.builders.planning import REPEAT_LIMIT, plan_comparisons
-from orlbuild.builders.simulation import adjusted_rand_index, tiered_strengths
+from orlbuild.builders.planning.evidence import pairwise_evidence
+from orlbuild.builders.planning.planner import REPEAT_LIMIT, plan_comparisons
 from orlbuild.errors import ConfigError
 from orlbuild.records import TieDecision
 from orlbuild.vocabulary import (

@@ -6,14 +6,15 @@ score model, the resolved parameters and the family-wise evidence) and returns
 the tiers and the decisions with the procedure's evidence:
 
 * ``simultaneous`` - backed boundaries under the max-t critical values of the
-  query (:mod:`orlbuild.builders.critical_values`; Romano-Wolf step-down unless
+  query (:mod:`orlbuild.builders.tiering.critical_values`; Romano-Wolf step-down unless
   ``step_down`` is off; Monte Carlo from ``N(0, C)`` with ``mc_draws`` draws
   seeded by the build's seed for Fisher, sandwich and EP covariances, the
   studentized bootstrap replicates otherwise): a boundary is placed only
   where every pair of well-measured items across it is separated
-  (:mod:`orlbuild.builders.backed_orders`), so every order the tiers state
+  (:mod:`orlbuild.builders.tiering.backed_orders`), so every order the tiers state
   between well-measured items is backed by a test;
-* ``model`` - the selection-adjusted BIC partition (:mod:`orlbuild.builders.model_tiers`);
+* ``model`` - the selection-adjusted BIC partition
+  (:mod:`orlbuild.builders.tiering.model_selection`);
 * ``leader`` - one test per item against its leader at ``sig``.
 
 ``--sig 0`` means a strict order for every procedure (exact score ties still tie).
@@ -27,25 +28,25 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.backed_orders import (
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.estimation.strength_models import StrengthModel
+from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
+from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiering.backed_orders import (
     Separations,
     backed_cuts,
     placed_cuts,
     separation_matrix,
     under_judged_items,
 )
-from orlbuild.builders.critical_values import (
+from orlbuild.builders.tiering.critical_values import (
     blocked_single_step_critical,
     blocked_step_down_critical,
     bootstrap_null,
     covariance_null,
 )
-from orlbuild.builders.model_tiers import model_tiers
-from orlbuild.builders.pairwise_data import FloatArray
-from orlbuild.builders.parameters import BuildParameters
-from orlbuild.builders.strength_models import StrengthModel
-from orlbuild.builders.tiering import EXACT_TIE, SeparationWalk, tiers_from_scores
-from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.builders.tiering.model_selection import model_tiers
+from orlbuild.builders.tiering.walk import EXACT_TIE, SeparationWalk, tiers_from_scores
 from orlbuild.records import TieDecision
 
 __all__ = [
@@ -67,7 +68,7 @@ def simultaneous_critical(
     From the covariance (Monte Carlo from ``N(0, C)``) or the bootstrap
     replicates; with ``step_down`` the Romano-Wolf values, else the
     single-step ``c`` for every pair. The null is computed a block of pairs at
-    a time (:func:`~orlbuild.builders.critical_values.blocked_step_down_critical`),
+    a time (:func:`~orlbuild.builders.tiering.critical_values.blocked_step_down_critical`),
     so its memory is bounded whatever the draws and the items.
     """
     if uncertainty.samples is not None:
@@ -104,7 +105,7 @@ class TieringEvidence:
         The pairs the family-wise procedure separates (``None`` with ``--sig 0``).
     measured
         ``False`` for under-judged items
-        (:func:`~orlbuild.builders.backed_orders.under_judged_items`).
+        (:func:`~orlbuild.builders.tiering.backed_orders.under_judged_items`).
     """
 
     critical: FloatArray | None

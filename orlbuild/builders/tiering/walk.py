@@ -11,7 +11,7 @@ procedure's:
 * ``leader``: the p-value of the item against its leader is ``< sig`` (one
   test per item at level ``sig``; no multiplicity control);
 * ``simultaneous``: ``|d| / se > c`` with ``c`` the max-t critical value of
-  the query (:mod:`orlbuild.builders.critical_values`).
+  the query (:mod:`orlbuild.builders.tiering.critical_values`).
 
 With ``sig = 0`` there are no ties except exact score ties
 (``|diff| <= EXACT_TIE``).
@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
 
-from orlbuild.builders.pairwise_data import FloatArray
-from orlbuild.builders.uncertainty import ScoreUncertainty
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
 from orlbuild.records import TieDecision
 
 __all__ = ["EXACT_TIE", "SeparationWalk", "score_order", "tiers_from_scores"]
@@ -66,7 +66,7 @@ def tiers_from_scores(
     items
         Item ids, aligned with ``uncertainty.scores``.
     uncertainty
-        Scores and the pairwise tests (:mod:`orlbuild.builders.uncertainty`).
+        Scores and the pairwise tests (:mod:`orlbuild.builders.estimation.uncertainty`).
     sig
         Significance level; ``0`` keeps only exact score ties.
     procedure

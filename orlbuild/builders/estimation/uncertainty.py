@@ -28,9 +28,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import erfc, expit
 
-from orlbuild.builders.bradley_terry import integer_scale, pairs_from_counts
-from orlbuild.builders.estimation import quiet_fits
-from orlbuild.builders.pairwise_data import FloatArray, IntArray, PairwiseComparisons
+from orlbuild.builders.arrays import FloatArray, IntArray
+from orlbuild.builders.estimation.bradley_terry import integer_scale, pairs_from_counts
+from orlbuild.builders.estimation.guarded_fit import quiet_fits
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.records import EstimationError
 
 __all__ = [
@@ -219,7 +220,7 @@ def bootstrap_samples(
         rows without expanding them); with clusters, a unit weighs its
         cluster's multiplicity times its size.
     quiet
-        Set the fits' warning filters (:func:`~orlbuild.builders.estimation.quiet_fits`)
+        Set the fits' warning filters (:func:`~orlbuild.builders.estimation.guarded_fit.quiet_fits`)
         once around all resamples instead of once per fit: for a ``fit`` whose
         every step that may warn runs inside ``fitted_scores`` (the model's
         ``fits_guarded``), so the warnings are the same.

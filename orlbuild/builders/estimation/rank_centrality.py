@@ -6,7 +6,7 @@ Markov chain, which moves from ``i`` to ``j`` at the rate of the share of
 ``i``-``j`` comparisons that ``j`` won. The chain is built as
 :func:`choix.rank_centrality` builds it and solved as choix's
 :func:`choix.utils.statdist` solves it (through
-:func:`orlbuild.builders.lsr_dense.statdist`, the same LAPACK calls without
+:func:`orlbuild.builders.estimation.lsr_dense.statdist`, the same LAPACK calls without
 SciPy's per-call wrapper overhead, bit-identical: tested in
 ``tests/builders/test_rank_centrality.py``), with one deliberate difference in the
 regularisation. choix adds ``alpha`` to every count before taking shares, so
@@ -26,9 +26,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.lsr_dense import statdist
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.estimation.guarded_fit import fitted_scores
+from orlbuild.builders.estimation.lsr_dense import statdist
 
 __all__ = ["rank_centrality_many", "rank_centrality_pairwise"]
 

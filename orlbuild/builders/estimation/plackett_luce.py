@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.special import softmax
 
-from orlbuild.builders.estimation import fitted_scores
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
+from orlbuild.builders.estimation.guarded_fit import fitted_scores
 
 __all__ = ["plackett_luce_information", "plackett_luce_rankings"]
 

@@ -5,7 +5,7 @@
 Tiers are a total preorder: tiers 1 and 2 state that *every* item of tier 1
 beats *every* item of tier 2. An order is *backed* when the pair is separated
 by the query's family-wise procedure (``|z| > c`` with the max-t critical
-value of that pair, :func:`~orlbuild.builders.tier_procedures.simultaneous_critical`).
+value of that pair, :func:`~orlbuild.builders.tiering.deciding.simultaneous_critical`).
 
 The notions a planner of new judgments targets are plain functions here:
 
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.pairwise_data import FloatArray, IntArray
+from orlbuild.builders.arrays import FloatArray, IntArray
 
 if TYPE_CHECKING:  # not at run time: a process that only slices judgments skips SciPy
-    from orlbuild.builders.uncertainty import ScoreUncertainty
+    from orlbuild.builders.estimation.uncertainty import ScoreUncertainty
 
 __all__ = [
     "UNDER_JUDGED_RATIO",

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import numpy as np
 import numpy.typing as npt
 
-from orlbuild.builders.pairwise_data import FloatArray
+from orlbuild.builders.arrays import FloatArray
 from orlbuild.records import EstimationError
 
 __all__ = ["NEEDS_REG", "fitted_scores", "quiet_fits"]

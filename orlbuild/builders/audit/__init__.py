@@ -1,0 +1,1 @@
+"""Audit: quality checks of a build, auditor overrides, and leave-one-annotator-out."""

@@ -1,0 +1,1 @@
+"""Calibration: seeded simulations with known tiers, and what planning buys."""

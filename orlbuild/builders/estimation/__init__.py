@@ -1,0 +1,1 @@
+"""Estimation: item strengths and their uncertainty from one query's comparisons."""

@@ -1,0 +1,1 @@
+"""Planning: which judgments decide the most order next (docs/planning.md)."""

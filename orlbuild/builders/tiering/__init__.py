@@ -1,0 +1,1 @@
+"""Tiering: from a query's scores and their uncertainty to tiers, every tie decision recorded."""
