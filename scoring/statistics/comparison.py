@@ -176,17 +176,20 @@ def system_comparison(
         )
         plans[name] = plan
         diffs = panel.pair_differences()
+        # every draw is made on the sorted panel: no p-value depends on the order of
+        # the systems or the queries given
+        canon = panel.canonical()
         if plan.exact:
-            pvalues = exact_randomization_pvalues(diffs)
+            canon_p = exact_randomization_pvalues(canon.pair_differences())
         else:
             rng = np.random.default_rng(np.random.SeedSequence(entropy))
-            pvalues = get_paired_test(plan.test.value)(
-                panel.scores, panel.pair_index, permutations=plan.permutations or 0, rng=rng
+            canon_p = get_paired_test(plan.test.value)(
+                canon.scores, canon.pair_index, permutations=plan.permutations or 0, rng=rng
             )
-        adjusted = adjust_pvalues(pvalues, plan.correction or "none")
-        rank_frames.append(
-            _rank_interval_frame(name, panel, plan, settings.permutations, alpha, entropy)
-        )
+        canon_adjusted = adjust_pvalues(canon_p, plan.correction or "none")
+        pvalues, adjusted = _in_panel_order(panel, canon, canon_p, canon_adjusted)
+        ranks = _rank_interval_frame(name, canon, plan, settings.permutations, alpha, entropy)
+        rank_frames.append(ranks.set_index("system").loc[list(panel.systems)].reset_index())
         wins, ties, losses = wins_ties_losses(diffs)
         means = panel.scores.mean(axis=0)
         first, second = panel.pair_index
@@ -212,6 +215,16 @@ def system_comparison(
     return SystemComparison(
         pairs=pairs, plans=plans, ranks=pd.concat(rank_frames, ignore_index=True)
     )
+
+
+def _in_panel_order(
+    panel: ScorePanel, canon: ScorePanel, *values: npt.NDArray[np.float64]
+) -> list[npt.NDArray[np.float64]]:
+    """Per-pair values computed on ``canon`` (:meth:`ScorePanel.canonical`), in ``panel``'s
+    pair order (a pair's p-value does not depend on which of its systems comes first)."""
+    where = {frozenset(pair): k for k, pair in enumerate(canon.pair_names)}
+    order = np.array([where[frozenset(pair)] for pair in panel.pair_names], dtype=np.int64)
+    return [np.asarray(v, dtype=np.float64)[order] for v in values]
 
 
 def _rank_interval_frame(

@@ -101,6 +101,28 @@ class ScorePanel:
         first, second = self._pairs
         return [(self.systems[a], self.systems[b]) for a, b in zip(first, second, strict=True)]
 
+    def canonical(self) -> ScorePanel:
+        """The same panel with its systems and queries in sorted order.
+
+        Every random draw of a test is made on this order, so that a p-value does
+        not depend on the order in which systems or files were given
+        (docs/comparing-systems.md, "Comparing many systems").
+
+        Returns
+        -------
+        ScorePanel
+            ``self`` when already sorted, else a reordered copy.
+        """
+        columns = sorted(range(self.n_systems), key=lambda i: str(self.systems[i]))
+        rows = sorted(range(self.n_queries), key=lambda i: str(self.queries[i]))
+        if columns == list(range(self.n_systems)) and rows == list(range(self.n_queries)):
+            return self
+        return ScorePanel(
+            self.scores[np.ix_(rows, columns)],
+            tuple(self.systems[i] for i in columns),
+            tuple(self.queries[i] for i in rows),
+        )
+
     def pair_differences(self) -> FloatMatrix:
         """Per-query differences ``score_a - score_b``, shape ``(n_queries, n_pairs)``."""
         first, second = self._pairs

@@ -290,7 +290,7 @@ def power_analysis(
     """
     with threadpool_limits(limits=1, user_api="blas"):
         return _power_analysis(
-            as_panel(scores),
+            as_panel(scores).canonical(),  # draws independent of the systems' order
             budgets,
             subsamples,
             permutations,

@@ -287,7 +287,7 @@ def test_estimator_modules_leave_choix_and_scipy_optimize_to_the_solvers_using_t
         "import orlbuild.builders.graded\n"
         "print(sorted(m for m in ('choix', 'scipy.optimize', 'scipy.stats') if m in sys.modules))\n"
         "import numpy as np\n"
-        "from orlbuild.builders import bradley_terry\n"
+        "from orlbuild.builders.estimation import bradley_terry\n"
         "counts = np.array([[0.0, 3.0], [1.0, 0.0]])\n"
         "bradley_terry.bradley_terry_pairwise(counts, alpha=0.1, solver='mm')\n"
         "print('choix' in sys.modules)\n"

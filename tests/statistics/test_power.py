@@ -12,6 +12,7 @@ from scipy import stats
 
 from scoring.errors import ScoringError
 from scoring.statistics import (
+    as_panel,
     default_budgets,
     first_budget_reaching,
     kendall_tau_rows,
@@ -140,7 +141,8 @@ def test_vectorised_kendall_tau_equals_scipy(rows: np.ndarray, reference: np.nda
 def test_vectorised_analysis_equals_a_per_pair_loop() -> None:
     """Same random stream, one pair at a time with scipy's Kendall tau: identical results."""
     panel = simulated_panel(0.02, n_queries=60, n_systems=4)
-    scores = panel.to_numpy()
+    # the analysis draws on the panel with its systems and queries sorted
+    scores = as_panel(panel).canonical().scores
     budgets, subsamples, permutations, alpha = [10, 30], 12, 99, 0.1
     result = power_analysis(
         panel, budgets=budgets, subsamples=subsamples, permutations=permutations,
