@@ -240,3 +240,29 @@ def test_simulated_wrong_share_is_controlled_and_the_test_can_fail() -> None:
     assert ari >= 0.3  # it states order: the all-significant rules reach 0.00 here
     loose, _, _ = _realised(data, 0.3)
     assert loose > 0.05
+
+
+def test_fit_prior_maximises_the_summed_marginal_likelihood() -> None:
+    """The fitted prior is no worse than any point of a wide grid or its near neighbours, and
+    queries of fewer than two items are ignored."""
+    data = _design_a(3, 12, 300)
+    queries = [(scores, se) for scores, se, _ in data]
+    prior = fit_prior([*queries, (np.zeros(1), np.zeros((1, 1)))])
+
+    def total(lam: float, tau: float) -> float:
+        fits = [
+            log_evidence(
+                np.sort(s)[::-1],
+                item_variances(se[np.ix_(np.argsort(-s), np.argsort(-s))]),
+                lam=lam,
+                tau=tau,
+            )
+            for s, se in queries
+        ]
+        return float(np.sum(fits))
+
+    best = total(prior.lam, prior.tau)
+    for lam in (*np.geomspace(0.01, 100, 6), prior.lam * 1.05, prior.lam / 1.05):
+        for tau in (*np.geomspace(0.01, 10, 6), prior.tau * 1.05, prior.tau / 1.05):
+            assert total(float(lam), float(tau)) <= best + 1e-9
+    assert fit_prior([(np.zeros(1), np.zeros((1, 1)))]) == PosteriorPrior(1.0, 1.0)
