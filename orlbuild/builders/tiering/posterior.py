@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import logsumexp, ndtr
 
 from orlbuild.builders.arrays import FloatArray, IntArray
 
@@ -222,21 +222,13 @@ def segment_log_marginals(
     return np.where(valid, out, -np.inf)
 
 
-def _logsumexp(x: FloatArray) -> FloatArray:
-    """``log sum exp`` over the last axis (``-inf`` when every term is)."""
-    top = x.max(axis=-1)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.asarray(safe + np.log(np.exp(x - safe[..., None]).sum(axis=-1)))
-
-
 def _forward(marginals: FloatArray) -> FloatArray:
     """``F[e]``: log sum over partitions of the items before segment end ``e``."""
     n = marginals.shape[-1] - 1
     fwd = np.full((*marginals.shape[:-2], n + 1), -np.inf)
     fwd[..., 0] = 0.0
     for e in range(1, n + 1):
-        fwd[..., e] = _logsumexp(fwd[..., :e] + marginals[..., :e, e])
+        fwd[..., e] = logsumexp(fwd[..., :e] + marginals[..., :e, e], axis=-1)
     return fwd
 
 
@@ -246,7 +238,7 @@ def _backward(marginals: FloatArray) -> FloatArray:
     bwd = np.full((*marginals.shape[:-2], n + 1), -np.inf)
     bwd[..., n] = 0.0
     for s in range(n - 1, -1, -1):
-        bwd[..., s] = _logsumexp(marginals[..., s, s + 1 :] + bwd[..., s + 1 :])
+        bwd[..., s] = logsumexp(marginals[..., s, s + 1 :] + bwd[..., s + 1 :], axis=-1)
     return bwd
 
 
