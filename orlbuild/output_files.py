@@ -4,10 +4,16 @@ Every file orlbuild writes (``report -o``, ``orl export -o``, ``results export
 -o``, ``power --plot``, the pipeline's ``[report] path``) goes through
 :func:`write_output` (docs/reliability.md, "Output files"):
 
+- only regular files are written: a directory, a device (``/dev/null``), a
+  FIFO or a socket is refused with one line, also behind a symbolic link;
+- a symbolic link to a regular file (or to a file yet to be made) is written
+  through: the file it points to is replaced, the link stays;
 - a path that is, or resolves to, a protected file (the SQLite store with its
   ``-wal``/``-shm``/``-journal`` companions, an input file, the pipeline
-  config) is refused with one line before anything is written;
-- a directory, a missing folder or an unwritable place is a one-line error;
+  config) is refused with one line before anything is written; so is a file a
+  stored batch was read from (:class:`StoredInput`), matched by its path or by
+  its content (SHA-256), unless the caller lets it through (``--force``);
+- a missing folder is created, an unwritable place is a one-line error;
 - the content goes to a temporary file in the target's folder, which is
   renamed over the target only once it is complete, so an interrupted or
   failed write leaves the previous file (or no file), never a truncated one.
@@ -20,9 +26,12 @@ heavier than the standard library.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -30,14 +39,58 @@ from orlbuild.errors import ConfigError, OrlbuildError, StoreError
 
 __all__ = [
     "ProtectedPaths",
+    "StoredInput",
     "check_output",
+    "input_matches",
     "keep_unstored",
     "sqlite_store_files",
     "write_output",
 ]
 
-#: ``(role, path)`` pairs an output must not land on, e.g. ``("the store", Path("a.db"))``.
-ProtectedPaths = Iterable[tuple[str, "str | Path"]]
+
+@dataclass(frozen=True)
+class StoredInput:
+    """A file a stored batch was read from: an output must be neither it nor a copy of it.
+
+    Attributes
+    ----------
+    role
+        How messages name it, e.g. ``the input of batch 3 (pairwise)``.
+    path
+        The file name the batch recorded (relative names are taken from the
+        current folder).
+    sha256
+        The batch's content hash.
+    derive
+        For a run batch stored under a key derived from the content hash (a
+        second system's copy of one file), the function from a file's SHA-256
+        to that key; ``None`` otherwise.
+    """
+
+    role: str
+    path: str
+    sha256: str
+    derive: Callable[[str], str] | None = None
+
+    def same_content(self, digest: str) -> bool:
+        """Whether a file of SHA-256 ``digest`` holds this batch's content."""
+        return digest == self.sha256 or (
+            self.derive is not None and self.derive(digest) == self.sha256
+        )
+
+
+#: ``(role, path)`` pairs an output must not land on, e.g. ``("the store", Path("a.db"))``,
+#: and the :class:`StoredInput` files it must not overwrite.
+ProtectedPaths = Iterable["tuple[str, str | Path] | StoredInput"]
+
+#: What each non-regular kind of file is called in messages.
+_KINDS = (
+    (stat.S_ISDIR, "a directory; give a file path"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 #: The files an SQLite store may consist of besides the database file itself.
 _SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -77,6 +130,52 @@ def _same_file(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def _file_sha256(path: Path) -> str | None:
+    """SHA-256 of a regular file's bytes (``None`` when it is missing or unreadable)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def input_matches(path: str | Path, protected: ProtectedPaths) -> list[str]:
+    """The stored inputs among ``protected`` that ``path`` is, by path or by content.
+
+    Parameters
+    ----------
+    path
+        The output file.
+    protected
+        As in :func:`check_output`; only its :class:`StoredInput` entries are looked at.
+
+    Returns
+    -------
+    list of str
+        ``ROLE (FILE)`` or ``ROLE (FILE; same content)`` for each match, in order.
+    """
+    target = Path(path)
+    inputs = [entry for entry in protected if isinstance(entry, StoredInput)]
+    if not inputs:
+        return []
+    digest = _file_sha256(target) if target.is_file() else None
+    found: list[str] = []
+    for entry in inputs:
+        if entry.path != "<stdin>" and _same_file(target, Path(entry.path)):
+            found.append(f"{entry.role} ({entry.path})")
+        elif digest is not None and entry.same_content(digest):
+            found.append(f"{entry.role} ({entry.path}; same content)")
+    return found
+
+
+def _final(target: Path) -> Path:
+    """The file a write of ``target`` replaces: the end of its symbolic links, else itself."""
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
 def check_output(path: str | Path, *, protected: ProtectedPaths = ()) -> Path:
     """Refuse an output path that would overwrite a protected file, or cannot be written.
 
@@ -86,7 +185,7 @@ def check_output(path: str | Path, *, protected: ProtectedPaths = ()) -> Path:
         The file to write.
     protected
         ``(role, path)`` pairs the output must not be, e.g. the store, the inputs
-        and the config.
+        and the config, and :class:`StoredInput` files it must not be by path or content.
 
     Returns
     -------
@@ -96,18 +195,39 @@ def check_output(path: str | Path, *, protected: ProtectedPaths = ()) -> Path:
     Raises
     ------
     ConfigError
-        ``path`` is a protected file, a directory, or in a folder that does not
-        exist or cannot be written; one line naming the path and the fix.
+        ``path`` is a protected file, not a regular file (a directory, device,
+        FIFO or socket), or in a folder that does not exist or cannot be
+        written; one line naming the path and the fix.
     """
     target = Path(path)
-    for role, other in protected:
+    protected = list(protected)
+    for entry in protected:
+        if isinstance(entry, StoredInput):
+            continue
+        role, other = entry
         if _same_file(target, Path(other)):
             raise ConfigError(
                 f"refusing to write {target}: it is {role} ({other}); choose another output path"
             )
-    if target.is_dir():
-        raise ConfigError(f"cannot write {target}: it is a directory; give a file path")
-    folder = target.parent
+    final = _final(target)
+    with contextlib.suppress(OSError):
+        mode = os.stat(final).st_mode
+        for test, kind in _KINDS:
+            if test(mode):
+                via = f" (through the link {target})" if final != target else ""
+                if test is stat.S_ISDIR:
+                    raise ConfigError(f"cannot write {target}: it is {kind}{via}")
+                raise ConfigError(
+                    f"refusing to write {final}{via}: it is {kind}, not a regular file; "
+                    "give a file path"
+                )
+    matches = input_matches(target, protected)
+    if matches:
+        raise ConfigError(
+            f"refusing to write {target}: it is {matches[0]}; choose another output path "
+            "or pass --force to overwrite it"
+        )
+    folder = final.parent
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"cannot write {target}: {folder} is not a directory")
     if target.exists() and not os.access(target, os.W_OK):
@@ -145,7 +265,8 @@ def write_output(
         (permission, full disk); the target is left as it was.
     """
     protected = list(protected)
-    target = check_output(path, protected=protected)
+    check_output(path, protected=protected)
+    target = _final(Path(path))  # a link is written through: the file it names is replaced
     temporary: str | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +288,9 @@ def write_output(
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(temporary, 0o666 & ~umask)
-        check_output(target, protected=protected)  # a link may have appeared meanwhile
+        check_output(path, protected=protected)  # a link may have appeared meanwhile
+        if _final(Path(path)) != target:
+            raise ConfigError(f"cannot write {path}: it changed while being written; try again")
         os.replace(temporary, target)
         temporary = None
     except OSError as exc:

@@ -20,9 +20,12 @@ __all__ = [
     "EstimationError",
     "NamedChunk",
     "OverrideRequest",
+    "PosteriorBoundary",
+    "PosteriorInput",
     "QueryBuildError",
     "QueryFailure",
     "QueryORL",
+    "QueryPosterior",
     "TieDecision",
 ]
 
@@ -171,6 +174,92 @@ class TieDecision:
         )
 
 
+@dataclass(frozen=True)
+class PosteriorInput:
+    """What the build's posterior pass needs of one connected component of a query
+    (docs/tiers-and-audit.md, "The posterior computation"), everything in score order.
+
+    Attributes
+    ----------
+    items
+        Item ids, best score first (the tiering walk's order).
+    scores
+        Their scores.
+    se, p_value
+        ``(n, n)`` standard errors and p-values of the differences.
+    variance
+        The uncertainty's label (``fisher``, ``sandwich(annotators)``, ``bootstrap(...)``).
+    critical
+        ``(n, n)`` max-t critical values when the build computed them, else ``None``.
+    """
+
+    items: tuple[str, ...]
+    scores: np.ndarray
+    se: np.ndarray
+    p_value: np.ndarray
+    variance: str
+    critical: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class PosteriorBoundary:
+    """One gap of a component's score order and the posterior probability that a tier
+    boundary lies there (``1 - P_same`` of the adjacent pair across it).
+
+    Attributes
+    ----------
+    component
+        1, or the component's number with ``--disconnected tiers``.
+    position
+        The number of the component's items above the gap (1 .. n - 1).
+    above, below
+        The adjacent items across the gap.
+    probability
+        The posterior probability of a boundary there.
+    stated
+        Whether the build's tiers place a boundary there.
+    """
+
+    component: int
+    position: int
+    above: str
+    below: str
+    probability: float
+    stated: bool
+
+
+@dataclass(frozen=True)
+class QueryPosterior:
+    """The posterior evidence of one query's tiers, whatever procedure chose them.
+
+    Attributes
+    ----------
+    expected_wrong
+        ``E``: the posterior expected number of wrong stated orders (orders
+        between items of one component; across components no order is tested).
+    stated
+        ``N``: the number of stated orders between items of one component.
+    boundaries
+        Per gap of each component's score order, its boundary probability.
+    top_probability
+        Item -> posterior probability that it belongs to its component's top segment.
+    k_feasible, k_posterior
+        ``posterior`` only: ``K_feas`` and ``K_post`` (summed over components), else ``None``.
+    """
+
+    expected_wrong: float
+    stated: int
+    boundaries: list[PosteriorBoundary] = field(default_factory=list)
+    top_probability: dict[str, float] = field(default_factory=dict)
+    k_feasible: int | None = None
+    k_posterior: int | None = None
+
+    @property
+    def wrong_share(self) -> float | None:
+        """``E / N``; ``None`` when no order is stated."""
+        return self.expected_wrong / self.stated if self.stated else None
+
+
 @dataclass
 class QueryORL:
     """The built ORL of one query with its evidence.
@@ -200,6 +289,11 @@ class QueryORL:
     stated_orders, unbacked_orders
         Cross-tier orders the tiers state, and those no family-wise test
         backs (``None`` when no test was run).
+    posterior_inputs
+        While a build runs: per connected component, what its posterior pass
+        needs (emptied once the pass is done).
+    posterior
+        The posterior evidence of the tiers (scored pairwise and listwise builds).
     """
 
     query: str
@@ -213,6 +307,8 @@ class QueryORL:
     under_judged: list[str] = field(default_factory=list)
     stated_orders: int | None = None
     unbacked_orders: int | None = None
+    posterior_inputs: list[PosteriorInput] = field(default_factory=list)
+    posterior: QueryPosterior | None = None
 
     @property
     def ranks(self) -> dict[str, int]:
@@ -313,9 +409,14 @@ class BuildOutcome:
         Build-level notes (per-query warnings prefixed with the query).
     reliabilities
         ``--annotators reliability``: each annotator's fitted reliability.
+    prior_lambda, prior_tau
+        The empirical-Bayes prior of the posterior pass (scored pairwise and
+        listwise builds), else ``None``.
     """
 
     orls: dict[str, QueryORL]
     failures: list[QueryFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reliabilities: list[AnnotatorReliability] = field(default_factory=list)
+    prior_lambda: float | None = None
+    prior_tau: float | None = None

@@ -21,6 +21,8 @@ __all__ = [
     "DEFAULT_COLLECTION",
     "AnnotatorWeighting",
     "Cluster",
+    "CompareFormat",
+    "CompareTable",
     "Disconnected",
     "ExecutorKind",
     "ExportFormat",
@@ -43,6 +45,9 @@ __all__ = [
     "Solver",
     "Source",
     "SystemNameSource",
+    "SystemOrder",
+    "TextFormat",
+    "TextOf",
     "TieModel",
     "TieringProcedure",
     "Uncertainty",
@@ -64,6 +69,24 @@ class InputKind(Word):
     run = "run"
 
 
+class TextOf(Word):
+    """``orlbuild ingest text --of``: whose text a file holds (docs/input-formats.md, "Query and
+    item text")."""
+
+    queries = "queries"
+    items = "items"
+
+
+class TextFormat(Word):
+    """``orlbuild ingest text --format``: the shapes of a text file, sniffed when not given
+    (docs/input-formats.md, "Query and item text")."""
+
+    tsv = "tsv"
+    title_tsv = "title-tsv"
+    jsonl = "jsonl"
+    trec_topics = "trec-topics"
+
+
 class SystemNameSource(Word):
     """``orlbuild ingest run --system-from`` (the pipeline's ``system_from``): where a run's
     system name comes from when ``--system`` does not give it (docs/input-formats.md,
@@ -79,6 +102,32 @@ class OutputFormat(Word):
     table = "table"
     csv = "csv"
     json = "json"
+
+
+class CompareFormat(Word):
+    """``orlbuild compare --format``: the shared formats, and the leaderboard as a Markdown
+    or LaTeX table to paste into a paper."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    markdown = "markdown"
+    latex = "latex"
+
+
+class CompareTable(Word):
+    """``orlbuild compare --table``: the table ``--format csv`` writes to standard output."""
+
+    pairs = "pairs"
+    leaderboard = "leaderboard"
+
+
+class SystemOrder(Word):
+    """``--sort`` of ``eval`` and ``compare``: systems by the first measure's mean, best first
+    (the default), or as given (``name``: the order of the files or ``--system`` options)."""
+
+    mean = "mean"
+    given = "name"
 
 
 class ScoresFileFormat(Word):
@@ -150,9 +199,11 @@ class Uncertainty(Word):
 
 
 class TieringProcedure(Word):
-    """``--tiering``: how tiers are decided from scored items, the default first
-    (docs/tiers-and-audit.md, "How tiers are decided and audited")."""
+    """``--tiering``: how tiers are decided from scored items (docs/tiers-and-audit.md, "How
+    tiers are decided and audited"); ``posterior`` is the default of ``bt``, ``simultaneous``
+    of the other scored methods."""
 
+    posterior = "posterior"
     simultaneous = "simultaneous"
     model = "model"
     leader = "leader"

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     )
     from scoring.errors import ScoringError, UnknownMeasureError
     from scoring.evaluation import EvaluationResult, evaluate_run
-    from scoring.measures import MEASURES, Measure, parse_measure, parse_measures
+    from scoring.measures import MEASURES, Measure, parse_measure, parse_measures, with_rel_level
     from scoring.orl import ORL
     from scoring.penalties import register_penalty
     from scoring.rank_deviation import rdq
@@ -64,6 +64,7 @@ _HOME = {
     "reciprocal_rank": "baselines",
     "register_penalty": "penalties",
     "spearman_rho": "baselines",
+    "with_rel_level": "measures",
 }
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "reciprocal_rank",
     "register_penalty",
     "spearman_rho",
+    "with_rel_level",
 ]
 
 

@@ -36,7 +36,7 @@ __all__ = [
     "spearman_rho",
 ]
 
-GradeSource = Literal["bi", "ic", "lc", "native"]
+GradeSource = Literal["auto", "bi", "ic", "lc", "native"]
 Gain = Literal["exp", "linear"]
 CorrelationMethod = Literal["kendall", "spearman"]
 
@@ -45,8 +45,12 @@ def grades_of(orl: ORL, grade: GradeSource) -> dict[str, float]:
     """Per-item grades of an ORL for nDCG.
 
     ``bi``: 1 for every item; ``ic``: ``1 / rank``; ``lc``: ``T - rank + 1``;
-    ``native``: the original graded labels (only for ORLs built from grades).
+    ``native``: the original graded labels (only for ORLs built from grades);
+    ``auto``: ``native`` when the ORL has native grades, else ``lc`` (the bare
+    ``nDCG@k``, trec_eval's ``ndcg_cut``; docs/measures.md, "Baselines").
     """
+    if grade == "auto":
+        grade = "native" if orl.grades is not None else "lc"
     if grade == "bi":
         return dict.fromkeys(orl, 1.0)
     if grade == "ic":
@@ -60,7 +64,7 @@ def grades_of(orl: ORL, grade: GradeSource) -> dict[str, float]:
                 "nDCG(grade=native) needs an ORL built from graded labels (ORL.from_grades)"
             )
         return dict(orl.grades)
-    raise ScoringError(f"unknown grade source {grade!r}; valid: bi, ic, lc, native")
+    raise ScoringError(f"unknown grade source {grade!r}; valid: auto, bi, ic, lc, native")
 
 
 def _gain(grades: np.ndarray, gain: Gain) -> np.ndarray:
@@ -78,10 +82,11 @@ def ndcg(
     ranking: Sequence[str],
     k: int | None = None,
     *,
-    grade: GradeSource = "bi",
-    gain: Gain = "exp",
+    grade: GradeSource = "auto",
+    gain: Gain = "linear",
 ) -> float:
-    """Normalised discounted cumulative gain at ``k``.
+    """Normalised discounted cumulative gain at ``k``; by default trec_eval's ``ndcg_cut``
+    (linear gain on native grades, else on ``lc`` grades; :func:`grades_of`).
 
     ``DCG = sum_i gain(grade(p_i)) / log2(i + 1)`` over first occurrences,
     normalised by the DCG of the ORL's grades sorted descending and truncated

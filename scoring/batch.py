@@ -355,10 +355,37 @@ class BatchData:
         native = self._native
         return None if native is None else native[1]
 
+    @cached_property
+    def _levels(self) -> dict[float, tuple[BatchData, np.ndarray]]:
+        return {}
+
+    def at_level(self, level: float) -> tuple[BatchData, np.ndarray]:
+        """The same candidate lists joined with the ORLs at relevance level ``level``
+        (:func:`scoring.relevance_level.orl_at_level`), and which rows keep a relevant item.
+
+        A row without one is laid out against a placeholder item no run holds;
+        its values mean nothing and are set to 0 by the caller (trec_eval's
+        value for a query without relevant items). Made once per level.
+        """
+        from scoring.relevance_level import orl_at_level
+
+        cached = self._levels.get(level)
+        if cached is None:
+            leveled = [orl_at_level(orl, level) for orl in self.orls]
+            has = np.fromiter((o is not None for o in leveled), dtype=bool, count=len(leveled))
+            orls = [_NO_RELEVANT if o is None else o for o in leveled]
+            cached = prepare_batch(orls, list(self.queries), self.rankings, self.depth), has
+            self._levels[level] = cached
+        return cached
+
     def ranking_of(self, row: int) -> list[str]:
         """The candidate list of row ``row`` (truncated at ``depth``)."""
         lo, hi = self.rankings.offsets[row], self.rankings.offsets[row + 1]
         return self.rankings.items[lo:hi].tolist()
+
+
+#: The ORL of a row whose query has no relevant item at a relevance level (never retrieved).
+_NO_RELEVANT = ORL({"\x00no relevant item at this level": 1})
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ __all__ = [
     "conventions",
     "evaluate_run",
     "evaluate_runs",
+    "measure_conventions",
 ]
 
 TIE_BREAK = "score descending, ties by item id descending (trec_eval)"
@@ -68,9 +69,43 @@ def conventions(
         "run_order": TIE_BREAK if order_by == "score" else "rank column ascending",
         "score_precision": _PRECISION_TEXT[score_precision],
         "duplicates": "only the first occurrence of an item earns credit",
-        "relevance": "an item is relevant iff it is in the ORL",
+        "relevance": "an item is relevant iff it is in the ORL (with rel=N, trec_eval's -l N: "
+        "iff its native grade, else its lc grade, is at least N)",
         "undefined": "Kendall tau / Spearman rho are NaN when undefined and left out of means",
     }
+
+
+_GRADES_TEXT = {
+    "native": "linear gain on the native grades (trec_eval's ndcg_cut)",
+    "lc": "linear gain on the lc grades T - rank + 1, the grades of the qrels export "
+    "(trec_eval's ndcg_cut on that export)",
+    "auto": "linear gain on the native grades where the ORL has them, else on the lc grades",
+}
+
+
+def measure_conventions(spelled_out: Mapping[str, str]) -> dict[str, str]:
+    """What the measures' names leave implicit: the grades and gain of each nDCG.
+
+    Parameters
+    ----------
+    spelled_out
+        Label -> full name (:attr:`EvaluationResult.spelled_out`).
+
+    Returns
+    -------
+    dict
+        ``{"ndcg": "nDCG@10 = nDCG(grade=native,gain=linear)@10: ..."}`` when an nDCG
+        is among the measures, else empty.
+    """
+    parts = []
+    for label, full in spelled_out.items():
+        if not full.startswith("nDCG("):
+            continue
+        grade = full[len("nDCG(grade=") :].split(",", 1)[0]
+        gain = full.split("gain=", 1)[1].split(")", 1)[0]
+        text = _GRADES_TEXT.get(grade) if gain == "linear" else None
+        parts.append(f"{label} = {full}" + (f": {text}" if text else ""))
+    return {"ndcg": "; ".join(parts)} if parts else {}
 
 
 @dataclass(frozen=True)
@@ -119,6 +154,10 @@ class EvaluationResult:
         How many run queries have no ORL (ignored).
     ignored_queries
         Those run queries, in the run's order.
+    spelled_out
+        Measure label -> its full name as it evaluated these ORLs, which no
+        change of a default can change (``nDCG@10`` ->
+        ``nDCG(grade=native,gain=linear)@10``; what a saved score records).
     """
 
     conventions: dict[str, str]
@@ -126,6 +165,7 @@ class EvaluationResult:
     missing_queries: tuple[str, ...]
     queries_without_orl: int
     ignored_queries: tuple[str, ...]
+    spelled_out: dict[str, str]
     _frame: Any = field(repr=False)
     _columns: Mapping[str, np.ndarray] | None = field(repr=False)
     _scores: QueryScores | None = field(repr=False)
@@ -141,6 +181,7 @@ class EvaluationResult:
         *,
         scores: QueryScores | None = None,
         columns: Mapping[str, np.ndarray] | None = None,
+        spelled_out: Mapping[str, str] | None = None,
     ) -> None:
         if (per_query is None) == (scores is None):
             raise TypeError("EvaluationResult needs per_query or scores, not both")
@@ -150,6 +191,7 @@ class EvaluationResult:
         put(self, "missing_queries", missing_queries)
         put(self, "queries_without_orl", queries_without_orl)
         put(self, "ignored_queries", ignored_queries)
+        put(self, "spelled_out", {} if spelled_out is None else dict(spelled_out))
         put(self, "_frame", per_query)
         put(self, "_columns", columns)
         put(self, "_scores", scores)
@@ -540,10 +582,17 @@ class _Part:
         matrix = np.empty((len(labels), len(self.queries)), dtype=np.float64)
         for row, label in zip(matrix, labels, strict=True):
             row[:] = columns[label]
+        full = {
+            label: measure.resolved(self.orls).spelled_out()
+            for label, measure in zip(labels, setup.parsed, strict=True)
+        }
+        stated = conventions(setup.missing, order_by, setup.precision)
+        stated.update(measure_conventions(full))
         return EvaluationResult(
             scores=QueryScores(list(self.queries), labels, matrix.T),
             columns=columns,
-            conventions=conventions(setup.missing, order_by, setup.precision),
+            conventions=stated,
+            spelled_out=full,
             warnings=self.warnings,
             missing_queries=self.missing_queries,
             queries_without_orl=len(self.ignored_queries),

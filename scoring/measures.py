@@ -14,7 +14,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -25,9 +25,11 @@ from scoring.errors import ScoringError, UnknownMeasureError
 from scoring.orl import ORL
 from scoring.penalties import BUILT_IN_PENALTIES, PENALTIES, get_penalty
 from scoring.rank_deviation import rdq
+from scoring.relevance_level import check_level, orl_at_level
 from scoring.weights import WEIGHT_PRESETS, Weights, resolve_weights
 
 __all__ = [
+    "ALIASES",
     "AP",
     "CMP",
     "ERR",
@@ -36,6 +38,7 @@ __all__ = [
     "RDQ",
     "RR",
     "Bpref",
+    "Hits",
     "IPrec",
     "Judged",
     "KendallTau",
@@ -52,6 +55,7 @@ __all__ = [
     "nDCG",
     "parse_measure",
     "parse_measures",
+    "with_rel_level",
 ]
 
 
@@ -87,6 +91,9 @@ class Measure:
     AT_PARAM: ClassVar[str | None] = None
     #: Value range, for documentation and property tests.
     RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    #: How the ``all`` row combines the queries' values: ``mean``, or ``sum`` for the
+    #: counting measures (trec_eval sums ``num_ret``, ``num_rel``, ``num_rel_ret``).
+    AGGREGATE: ClassVar[Literal["mean", "sum"]] = "mean"
 
     def __post_init__(self) -> None:
         if self.cutoff is None:
@@ -130,6 +137,19 @@ class Measure:
         return self.cutoff if self.cutoff is not None else data.depth
 
     # --- naming -----------------------------------------------------------------------
+    def spelled_out(self) -> str:
+        """The full name, which no change of a default can change (what a stored score records).
+
+        The canonical name for every measure except nDCG, whose bare name
+        stands for ``nDCG(grade=auto,gain=linear)`` (docs/measures.md, "Baselines").
+        """
+        return str(self)
+
+    def resolved(self, orls: Sequence[ORL]) -> Measure:
+        """The measure as it evaluates ``orls``: the same, except for a bare nDCG, whose
+        ``grade=auto`` becomes ``native`` or ``lc`` when the ORLs agree on having grades."""
+        return self
+
     def params(self) -> dict[str, Any]:
         """Parameters that differ from their defaults, in declaration order."""
         out = {}
@@ -192,6 +212,21 @@ def _boolean(text: str) -> bool:
     if text.lower() in ("false", "0", "no"):
         return False
     raise ValueError(f"must be true or false, got {text!r}")
+
+
+def _level(text: str) -> float:
+    """A relevance level ``rel=N``: a positive number (trec_eval's ``-l N``)."""
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"must be a number > 0, got {text!r}")
+    return value
+
+
+def _checked_level(level: float) -> float:
+    try:
+        return check_level(level)
+    except ScoringError as exc:
+        raise ScoringError(f"rel: {exc}") from None
 
 
 # --- RDQ -------------------------------------------------------------------------------
@@ -279,17 +314,47 @@ class RDQ(Measure):
 # --- nDCG ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class nDCG(Measure):
-    """Normalised DCG with ORL-derived (bi, ic, lc) or native grades, exp or linear gain."""
+    """Normalised DCG with ORL-derived (bi, ic, lc) or native grades, linear or exp gain.
 
-    grade: baselines.GradeSource = "bi"
-    gain: baselines.Gain = "exp"
+    The bare name ``nDCG@k`` (``grade=auto``, ``gain=linear``) is trec_eval's
+    ``ndcg_cut.k`` on the same reference: linear gain on the native grades
+    where the ORL has them, otherwise on the ``lc`` grades that the qrels
+    export of an ORL writes (docs/measures.md, "Baselines"). Any other choice
+    is spelled out in full, ``nDCG(grade=bi,gain=exp)@k`` (the paper's).
+    """
+
+    grade: baselines.GradeSource = "auto"
+    gain: baselines.Gain = "linear"
 
     NAME: ClassVar[str] = "nDCG"
-    DESCRIPTION: ClassVar[str] = "normalised DCG; grade=bi|ic|lc|native, gain=exp|linear"
+    DESCRIPTION: ClassVar[str] = (
+        "normalised DCG; bare: trec_eval ndcg_cut (linear gain, native grades, else lc); "
+        "grade=auto|bi|ic|lc|native, gain=linear|exp"
+    )
     PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {
-        "grade": _choice("bi", "ic", "lc", "native"),
-        "gain": _choice("exp", "linear"),
+        "grade": _choice("auto", "bi", "ic", "lc", "native"),
+        "gain": _choice("linear", "exp"),
     }
+
+    def params(self) -> dict[str, Any]:
+        """Both parameters as soon as one differs from the bare name's (a spelled-out variant)."""
+        if self.grade == "auto" and self.gain == "linear":
+            return {}
+        return {"grade": self.grade, "gain": self.gain}
+
+    def spelled_out(self) -> str:
+        return f"{self.NAME}(grade={self.grade},gain={self.gain})" + (
+            f"@{self.cutoff}" if self.cutoff is not None else ""
+        )
+
+    def resolved(self, orls: Sequence[ORL]) -> nDCG:
+        """``grade=auto`` made ``native`` (every ORL graded) or ``lc`` (none is)."""
+        if self.grade != "auto" or not orls:
+            return self
+        graded = {orl.has_grades for orl in orls}
+        if len(graded) > 1:
+            return self
+        return nDCG(cutoff=self.cutoff, grade="native" if graded.pop() else "lc", gain=self.gain)
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
         k = self.cutoff if self.cutoff is not None else max(len(ranking), orl.n_items)
@@ -299,17 +364,31 @@ class nDCG(Measure):
         return self.cutoff if self.cutoff is not None else max(longest_run, largest_orl, 1)
 
     def batch(self, data: BatchData) -> np.ndarray:
+        grade = self.grade
+        if grade == "auto":
+            graded = np.fromiter(
+                (o.has_grades for o in data.orls), dtype=bool, count=len(data.orls)
+            )
+            if graded.all() and data.grades is not None:
+                grade = "native"
+            elif not graded.any():
+                grade = "lc"
+            else:  # a mix of graded and ungraded ORLs: each query by its own grades
+                return np.array(
+                    [self.compute(o, data.ranking_of(row)) for row, o in enumerate(data.orls)],
+                    dtype=np.float64,
+                )
         k = self._k(data)
         g = data.ranks[:, :k].astype(np.float64)
         g_star = data.ideal_ranks[:, :k].astype(np.float64)
         ideal_mask = data.positions[None, :k] <= data.n_ref[:, None]
         top = (data.n_tiers + 1)[:, None].astype(np.float64)
-        if self.grade == "bi":
+        if grade == "bi":
             grades, ideal = (g > 0).astype(np.float64), ideal_mask.astype(np.float64)
-        elif self.grade == "ic":
+        elif grade == "ic":
             grades = np.divide(1.0, g, out=np.zeros_like(g), where=g > 0)
             ideal = np.where(ideal_mask, 1.0 / g_star, 0.0)
-        elif self.grade == "lc":
+        elif grade == "lc":
             grades = np.where(g > 0, top - g, 0.0)
             ideal = np.where(ideal_mask, top - g_star, 0.0)
         else:
@@ -453,13 +532,18 @@ def _relevant(data: BatchData) -> np.ndarray:
 
 @dataclass(frozen=True)
 class IPrec(Measure):
-    """Interpolated precision at a recall level, ``IPrec@0.5`` (trec_eval ``iprec_at_recall``)."""
+    """Interpolated precision at a recall level, ``IPrec@0.5`` (trec_eval ``iprec_at_recall``);
+    ``rel=N`` as the other binary measures (:class:`_Binary`)."""
 
     recall: float = 0.0
+    rel: float | None = None
 
     NAME: ClassVar[str] = "IPrec"
     DESCRIPTION: ClassVar[str] = "interpolated precision at recall r in [0,1] (trec_eval)"
-    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {"recall": _nonnegative_unit}
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {
+        "recall": _nonnegative_unit,
+        "rel": _level,
+    }
     TAKES_CUTOFF: ClassVar[bool] = False
     AT_PARAM: ClassVar[str | None] = "recall"
 
@@ -467,15 +551,26 @@ class IPrec(Measure):
         super().__post_init__()
         if not 0.0 <= self.recall <= 1.0:
             raise ScoringError(f"IPrec's recall level must lie in [0, 1], got {self.recall!r}")
+        if self.rel is not None:
+            object.__setattr__(self, "rel", _checked_level(self.rel))
 
     def compute(self, orl: ORL, ranking: list[str]) -> float:
+        if self.rel is not None:
+            leveled = orl_at_level(orl, self.rel)
+            if leveled is None:
+                return 0.0
+            orl = leveled
         return trec_measures.interpolated_precision(orl, ranking, self.recall)
 
     def batch(self, data: BatchData) -> np.ndarray:
+        has = None
+        if self.rel is not None:
+            data, has = data.at_level(self.rel)
         found = np.cumsum(_relevant(data), axis=1)
         needed = trec_measures.iprec_cutoff(self.recall, data.n_ref)
         reach = data.filled & (found >= np.asarray(needed)[:, None])
-        return np.where(reach, found / data.positions[None, :], 0.0).max(axis=1, initial=0.0)
+        out = np.where(reach, found / data.positions[None, :], 0.0).max(axis=1, initial=0.0)
+        return out if has is None else np.where(has, out, 0.0)
 
 
 @dataclass(frozen=True)
@@ -616,6 +711,33 @@ class _Plain(Measure):
         return type(self).KERNEL(data, self._k(data))
 
 
+@dataclass(frozen=True)
+class _Binary(_Plain):
+    """A binary measure of :func:`_plain`: ``rel=N`` counts as relevant only the items
+    graded at least ``N`` (trec_eval's ``-l N``; docs/measures.md, "Relevance level")."""
+
+    rel: float | None = None
+
+    PARAMS: ClassVar[dict[str, Callable[[str], Any]]] = {"rel": _level}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.rel is not None:
+            object.__setattr__(self, "rel", _checked_level(self.rel))
+
+    def compute(self, orl: ORL, ranking: list[str]) -> float:
+        if self.rel is None:
+            return super().compute(orl, ranking)
+        leveled = orl_at_level(orl, self.rel)
+        return 0.0 if leveled is None else type(self).PER_QUERY(leveled, ranking, self.cutoff)
+
+    def batch(self, data: BatchData) -> np.ndarray:
+        if self.rel is None:
+            return super().batch(data)
+        leveled, has = data.at_level(self.rel)
+        return np.where(has, type(self).KERNEL(leveled, self._k(leveled)), 0.0)
+
+
 def _plain(
     name: str,
     doc: str,
@@ -623,9 +745,11 @@ def _plain(
     per_query: PerQuery,
     kernel: Kernel,
     cutoff: CutoffRule = "optional",
+    *,
+    binary: bool = False,
 ) -> type[Measure]:
     """A measure without parameters (docs/measures.md, "Baselines"): ``doc`` is its docstring,
-    ``description`` its line in ``orlbuild measures``."""
+    ``description`` its line in ``orlbuild measures``; a ``binary`` one takes ``rel=N``."""
     namespace = {
         "__doc__": doc,
         "__module__": __name__,
@@ -635,10 +759,12 @@ def _plain(
         "NEEDS_CUTOFF": cutoff == "needed",
         "TAKES_CUTOFF": cutoff in ("optional", "needed"),
         "RANGE": (0.0, math.inf) if cutoff == "count" else (0.0, 1.0),
+        "AGGREGATE": "sum" if cutoff == "count" else "mean",
         "PER_QUERY": staticmethod(per_query),
         "KERNEL": staticmethod(kernel),
     }
-    return dataclass(frozen=True)(type(name, (_Plain,), namespace))
+    base = _Binary if binary else _Plain
+    return dataclass(frozen=True)(type(name, (base,), namespace))
 
 
 def _whole(function: Callable[[ORL, Sequence[str]], float]) -> PerQuery:
@@ -652,6 +778,7 @@ AP = _plain(
     "average precision (divided by |R|, as trec_eval's map_cut)",
     baselines.average_precision,
     _average_precision,
+    binary=True,
 )
 RR = _plain(
     "RR",
@@ -659,6 +786,7 @@ RR = _plain(
     "reciprocal rank of the first reference item",
     baselines.reciprocal_rank,
     _reciprocal_rank,
+    binary=True,
 )
 P = _plain(
     "P",
@@ -667,6 +795,7 @@ P = _plain(
     baselines.precision,
     _precision,
     "needed",
+    binary=True,
 )
 R = _plain(
     "R",
@@ -674,6 +803,7 @@ R = _plain(
     "recall: reference items in the top k / |R| (trec_eval recall_k)",
     trec_measures.recall,
     _recall,
+    binary=True,
 )
 Rprec = _plain(
     "Rprec",
@@ -682,6 +812,7 @@ Rprec = _plain(
     _whole(trec_measures.r_precision),
     _r_precision,
     "none",
+    binary=True,
 )
 Success = _plain(
     "Success",
@@ -689,6 +820,7 @@ Success = _plain(
     "1 if a reference item is in the top k (trec_eval success_k)",
     trec_measures.success,
     _success,
+    binary=True,
 )
 Bpref = _plain(
     "Bpref",
@@ -697,6 +829,7 @@ Bpref = _plain(
     _whole(trec_measures.bpref),
     _bpref,
     "none",
+    binary=True,
 )
 infAP = _plain(
     "infAP",
@@ -705,6 +838,7 @@ infAP = _plain(
     _whole(trec_measures.inferred_ap),
     _inferred_ap,
     "none",
+    binary=True,
 )
 NumRet = _plain(
     "NumRet",
@@ -721,6 +855,7 @@ NumRel = _plain(
     lambda orl, *_: trec_measures.num_rel(orl),
     _num_rel,
     "count",
+    binary=True,
 )
 NumRelRet = _plain(
     "NumRelRet",
@@ -729,7 +864,18 @@ NumRelRet = _plain(
     _whole(trec_measures.num_rel_ret),
     _num_rel_ret,
     "count",
+    binary=True,
 )
+Hits = _plain(
+    "Hits",
+    "Relevant items in the top k (ranx ``hits@k``): ``NumRelRet`` cut at k, averaged.",
+    "reference items in the top k (ranx hits; a count, averaged over queries)",
+    lambda orl, ranking, cutoff: trec_measures.num_rel_ret(orl, ranking[:cutoff]),
+    lambda data, k: _relevance(data, k).sum(axis=1),
+    "needed",
+    binary=True,
+)
+Hits.RANGE = (0.0, math.inf)  # a count; its all value is the mean, as ranx prints it
 Judged = _plain(
     "Judged",
     "Share of the top k that is judged (ir_measures ``Judged@k``).",
@@ -763,8 +909,51 @@ MEASURES: dict[str, type[Measure]] = {
         NumRelRet,
         ERR,
         Judged,
+        Hits,
     )
 }
+
+#: Other libraries' spellings of the same computations, by lower-cased name
+#: (docs/measures.md, "Aliases"): ranx's names (``ndcg@10``, ``map@100``, ``mrr``,
+#: ``precision@10``, ``recall@100``, ``hits@10``, ``hit_rate@10``, ``r-precision``).
+#: ir_measures' names (``nDCG@10``, ``AP``, ``RR``, ``P@10``, ``R@100``, ``Judged@10``)
+#: are orlbuild's own; any registered name is also accepted in any case (``ndcg``,
+#: ``ap``, ``p@5``).
+ALIASES: dict[str, tuple[str, str]] = {
+    "ndcg": ("nDCG", "ranx"),
+    "map": ("AP", "ranx"),
+    "mrr": ("RR", "ranx"),
+    "precision": ("P", "ranx"),
+    "recall": ("R", "ranx"),
+    "hits": ("Hits", "ranx"),
+    "hit_rate": ("Success", "ranx"),
+    "r-precision": ("Rprec", "ranx"),
+}
+
+
+def _resolve_alias(base: str) -> str | None:
+    """The registered name ``base`` stands for: itself, an alias, or a name in other case."""
+    if base in MEASURES or base in RDQ.ALIASES:
+        return base
+    lowered = base.lower()
+    if lowered in ALIASES:
+        return ALIASES[lowered][0]
+    same = [n for n in (*RDQ.ALIASES, *MEASURES) if n.lower() == lowered]
+    return same[0] if len(same) == 1 else None
+
+
+def _suggestion(base: str) -> str | None:
+    """The closest real name to an unknown ``base``: one it begins (``RDQm2`` ->
+    ``RDQm2-a1``), else the closest spelling, case ignored."""
+    names = [*RDQ.ALIASES, *MEASURES]
+    lowered = base.lower()
+    extended = [n for n in names if n.lower().startswith(lowered)]
+    if extended:
+        return min(extended, key=len)
+    by_lower = {n.lower(): n for n in names} | {a: t for a, (t, _) in ALIASES.items()}
+    close = difflib.get_close_matches(lowered, list(by_lower), n=1, cutoff=0.5)
+    return by_lower[close[0]] if close else None
+
 
 _NAME_RE = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[^@]*))?$"
@@ -777,28 +966,41 @@ def valid_names() -> str:
     return (
         ", ".join(names)
         + " - with optional (param=value,...) and @k; e.g. RDQm2-a1@10, nDCG(grade=lc)@10, "
-        "RBP(p=0.8)@10; penalties: "
+        "RBP(p=0.8)@10; other libraries' spellings, any case: "
+        + ", ".join(ALIASES)
+        + "; penalties: "
         + ", ".join(PENALTIES)
         + "; weight presets: "
         + ", ".join(WEIGHT_PRESETS)
     )
 
 
+_RANX_LEVEL = re.compile(r"^(?P<body>.+)-l(?P<level>\d+)$")
+
+
 def _parse_one(name: str) -> Measure:
     """Parse one measure name or raise ``ValueError`` with the reason."""
+    leveled = _RANX_LEVEL.match(name.strip())
+    if leveled is not None and "(" not in leveled["body"]:  # ranx's map@100-l2: AP(rel=2)@100
+        measure = _parse_one(leveled["body"])
+        if "rel" not in measure.PARAMS:
+            raise ValueError(f"{measure.NAME} takes no relevance level (-l{leveled['level']})")
+        return replace(measure, rel=_level(leveled["level"]))
     match = _NAME_RE.match(name.strip())
     if not match:
         raise ValueError("not of the form NAME(param=value,...)@k")
-    base, raw_params, raw_cutoff = match["name"], match["params"], match["cutoff"]
+    typed, raw_params, raw_cutoff = match["name"], match["params"], match["cutoff"]
     preset: dict[str, Any] = {}
     cls: type[Measure]
+    base = _resolve_alias(typed)
+    if base is None:
+        close = _suggestion(typed)
+        rest = name.strip()[len(typed) :]
+        raise ValueError("unknown measure" + (f" (did you mean {close}{rest}?)" if close else ""))
     if base in RDQ.ALIASES:
         preset, cls = dict(RDQ.ALIASES[base]), RDQ
-    elif base in MEASURES:
-        cls = MEASURES[base]
     else:
-        close = difflib.get_close_matches(base, [*RDQ.ALIASES, *MEASURES], n=1, cutoff=0.5)
-        raise ValueError("unknown measure" + (f" (did you mean {close[0]}?)" if close else ""))
+        cls = MEASURES[base]
     kwargs: dict[str, Any] = dict(preset)
     for part in filter(None, (raw_params or "").split(",")):
         key, sep, value = (s.strip() for s in part.partition("="))
@@ -878,6 +1080,39 @@ def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:
     if problems:
         raise UnknownMeasureError(problems, valid_names())
     return parsed
+
+
+def with_rel_level(names: Iterable[str], level: float) -> list[str]:
+    """trec_eval's ``-l N``: ``rel=N`` on every binary measure of ``names`` that sets no
+    level of its own (docs/measures.md, "Relevance level").
+
+    Returns
+    -------
+    list of str
+        The names, those of binary measures rewritten canonically with ``rel=N``
+        (``AP@10`` -> ``AP(rel=2)@10``), the others as given.
+
+    Raises
+    ------
+    UnknownMeasureError
+        For a bad name (all bad names at once).
+    ScoringError
+        For a level that is not a number > 0.
+
+    Examples
+    --------
+    >>> with_rel_level(["AP", "RR@10", "nDCG@10", "P(rel=3)@5"], 2)
+    ['AP(rel=2)', 'RR(rel=2)@10', 'nDCG@10', 'P(rel=3)@5']
+    """
+    level = _checked_level(level)
+    names = list(names)
+    out = []
+    for name, measure in zip(names, parse_measures(names), strict=True):
+        if "rel" in measure.PARAMS and getattr(measure, "rel", None) is None:
+            out.append(str(replace(measure, rel=level)))
+        else:
+            out.append(name)
+    return out
 
 
 def parse_measure(name: str | Measure) -> Measure:

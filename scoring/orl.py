@@ -253,6 +253,16 @@ class ORL(Mapping[str, int]):
         return None if self._grades is None else MappingProxyType(self._grades)
 
     @property
+    def has_grades(self) -> bool:
+        """Whether the ORL holds native grades (read without building a coded ORL's
+        dictionaries: every ORL built from codes has them)."""
+        try:
+            grades = object.__getattribute__(self, "_grades")
+        except AttributeError:  # a coded ORL not yet built
+            return True
+        return grades is not None
+
+    @property
     def nonrelevant(self) -> frozenset[str]:
         """Items judged not relevant (grade 0); empty unless the judgments said so."""
         return self._nonrelevant

@@ -116,12 +116,14 @@ LAYER_TWINS = {
     "errors.py": {"orlbuild", "scoring"},
     "evaluation.py": {"orlbuild/cli", "scoring"},
     "evaluations.py": {"orlbuild/services", "orlbuild/store"},
+    "listings.py": {"orlbuild/cli", "orlbuild/services"},
     "measures.py": {"orlbuild/cli", "scoring"},
     "orl.py": {"orlbuild/cli", "scoring"},
     "power.py": {"orlbuild/cli", "scoring/statistics"},
     "quality.py": {"orlbuild/builders/audit", "orlbuild/cli"},
     "reference_resampling.py": {"orlbuild/report", "orlbuild/services"},
     "status.py": {"orlbuild/cli", "orlbuild/store"},
+    "texts.py": {"orlbuild/ingest", "orlbuild/services", "orlbuild/store"},
     "vocabulary.py": {"orlbuild", "scoring"},
 }
 

@@ -8,7 +8,14 @@ Inputs are DataFrames shaped like the store's read API returns them:
 * graded: ``query, annotator, item, grade``.
 
 Each query gets its own random generator, seeded with ``(seed, crc32(query))``,
-so a query's ORL does not depend on which other queries are in the build.
+so a query's estimates do not depend on which other queries are in the build.
+
+A build of scored queries has two passes: every query is estimated (in
+parallel with a mapper), then the empirical-Bayes prior is fitted over all of
+them and the posterior pass tiers the ``posterior`` queries and scores every
+query's stated orders (:mod:`orlbuild.builders.tiering.posterior_pass`). So a
+``posterior`` query's tiers depend on the build's other queries through the
+prior, (lambda, tau), which is stored with the build.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from orlbuild.builders.pairwise_data import (
     query_blocks,
     row_counts,
 )
-from orlbuild.builders.parameters import BuildParameters, resolve_parameters
+from orlbuild.builders.parameters import BuildParameters, check_source, resolve_parameters
 from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.errors import BuildError, ConfigError
 from orlbuild.records import (
@@ -90,10 +97,7 @@ def query_rng(seed: int, query: str) -> np.random.Generator:
 
 
 def _check_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
-    if source not in REQUIRED_COLUMNS:
-        raise ConfigError(
-            f"--source {source!r} is not valid; choose one of graded, listwise, pairwise"
-        )
+    check_source(source)
     missing = [c for c in REQUIRED_COLUMNS[source] if c not in frame.columns]
     if missing:
         raise BuildError(f"{source} judgments lack column(s) {', '.join(missing)}")
@@ -151,10 +155,11 @@ def resolve_for_frame(frame: pd.DataFrame, params: BuildParameters) -> BuildPara
     return resolve_parameters(params, single_list_per_query=single)
 
 
-def _graded(part: pd.Series, query: str, rng: np.random.Generator) -> QueryORL:
-    from orlbuild.builders.graded import graded_orl
-
-    return graded_orl(query, part)
+def _graded(built: QueryORL | QueryBuildError, query: str, rng: np.random.Generator) -> QueryORL:
+    """A graded query's ORL, made beforehand for every query (or its error, raised here)."""
+    if isinstance(built, QueryBuildError):
+        raise built
+    return built
 
 
 def _listwise(
@@ -276,12 +281,11 @@ def _query_builders(
 ) -> Iterator[tuple[str, QueryBuilder]]:
     """One closure per query that builds its ORL from the right slice of data."""
     if params.source == "graded":
-        from orlbuild.builders.graded import aggregate_grades
+        from orlbuild.builders.graded import aggregate_grades, graded_orls
 
         grades = aggregate_grades(frame, str(params.grade_agg))
-        for query, block in query_blocks(grades["query"]):
-            part = grades.iloc[block].set_index("item")["grade"]
-            yield query, partial(_graded, part)
+        for query, built in graded_orls(grades):  # sorted once for every query
+            yield query, partial(_graded, built)
     elif params.source == "listwise":
         for query, block in query_blocks(frame["query"]):
             part = frame.iloc[block]
@@ -413,12 +417,25 @@ def build_orls(
                 ]
             if advance is not None:
                 advance(1)
+        # the prior's fit needs SciPy: imported here, so a coordinator that only sends chunks
+        # leaves it to the workers (tests/services/test_executor.py)
+        from orlbuild.builders.tiering.posterior_pass import apply_posterior, fit_build_prior
+
+        prior = fit_build_prior(outcome.orls.values())
+        if prior is not None:
+            outcome.orls = apply_posterior(outcome.orls, resolved, prior)
+            outcome.prior_lambda, outcome.prior_tau = prior.lam, prior.tau
     if fitted is not None:
         from orlbuild.builders.audit.leave_one_out import leave_one_annotator_out
 
         with threadpool_limits(limits=1, user_api="blas"):
             outcome.reliabilities = leave_one_annotator_out(
-                fitted[0], resolved, fitted[1], outcome.orls, partial(query_rng, seed)
+                fitted[0],
+                resolved,
+                fitted[1],
+                outcome.orls,
+                partial(query_rng, seed),
+                prior=prior,
             )
     if outcome.failures and policy is OnError.stop:
         first = outcome.failures[0]

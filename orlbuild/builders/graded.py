@@ -17,12 +17,14 @@ for ``nDCG(gain=native)``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
 from orlbuild.records import QueryBuildError, QueryORL, TieDecision
 
-__all__ = ["aggregate_grades", "graded_orl"]
+__all__ = ["aggregate_grades", "graded_orl", "graded_orls"]
 
 
 def aggregate_grades(frame: pd.DataFrame, how: str = "median") -> pd.DataFrame:
@@ -86,23 +88,68 @@ def graded_orl(query: str, grades: pd.Series) -> QueryORL:
     """
     positive = grades[grades > 0]
     if positive.empty:
-        raise QueryBuildError(query, "no positive grades (every judged item has grade 0)")
+        raise _no_positive(query)
     items = positive.index.to_numpy(dtype=object).astype(str)
     values = positive.to_numpy(dtype=np.float64)
     order = np.lexsort((items, -values))
+    return _orl(query, items[order].tolist(), values[order].tolist())
+
+
+def _no_positive(query: str) -> QueryBuildError:
+    return QueryBuildError(query, "no positive grades (every judged item has grade 0)")
+
+
+def graded_orls(grades: pd.DataFrame) -> Iterator[tuple[str, QueryORL | QueryBuildError]]:
+    """:func:`graded_orl` of every query of ``grades`` at once, in query order.
+
+    The sorting is done once for all queries (NumPy), so a build of a million small
+    queries spends its time making the ORL objects, not slicing a DataFrame per query.
+
+    Parameters
+    ----------
+    grades
+        :func:`aggregate_grades`'s frame: ``query``, ``item``, ``grade``.
+
+    Yields
+    ------
+    tuple of (str, QueryORL or QueryBuildError)
+        Each query (sorted) with its ORL, or the error :func:`graded_orl` raises for it.
+    """
+    queries = grades["query"].to_numpy().astype(str)
+    items = grades["item"].to_numpy().astype(str)
+    values = grades["grade"].to_numpy(dtype=np.float64)
+    order = np.lexsort((items, -values, queries))
+    queries, items, values = queries[order], items[order], values[order]
+    if not len(queries):
+        return
+    starts = np.flatnonzero(np.r_[True, queries[1:] != queries[:-1]])
+    positive = values > 0  # NaN is not: as in graded_orl; positives sort first
+    counts = np.add.reduceat(positive.astype(np.int64), starts)
+    item_list, value_list = items.tolist(), values.tolist()
+    for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
+        query = str(queries[start])
+        if not count:
+            yield query, _no_positive(query)
+        else:
+            stop = start + count
+            yield query, _orl(query, item_list[start:stop], value_list[start:stop])
+
+
+def _orl(query: str, items: list[str], values: list[float]) -> QueryORL:
+    """The ORL of items already sorted by decreasing grade, then item."""
     tiers: list[list[str]] = []
     decisions: list[TieDecision] = []
     leader = -1
-    for index in order.tolist():
+    for index, item in enumerate(items):
         if leader >= 0:
-            same = bool(values[index] == values[leader])
+            same = values[index] == values[leader]
             decisions.append(
                 TieDecision.without_test(
                     query,
-                    str(items[leader]),
-                    str(items[index]),
-                    float(values[leader]),
-                    float(values[index]),
+                    items[leader],
+                    item,
+                    values[leader],
+                    values[index],
                     tied=same,
                     rule="same grade" if same else "lower grade",
                 )
@@ -110,8 +157,8 @@ def graded_orl(query: str, grades: pd.Series) -> QueryORL:
         if leader < 0 or values[index] != values[leader]:
             tiers.append([])
             leader = index
-        tiers[-1].append(str(items[index]))
-    scores = {str(i): float(v) for i, v in zip(items, values, strict=True)}
+        tiers[-1].append(item)
+    scores = dict(zip(items, values, strict=True))
     return QueryORL(
         query=query,
         tiers=tiers,

@@ -33,15 +33,21 @@ from orlbuild.vocabulary import (
 from scoring.vocabulary import Word
 
 __all__ = [
+    "DEFAULT_FDR",
     "DEFAULT_REG",
+    "DEFAULT_TIERING",
     "METHODS",
     "NUMBER_RULES",
     "TIERINGS",
     "BuildParameters",
     "PlanSettings",
     "check_number",
+    "check_source",
     "resolve_parameters",
 ]
+
+#: The default ``--fdr`` (docs/tiers-and-audit.md, "How tiers are decided and audited").
+DEFAULT_FDR = 0.05
 
 #: Default regularisation strength ``c``; choix receives ``alpha = c / n_items``
 #: so that the pseudo-evidence per item stays constant as queries grow (docs/tiers-and-audit.md,
@@ -60,9 +66,19 @@ METHODS: Mapping[Source, tuple[Method, ...]] = MappingProxyType(
         Source.pairwise: (Method.bt, Method.rank_centrality),
     }
 )
-#: ``--tiering`` procedures, the default first (docs/tiers-and-audit.md, "How tiers are decided and
-#: audited").
+#: ``--tiering`` procedures (docs/tiers-and-audit.md, "How tiers are decided and audited").
 TIERINGS = tuple(TieringProcedure)
+#: The default ``--tiering`` of each scored method: ``posterior`` for Bradley-Terry (pairwise
+#: and expanded listwise), ``simultaneous`` for the others (builds stored before ``posterior``
+#: existed keep the tiering they recorded).
+DEFAULT_TIERING: Mapping[Method, TieringProcedure] = MappingProxyType(
+    {
+        Method.bt: TieringProcedure.posterior,
+        Method.plackett_luce: TieringProcedure.simultaneous,
+        Method.rank_centrality: TieringProcedure.simultaneous,
+        Method.borda: TieringProcedure.simultaneous,
+    }
+)
 #: What a stored build made before ``--tiering`` existed used: the leader test.
 LEGACY_TIERING = TieringProcedure.leader
 _FISHER, _BOOTSTRAP, _EP, _NONE = Uncertainty
@@ -140,10 +156,16 @@ class BuildParameters:
     disconnected
         ``fail`` (default) or ``tiers`` (order each component separately).
     tiering
-        How tiers are decided from scored items: ``simultaneous`` (default;
-        max-t critical value, family-wise error per query), ``model`` (BIC-best
-        partition into equal-strength groups) or ``leader`` (one test per item
-        at ``sig``, no multiplicity control); ``none`` for direct and graded.
+        How tiers are decided from scored items: ``posterior`` (default for
+        ``bt``: the finest tiering whose posterior expected share of wrong
+        stated orders is at most ``fdr``), ``simultaneous`` (default for the
+        other methods; max-t critical value, family-wise error per query),
+        ``model`` (BIC-best partition into equal-strength groups) or
+        ``leader`` (one test per item at ``sig``, no multiplicity control);
+        ``none`` for direct and graded.
+    fdr
+        ``posterior`` only: the bound on each query's posterior expected share
+        of wrong stated orders (default 0.05); ``None`` for the other tierings.
     mc_draws
         Monte Carlo draws of the ``simultaneous`` critical value from N(0, C).
     step_down
@@ -185,6 +207,7 @@ class BuildParameters:
     seed: int | None = None
     disconnected: Disconnected = Disconnected.fail
     tiering: TieringProcedure | NotApplicable | None = None
+    fdr: float | None = None
     mc_draws: int = 2000
     step_down: bool = True
     backed: bool = True
@@ -213,7 +236,9 @@ class BuildParameters:
         """Rebuild parameters from :meth:`to_json` output.
 
         A build stored before ``--tiering`` existed has no ``tiering`` key: it
-        reads as ``leader``, the rule it was made with.
+        reads as ``leader``, the rule it was made with. Every build stored since
+        records its tiering, so the default's change to ``posterior`` reads none
+        of them differently; one stored before ``--fdr`` has no ``fdr`` (``None``).
         """
         if payload.get("method") not in ("graded", "direct") and "tiering" not in payload:
             payload = {**payload, "tiering": LEGACY_TIERING}
@@ -228,6 +253,7 @@ NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
     "reg": (lambda v: math.isfinite(v) and v >= 0.0, "must be a finite number >= 0"),
     "bootstrap": (lambda v: v >= 2, "must be >= 2"),
     "mc_draws": (lambda v: v >= 100, "must be >= 100"),
+    "fdr": (lambda v: 0.0 <= v < 1.0, "must be in [0, 1) (0 states no order)"),
     "margin": (
         lambda v: math.isfinite(v) and v > 0.0,
         "must be a number > 0 (a log-strength difference)",
@@ -268,6 +294,30 @@ class PlanSettings:
     margin: float | None = None
 
 
+def check_source(source: str) -> str:
+    """``source`` if it is a ``--source`` word (:class:`~orlbuild.vocabulary.Source`).
+
+    Parameters
+    ----------
+    source
+        ``graded``, ``listwise`` or ``pairwise``.
+
+    Returns
+    -------
+    str
+        ``source``, unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Any other word, in one line listing the valid ones.
+    """
+    words = [word.value for word in Source]
+    if source not in words:
+        raise ConfigError(f"--source {source!r} is not valid; choose one of {', '.join(words)}")
+    return source
+
+
 def check_number(name: str, value: float) -> None:
     """Raise :class:`ConfigError` unless ``value`` is valid for the numeric option ``name``.
 
@@ -275,7 +325,7 @@ def check_number(name: str, value: float) -> None:
     ----------
     name
         A key of :data:`NUMBER_RULES` (``sig``, ``reg``, ``bootstrap``, ``mc_draws``,
-        ``margin``).
+        ``fdr``, ``margin``).
     value
         The value given.
 
@@ -392,6 +442,7 @@ def resolve_parameters(
 
     seed = 0 if params.seed is None else int(params.seed)
     tiering = _tiering(params, method, uncertainty)
+    fdr = _fdr(params, tiering)
     ties, annotators = _pairwise_options(params, method, uncertainty)
     check_number("mc_draws", params.mc_draws)
     margin = None if params.margin is None else float(params.margin)
@@ -412,6 +463,7 @@ def resolve_parameters(
         reg=float(params.reg),
         bootstrap=int(params.bootstrap),
         tiering=tiering,
+        fdr=fdr,
         mc_draws=int(params.mc_draws),
         step_down=bool(params.step_down),
         backed=bool(params.backed),
@@ -476,6 +528,17 @@ def _tiering(
         if _applies(params.tiering):
             raise ConfigError(f"--tiering applies to scored methods, not to {method!r}")
         return _NOT_APPLICABLE
-    tiering = params.tiering or TIERINGS[0]
+    tiering = params.tiering or DEFAULT_TIERING[method]
     _choice("tiering", tiering, TIERINGS, f"--method {method}")
     return tiering
+
+
+def _fdr(params: BuildParameters, tiering: TieringProcedure | NotApplicable) -> float | None:
+    """``--fdr``: the ``posterior`` tiering's bound (default 0.05), ``None`` for the others."""
+    if tiering is not TieringProcedure.posterior:
+        if params.fdr is not None:
+            raise ConfigError(f"--fdr applies to --tiering posterior, not to {tiering!r}")
+        return None
+    fdr = DEFAULT_FDR if params.fdr is None else float(params.fdr)
+    check_number("fdr", fdr)
+    return fdr

@@ -8,11 +8,14 @@ import pandas as pd
 import typer
 from typer.core import TyperGroup
 
-from orlbuild.cli.options import FormatOption, QueryFilterOption
-from orlbuild.cli.render import emit
+from orlbuild.cli.options import FormatOption, QueryFilterOption, RawCellsOption
+from orlbuild.cli.posterior_evidence import posterior_payload, show_posterior_audit
+from orlbuild.cli.render import emit, say
 from orlbuild.cli.state import opened_store
 from orlbuild.records import OverrideRequest
 from orlbuild.services.audits import audit_builds, derive_override
+from orlbuild.services.deleted_batches import deleted_batches_notice
+from orlbuild.services.posterior_audit import posterior_audit
 from orlbuild.vocabulary import OutputFormat
 
 __all__ = ["register"]
@@ -49,6 +52,15 @@ def decisions_command(
     ] = None,
     query: QueryFilterOption = None,
     fmt: FormatOption = OutputFormat.table,
+    text: Annotated[
+        bool,
+        typer.Option(
+            "--text/--no-text",
+            help="Print the leader's and the item's stored title or text (shortened) beside "
+            "them, when `ingest text` stored any.",
+        ),
+    ] = True,
+    raw_cells: RawCellsOption = False,
 ) -> None:
     """List tie/separate decisions, newest build first, with the items' intervals.
 
@@ -61,7 +73,11 @@ def decisions_command(
     behind derived builds (who, why).
     """
     with opened_store(ctx) as engine:
-        audit = audit_builds(engine, build, query)
+        if build is not None:
+            say(deleted_batches_notice(engine, build, "the audit", needs_judgments=False))
+        audit = audit_builds(engine, build, query, texts=text)
+        ids = list(dict.fromkeys(int(b) for b in audit.summary["build"]))
+        posterior = posterior_audit(engine, ids, query)
     summary, decisions, overrides = audit.summary, audit.decisions, audit.overrides
     payload = {
         "decisions": _records(decisions),
@@ -69,16 +85,20 @@ def decisions_command(
         "boundaries": _records(audit.boundaries),
         "reliabilities": _records(audit.reliabilities),
         "overrides": overrides.to_dict("records"),
+        "posterior": posterior_payload(posterior),
     }
     shown = decisions
     if fmt is OutputFormat.table:  # the full record is in csv/json; keep the table readable
         columns = ["build", "query", "leader", "item", "diff", "se", "z", "critical"]
+        for named in ("item", "leader"):  # the texts beside their items, when there are any
+            if f"{named}_text" in decisions.columns:
+                columns.insert(columns.index(named) + 1, f"{named}_text")
         columns += ["bic_change", "decision", "state", "rule"]
         shown = decisions[columns if build is None else columns[1:]]
         procedure = ["query", "procedure", "family_size", "critical", "bic_penalty", "variance"]
         procedure += ["unbacked_orders", "under_judged"]
         emit(fmt, frame=summary[procedure if build else ["build", *procedure]], title="tiering")
-    emit(fmt, frame=shown, payload=payload, title="tie decisions")
+    emit(fmt, frame=shown, payload=payload, title="tie decisions", raw_cells=raw_cells)
     if fmt is OutputFormat.table and len(audit.boundaries):
         emit(
             fmt,
@@ -92,6 +112,7 @@ def decisions_command(
             title="annotator reliabilities (95% interval; flips: pairs whose separation "
             "changes without the annotator)",
         )
+    show_posterior_audit(fmt, posterior, one_build=build is not None)
     if fmt is OutputFormat.table and len(overrides):
         emit(fmt, frame=overrides, title="overrides (who, why)")
 

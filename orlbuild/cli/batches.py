@@ -29,14 +29,18 @@ def delete_command(
     force: Annotated[
         bool, typer.Option("--force", help="Delete even if an ORL build used the batch.")
     ] = False,
+    text: Annotated[
+        bool, typer.Option("--text", help="ID is a text batch's (kind text in `batches list`).")
+    ] = False,
 ) -> None:
     """Delete a batch and every row it stored (refused while a build uses it).
 
-    Deleting a system's last run batch removes the system.
+    Deleting a system's last run batch removes the system; deleting a text batch
+    makes the texts it replaced current again.
     """
     with opened_store(ctx, writes=True) as engine:
-        deleted = delete_ingest_batch(engine, batch_id, force=force)
-    typer.echo(f"deleted batch {batch_id} ({deleted.rows} rows)")
+        deleted = delete_ingest_batch(engine, batch_id, force=force, text=text)
+    typer.echo(f"deleted {'text ' if text else ''}batch {batch_id} ({deleted.rows} rows)")
     if deleted.removed_system is not None:
         typer.echo(f"system {deleted.removed_system!r} has no run left and was removed", err=True)
 

@@ -37,6 +37,9 @@ __all__ = [
     "register",
 ]
 
+#: Queries the build summary table shows (``--format csv`` and ``json`` list every query).
+SHOWN_QUERIES = 50
+
 
 def build_command(
     ctx: typer.Context,
@@ -66,8 +69,18 @@ def build_command(
     tiering: Annotated[
         TieringProcedure | None,
         typer.Option(
-            help="simultaneous (default: max-t, false splits per query <= sig), "
-            "model (BIC partition) or leader (one test per item, no multiplicity control)."
+            help="posterior (bt default: expected share of wrong stated orders <= fdr), "
+            "simultaneous (other methods' default: max-t, false splits per query <= sig), "
+            "model (BIC partition) or leader (one test per item, no multiplicity control).",
+            show_default=False,
+        ),
+    ] = None,
+    fdr: Annotated[
+        float | None,
+        typer.Option(
+            help="posterior: bound on each query's posterior expected share of wrong "
+            "stated orders (default 0.05).",
+            show_default=False,
         ),
     ] = None,
     mc_draws: Annotated[
@@ -149,7 +162,7 @@ def build_command(
     params = BuildParameters(
         source=source, method=method, grade_agg=grade_agg, sig=sig, uncertainty=uncertainty,
         cluster=cluster, resample=resample, bootstrap=bootstrap, reg=reg, solver=solver,
-        seed=seed, disconnected=disconnected, tiering=tiering, mc_draws=mc_draws,
+        seed=seed, disconnected=disconnected, tiering=tiering, fdr=fdr, mc_draws=mc_draws,
         step_down=step_down, ties=ties, annotators=annotators, margin=margin,
     )  # fmt: skip
     executor = resolve_executor(jobs, scheduler)
@@ -171,6 +184,9 @@ def build_command(
         typer.echo(f"note: {new.new_version}", err=True)
     frame, payload = new.summary(name)
     title = f"build {new.id} ({new.params.method}, tiering {new.params.tiering})"
+    if fmt is OutputFormat.table and len(frame) > SHOWN_QUERIES:  # a table of 1M rows: hours
+        title += f": the first {SHOWN_QUERIES} of {len(frame)} queries (all: --format csv|json)"
+        frame = frame.head(SHOWN_QUERIES)
     emit(fmt, frame=frame, payload=payload, title=title)
     if fmt is OutputFormat.table and outcome.reliabilities:
         emit(
@@ -178,6 +194,10 @@ def build_command(
             frame=pd.DataFrame([r.__dict__ for r in outcome.reliabilities]),
             title="annotator reliabilities (eta: 1 careful, 0.5 random, 0 reversed)",
         )
+    if fmt is not OutputFormat.json:  # the JSON document has both as data
+        for line in (new.risk_line(), payload["note"]):
+            if line is not None:  # after a table on stdout, beside a CSV on stderr
+                typer.echo(line, err=fmt is not OutputFormat.table)
 
 
 def register(app: typer.Typer) -> None:

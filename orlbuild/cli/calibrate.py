@@ -29,8 +29,9 @@ def calibrate_command(
     tiering: Annotated[
         list[str] | None,
         typer.Option(
-            help="simultaneous, single-step (simultaneous without step-down), model, leader "
-            "(repeatable; default: all; with --design: simultaneous and model)."
+            help="simultaneous, single-step (simultaneous without step-down), model, leader, "
+            "posterior (repeatable; default: all; with --design: simultaneous and model; "
+            "posterior with --design plans its rounds from the posterior)."
         ),
     ] = None,
     items: Annotated[
@@ -106,6 +107,14 @@ def calibrate_command(
             help="--design planned: the planner's equivalence margin.", show_default=False
         ),
     ] = None,
+    fdr: Annotated[
+        float | None,
+        typer.Option(
+            help="--design with --tiering posterior: the bound on the expected share of wrong "
+            "stated orders (default 0.05).",
+            show_default=False,
+        ),
+    ] = None,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Simulate queries from a Bradley-Terry model and measure every tiering side by side.
@@ -128,7 +137,7 @@ def calibrate_command(
             design, scenario=scenario, method=method, tierings=tiering, items=items,
             queries=queries, tiers=tiers, gap=gap, sig=sig, seed=seed, start=start,
             budget_per_query=budget_per_query, rounds=rounds, max_per_query=max_per_query,
-            repeat_limit=repeat_limit, objective=objective, margin=margin,
+            repeat_limit=repeat_limit, objective=objective, margin=margin, fdr=fdr,
         )  # fmt: skip
         emit(fmt, frame=result.frame, payload=result.payload, title=result.title)
         return

@@ -12,6 +12,7 @@ from orlbuild.services.databases import (
     downgrade_database,
     newest_revision,
     upgrade_database,
+    written_by_newer,
 )
 
 db_app = typer.Typer(help="Create and migrate the database schema.", no_args_is_help=True)
@@ -51,6 +52,8 @@ def current_command(ctx: typer.Context) -> None:
     current = database_revision(get_state(ctx).db_url)
     head = newest_revision()
     state = "head" if current == head else "needs `orlbuild db upgrade`"
+    if written_by_newer(current):
+        state = "written by a newer orlbuild: upgrade orlbuild, not the store"
     typer.echo(f"{current or 'base'} ({state}; newest is {head})")
 
 

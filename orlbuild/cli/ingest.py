@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from orlbuild.cli.ingest_text import text_command
 from orlbuild.cli.input_options import (
     IngestCollectionOption,
     InputFileArgument,
@@ -23,18 +24,38 @@ from orlbuild.cli.input_options import (
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.ingest import DuplicatePolicy
 from orlbuild.progress import ingest_progress, progress_bar
-from orlbuild.services.ingests import (
-    IngestInterrupted,
-    IngestResult,
-    ingest_file_interruptibly,
-    ingest_runs,
-)
+from orlbuild.services.ingests import IngestResult, create_missing_store
+from orlbuild.services.interrupted_ingests import IngestInterrupted, ingest_file_interruptibly
+from orlbuild.services.run_ingests import ingest_runs
 from orlbuild.vocabulary import DEFAULT_COLLECTION, InputKind
 from scoring.vocabulary import ScorePrecisionName
+
+if TYPE_CHECKING:
+    from orlbuild.services.databases import Engine
 
 ingest_app = typer.Typer(
     help="Load judgments and runs into the store (one batch per file).", no_args_is_help=True
 )
+
+#: ``ingest pairwise --require-answers``: an empty winner is an error, not a pair skipped.
+RequireAnswersOption = Annotated[
+    bool,
+    typer.Option(
+        "--require-answers",
+        help="Refuse a row whose winner is empty (by default such rows, the pairs of a plan "
+        "file not judged yet, are skipped and counted).",
+    ),
+]
+
+#: ``ingest --columns``: the file's column names mapped onto ours.
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="Read columns named otherwise, e.g. --columns preferred=winner,other=loser "
+        "(the file's name on the left, ours on the right).",
+    ),
+]
 
 #: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
@@ -50,6 +71,16 @@ def _exit_when_interrupted() -> Iterator[None]:
         raise typer.Exit(INTERRUPTED_EXIT) from None
 
 
+@contextmanager
+def _ingest_store(ctx: typer.Context) -> Iterator[Engine]:
+    """The store to ingest into; a missing SQLite file is created first, saying so."""
+    created = create_missing_store(get_state(ctx).db_url)
+    if created is not None:
+        typer.echo(created, err=True)
+    with opened_store(ctx, writes=True) as engine:
+        yield engine
+
+
 def _emit(results: list[IngestResult]) -> None:
     """Each outcome on standard output, its warnings on standard error."""
     for result in results:
@@ -62,10 +93,10 @@ def _ingest(ctx: typer.Context, kind: InputKind, file: str, **options: Any) -> N
     """Ingest one file with a progress display (standard error), print the outcome.
 
     ``options`` are the command's, passed on to
-    :func:`~orlbuild.services.ingests.ingest_file_interruptibly`.
+    :func:`~orlbuild.services.interrupted_ingests.ingest_file_interruptibly`.
     """
     quiet = get_state(ctx).quiet
-    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+    with _ingest_store(ctx) as engine, _exit_when_interrupted():
         result = ingest_file_interruptibly(
             engine,
             kind,
@@ -100,8 +131,9 @@ def _judgment_command(kind: InputKind) -> Callable[..., None]:
         file: InputFileArgument,
         collection: IngestCollectionOption = DEFAULT_COLLECTION,
         fmt: InputFormatOption = None,
+        columns: ColumnsOption = None,
     ) -> None:
-        _ingest(ctx, kind, file, collection=collection, fmt=fmt)
+        _ingest(ctx, kind, file, collection=collection, fmt=fmt, columns=columns)
 
     command.__doc__ = JUDGMENT_COMMANDS[kind]
     return command
@@ -118,9 +150,20 @@ def pairwise_command(
     collection: IngestCollectionOption = DEFAULT_COLLECTION,
     fmt: InputFormatOption = None,
     query: PairwiseQueryOption = None,
+    require_answers: RequireAnswersOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Ingest pairwise preferences (see JUDGMENT_COMMANDS)."""
-    _ingest(ctx, InputKind.pairwise, file, collection=collection, fmt=fmt, query=query)
+    _ingest(
+        ctx,
+        InputKind.pairwise,
+        file,
+        collection=collection,
+        fmt=fmt,
+        query=query,
+        require_answers=require_answers,
+        columns=columns,
+    )
 
 
 @ingest_app.command("run")
@@ -133,6 +176,7 @@ def run_command(
     fmt: InputFormatOption = None,
     duplicates: RunDuplicatesOption = DuplicatePolicy.error,
     score_precision: ScorePrecisionOption = ScorePrecisionName.float32,
+    columns: ColumnsOption = None,
 ) -> None:
     """Ingest systems' runs (TREC run, or query, item, rank, score), one batch and one
     transaction per file, the system named by --system (one file) or --system-from; with
@@ -157,10 +201,11 @@ def run_command(
             system=system,
             duplicates=duplicates,
             score_precision=score_precision,
+            columns=columns,
         )
         return
     quiet = get_state(ctx).quiet
-    with opened_store(ctx, writes=True) as engine, _exit_when_interrupted():
+    with _ingest_store(ctx) as engine, _exit_when_interrupted():
         results = ingest_runs(
             engine,
             files,
@@ -170,8 +215,12 @@ def run_command(
             duplicates=duplicates,
             score_precision=score_precision,
             progress=lambda total, label: progress_bar(total, label, quiet=quiet),
+            columns=columns,
         )
     _emit(results)
+
+
+ingest_app.command("text")(text_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -73,6 +73,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("results", "List, show and export saved evaluations (orlbuild score --save)."),
     "ingest": ("ingest", "Load judgments and runs into the store (one batch per file)."),
     "batches": ("batches", "List and delete ingest batches."),
+    "systems": ("listings", "List the systems that have runs."),
+    "collections": ("listings", "List the collections."),
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,13 +14,40 @@ from orlbuild.vocabulary import OutputFormat
 if TYPE_CHECKING:
     import pandas as pd
 
+#: ``-l/--rel-level N`` of ``eval`` and ``score``: trec_eval's ``-l N``.
+RelLevelOption = Annotated[
+    float | None,
+    typer.Option(
+        "--rel-level",
+        "-l",
+        help="Relevant = grade >= N on every binary measure (trec_eval -l N): AP -> AP(rel=N).",
+    ),
+]
+
+
+def measures_at_level(names: list[str], level: float | None) -> list[str]:
+    """``names`` with ``rel=level`` on their binary measures (``level`` None: unchanged).
+
+    Raises
+    ------
+    typer.BadParameter
+        For a level that is not > 0.
+    """
+    if level is None:
+        return names
+    from scoring.measures import with_rel_level
+
+    if not level > 0:
+        raise typer.BadParameter(f"must be > 0, got {level:g}", param_hint="--rel-level")
+    return with_rel_level(names, level)
+
 
 def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
     """List the measures, their parameters, the RDQ aliases, weight presets and penalties."""
     import pandas as pd
 
     from scoring import MEASURES
-    from scoring.measures import RDQ
+    from scoring.measures import ALIASES, RDQ
     from scoring.penalties import PENALTIES
     from scoring.weights import WEIGHT_PRESETS
 
@@ -36,6 +63,15 @@ def measures_command(fmt: FormatOption = OutputFormat.table) -> None:
         )
         rows.append(
             {"measure": cls.pattern(), "parameters": defaults, "description": cls.DESCRIPTION}
+        )
+    for alias, (target, library) in ALIASES.items():
+        pattern = MEASURES[target].pattern().replace(target, alias, 1)
+        rows.append(
+            {
+                "measure": pattern,
+                "parameters": "",
+                "description": f"{library}'s name for {MEASURES[target].pattern()} (any case)",
+            }
         )
     frame = pd.DataFrame(rows)
     payload = {

@@ -30,8 +30,10 @@ __all__ = [
     "JobsOption",
     "MeasureOption",
     "MissingOption",
+    "OutputForceOption",
     "PerQueryOption",
     "QueryFilterOption",
+    "RawCellsOption",
     "SchedulerOption",
     "SystemsOption",
 ]
@@ -85,5 +87,27 @@ SchedulerOption = Annotated[
         help="Dask scheduler address tcp://HOST:PORT (default $ORLBUILD_SCHEDULER); "
         "wins over --jobs.",
         show_default=False,
+    ),
+]
+
+#: ``--force`` of the commands that write ``-o``: the output may overwrite a file a stored
+#: batch was read from (docs/reliability.md, "Output files").
+OutputForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Write the output even over a file a stored batch was read from (named).",
+    ),
+]
+
+#: ``--raw-cells`` of the commands that write CSV (or TSV) for people: text cells that a
+#: spreadsheet would run as a formula get a leading ``'`` unless it is given
+#: (docs/reliability.md, "Spreadsheet-safe CSV").
+RawCellsOption = Annotated[
+    bool,
+    typer.Option(
+        "--raw-cells",
+        help="csv/tsv: write cells beginning with = + - @ as they are "
+        "(default: prefixed with ' so a spreadsheet does not run them).",
     ),
 ]

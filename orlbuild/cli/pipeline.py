@@ -66,12 +66,14 @@ def _render(result: PipelineResult, fmt: OutputFormat) -> None:
     if fmt is OutputFormat.json:
         print_json(result.to_json())
         return
+    note = result.evaluation.conventions.get("ndcg")
     if fmt is OutputFormat.csv:
-        emit(fmt, frame=means)
+        emit(fmt, frame=means, note=note)
         return
     print_table(result.builds_frame(), title="ORLs built")
     scored = next(b for b in result.builds if b.name == result.scored_build)
-    print_table(means, title=f"Mean scores against {scored.name} ({scored.queries} queries)")
+    title = f"Mean scores against {scored.name} ({scored.queries} queries)"
+    emit(OutputFormat.table, frame=means, title=title, note=note)
     compare = result.evaluation.compare
     if not result.evaluation.comparisons.empty:
         settings = f"{result.evaluation.test_label()}, alpha {compare.alpha:g}"

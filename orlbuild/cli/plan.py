@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 
 from orlbuild.builders.parameters import PlanSettings
+from orlbuild.cli.options import OutputForceOption
+from orlbuild.cli.render import say
 from orlbuild.cli.state import checked_output, opened_store
 from orlbuild.vocabulary import (
     PlanFormat,
@@ -62,6 +64,15 @@ def plan_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the plan here (default: stdout).")
     ] = None,
+    with_text: Annotated[
+        bool,
+        typer.Option(
+            "--with-text",
+            help="Add query_text, item_a_text and item_b_text columns (`ingest text`), to judge "
+            "from the file alone.",
+        ),
+    ] = False,
+    force: OutputForceOption = False,
 ) -> None:
     """Propose the next comparisons of a pairwise build, and say which queries are settled.
 
@@ -72,12 +83,21 @@ def plan_command(
     that could change, any other build's unbacked boundaries, open ties and
     poorly measured items.
     """
-    from orlbuild.services.plans import plan_build, write_plan, write_plan_file, write_status
+    from orlbuild.services.deleted_batches import deleted_batches_notice
+    from orlbuild.services.plans import (
+        attach_texts,
+        plan_build,
+        write_plan,
+        write_plan_file,
+        write_status,
+    )
 
-    protected = checked_output(ctx, output)
+    protected = checked_output(ctx, output, force=force)
     with opened_store(ctx) as engine:
+        say(deleted_batches_notice(engine, build, "the plan"))
         settings = PlanSettings(budget, max_per_query, repeat_limit, seed, objective, margin)
         result = plan_build(engine, build, settings)
+        without_text = attach_texts(engine, result) if with_text else 0
     statuses = [q.status for q in result.plan.queries.values()]
     summary = (
         f"build {result.record.id}: {statuses.count('settled')} settled, "
@@ -90,6 +110,12 @@ def plan_command(
         write_plan_file(result, fmt, output, status_only=budget == 0, protected=protected)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(summary, err=True)
+    if without_text:
+        typer.echo(
+            f"Warning: {without_text} of the planned queries and items have no stored text "
+            "(see `orlbuild ingest text`)",
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.compare import load_panels
+from orlbuild.cli.compare import (
+    AllSystemsOption,
+    OptionalSystemsOption,
+    load_panels,
+    measure_note,
+)
 from orlbuild.cli.input_options import ScorePrecisionOption
 from orlbuild.cli.options import (
     BuildOption,
@@ -16,8 +21,8 @@ from orlbuild.cli.options import (
     JobsOption,
     MeasureOption,
     MissingOption,
+    OutputForceOption,
     SchedulerOption,
-    SystemsOption,
 )
 from orlbuild.cli.power_options import BudgetsOption, SubsamplesOption, parse_budgets
 from orlbuild.cli.render import emit
@@ -43,8 +48,9 @@ if TYPE_CHECKING:  # SciPy and matplotlib load only when the command runs
 def power_command(
     ctx: typer.Context,
     build: BuildOption,
-    system: SystemsOption,
     measure: MeasureOption,
+    system: OptionalSystemsOption = None,
+    all_systems: AllSystemsOption = False,
     budgets: BudgetsOption = None,
     subsamples: SubsamplesOption = 300,
     permutations: PermutationsOption = TestSettings.permutations,
@@ -56,6 +62,7 @@ def power_command(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write power and stability curves (PNG).")
     ] = None,
+    force: OutputForceOption = False,
     jobs: JobsOption = 1,
     scheduler: SchedulerOption = None,
     fmt: FormatOption = OutputFormat.table,
@@ -69,10 +76,12 @@ def power_command(
     """
     from orlbuild.executor import resolve_executor
 
-    protected = checked_output(ctx, plot)
+    protected = checked_output(ctx, plot, force=force)
     chosen = parse_budgets(budgets)
     executor = resolve_executor(jobs, scheduler)
-    scored = load_panels(ctx, build, system, measure, missing, score_precision)
+    scored = load_panels(
+        ctx, build, system or [], measure, missing, score_precision, all_systems=all_systems
+    )
     plan = power_budgets(scored.panels, chosen)
     total = power_steps(plan, subsamples)
     with progress_bar(total, "power analysis", quiet=get_state(ctx).quiet) as advance:
@@ -94,9 +103,10 @@ def power_command(
         typer.echo(f"wrote {plot}", err=True)
     warn(scored.notes, fmt)
     first = next(iter(results.values()))
+    conventions = measure_note(scored)
     payload = {
         "build": build_summary(scored.build),
-        "systems": list(system),
+        "systems": [str(c) for c in next(iter(scored.panels.values())).columns],
         "settings": {
             "test": first.test,
             "permutations": first.permutations,
@@ -105,10 +115,12 @@ def power_command(
             "seed": seed,
         },
         "measures": {name: result.to_dict() for name, result in results.items()},
+        "conventions": conventions,
         "warnings": scored.notes,
     }
     title = f"Power and stability ({first.test}, alpha = {alpha:g})"
-    emit(fmt, frame=power_table(results), payload=payload, title=title)
+    note = conventions.get("ndcg")
+    emit(fmt, frame=power_table(results), payload=payload, title=title, note=note)
 
 
 def power_table(results: dict[str, PowerResult]) -> pd.DataFrame:

@@ -7,10 +7,11 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from orlbuild.cli.options import BuildArgument, FormatOption
-from orlbuild.cli.render import emit, print_json
+from orlbuild.cli.options import BuildArgument, FormatOption, RawCellsOption
+from orlbuild.cli.render import emit, print_json, say
 from orlbuild.cli.state import opened_store
 from orlbuild.services.builds import assess_build
+from orlbuild.services.deleted_batches import deleted_batches_notice
 from orlbuild.vocabulary import OutputFormat
 
 __all__ = ["register"]
@@ -23,6 +24,7 @@ def quality_command(
         int, typer.Option(help="Flag items compared fewer times than this.")
     ] = 5,
     fmt: FormatOption = OutputFormat.table,
+    raw_cells: RawCellsOption = False,
 ) -> None:
     """Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.
 
@@ -33,6 +35,7 @@ def quality_command(
     csv prints the per-annotator agreement; json prints everything.
     """
     with opened_store(ctx) as engine:
+        say(deleted_batches_notice(engine, build, "quality"))
         quality = assess_build(engine, build, min_comparisons=min_comparisons)
     record, report = quality.record, quality.report
     flagged = report.items[report.items["flagged"]]
@@ -50,12 +53,12 @@ def quality_command(
         )
         return
     if fmt is OutputFormat.csv:
-        emit(fmt, frame=report.annotators)
+        emit(fmt, frame=report.annotators, raw_cells=raw_cells)
         return
     summary = pd.DataFrame(
         [
             ("raw preferences", f"{quality.preferences}"),
-            ("agreement with the ORL", f"{report.agreement:.4f}"),
+            ("agreement with the ORL (all preferences)", f"{report.agreement:.4f}"),
             (f"items with < {min_comparisons} comparisons", f"{len(flagged)}"),
             ("queries with majority-preference cycles", f"{report.cycles['query'].nunique()}"),
             (

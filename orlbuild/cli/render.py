@@ -42,6 +42,7 @@ __all__ = [
     "print_json",
     "print_table",
     "report_plan",
+    "say",
 ]
 
 #: Width a table may take when standard output is not a terminal (no truncation in practice).
@@ -81,9 +82,48 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+#: Records beyond which a JSON document is written one record per line (C encoder).
+BIG_DOCUMENT = 10_000
+
+
 def print_json(payload: Any) -> None:
-    """Write ``payload`` as one JSON document on standard output."""
-    sys.stdout.write(json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n")
+    """Write ``payload`` as one JSON document on standard output.
+
+    Indented by two spaces; a document of more than :data:`BIG_DOCUMENT` records (e.g.
+    ``quality --format json`` of 200,000 annotators) keeps its top-level members and
+    array elements on lines of their own but writes each element on one line: Python's
+    indenting encoder is pure Python and took most of that command's time (issue 39;
+    docs/performance.md, "Large outputs").
+    """
+    data = jsonable(payload)
+    if _records(data) <= BIG_DOCUMENT:
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return
+    sys.stdout.write(_record_lines(data) + "\n")
+
+
+def _records(data: Any) -> int:
+    """Elements of the arrays at the top level or in its members."""
+    if isinstance(data, list):
+        return len(data)
+    if isinstance(data, dict):
+        return sum(len(v) for v in data.values() if isinstance(v, (list, dict)))
+    return 0
+
+
+def _record_lines(data: Any, indent: str = "") -> str:
+    """``data`` with its members (and their elements) one per line, each written compactly."""
+    inner = indent + "  "
+
+    def one(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    if isinstance(data, list) and data:
+        return "[\n" + ",\n".join(inner + one(v) for v in data) + f"\n{indent}]"
+    if isinstance(data, dict) and data:
+        members = [f"{inner}{one(k)}: {_record_lines(v, inner)}" for k, v in data.items()]
+        return "{\n" + ",\n".join(members) + f"\n{indent}}}"
+    return one(data)
 
 
 def print_table(
@@ -131,6 +171,8 @@ def emit(
     frame: pd.DataFrame | Columns,
     payload: Any = None,
     title: str | None = None,
+    raw_cells: bool = False,
+    note: str | None = None,
 ) -> None:
     """Render a command's result.
 
@@ -145,10 +187,19 @@ def emit(
         The JSON document for ``json``; defaults to the frame's records.
     title
         Optional title above a table.
+    raw_cells
+        Write CSV cells as they are; by default a text cell a spreadsheet would run
+        as a formula gets a leading ``'`` (:mod:`orlbuild.orl_io.cells`).
+    note
+        What the column names leave implicit (the grades and gain of each nDCG,
+        docs/measures.md, "Baselines"): under the title of a table; on standard error
+        beside CSV, which holds only the data; JSON carries it in its payload.
     """
     if fmt is OutputFormat.table:
-        print_table(frame, title=title)
+        print_table(frame, title=title if not note else f"{title}\n{note}" if title else note)
         return
+    if fmt is OutputFormat.csv and note:
+        typer.echo(f"Note: {note}", err=True)
     if fmt is OutputFormat.json and payload is not None:
         print_json(payload)
         return
@@ -156,7 +207,10 @@ def emit(
     if fmt is OutputFormat.json:
         print_json(table.to_dict(orient="records"))
     else:
+        from orlbuild.orl_io.cells import safe_frame
+
         shown = table.reset_index() if table.index.name is not None else table
+        shown = shown if raw_cells else safe_frame(shown)
         shown.to_csv(sys.stdout, index=False, float_format="%.6g")
 
 
@@ -199,3 +253,9 @@ def report_plan(notes: list[str], warnings: list[str]) -> None:
         typer.echo(f"Note: {note}", err=True)
     for warning in warnings:
         typer.echo(f"Warning: {warning}", err=True)
+
+
+def say(line: str | None) -> None:
+    """Print a one-line notice on standard error (nothing for ``None``)."""
+    if line:
+        typer.echo(line, err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orlbuild.cli.options import FormatOption, PerQueryOption
+from orlbuild.cli.options import FormatOption, OutputForceOption, PerQueryOption, RawCellsOption
 from orlbuild.cli.render import emit, jsonable
 from orlbuild.cli.score_tables import score_report
 from orlbuild.cli.state import checked_output, opened_store
@@ -42,6 +42,7 @@ def list_command(
         str | None, typer.Option("--system", "-s", help="Only evaluations of this system.")
     ] = None,
     fmt: FormatOption = OutputFormat.table,
+    raw_cells: RawCellsOption = False,
 ) -> None:
     """List saved evaluations, newest first."""
     with opened_store(ctx) as engine:
@@ -51,6 +52,7 @@ def list_command(
         frame=frame,
         payload={"evaluations": frame.to_dict(orient="records")},
         title="Saved evaluations",
+        raw_cells=raw_cells,
     )
 
 
@@ -60,11 +62,14 @@ def show_command(
     evaluation: EvaluationArgument,
     per_query: PerQueryOption = False,
     fmt: FormatOption = OutputFormat.table,
+    raw_cells: RawCellsOption = False,
 ) -> None:
     """Show a saved evaluation as `orlbuild score` printed it."""
     saved = _load(ctx, evaluation)
     table, payload = score_report(_evaluation(saved), per_query=per_query, extra=_extra(saved))
-    emit(fmt, frame=table, payload=payload, title=f"Evaluation {saved.id}: {saved.system}")
+    title = f"Evaluation {saved.id}: {saved.system}"
+    note = payload["conventions"].get("ndcg")
+    emit(fmt, frame=table, payload=payload, title=title, raw_cells=raw_cells, note=note)
 
 
 @results_app.command("export")
@@ -77,17 +82,23 @@ def export_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
+    force: OutputForceOption = False,
+    raw_cells: RawCellsOption = False,
 ) -> None:
     """Export a saved evaluation's per-query values (CSV) or its full document (JSON)."""
     from orlbuild.output_files import write_output
 
-    protected = checked_output(ctx, output)
+    protected = checked_output(ctx, output, force=force)
     saved = _load(ctx, evaluation)
     if fmt is ScoresFileFormat.json:
         _, payload = score_report(_evaluation(saved), per_query=True, extra=_extra(saved))
         text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False) + "\n"
     else:
-        text = saved.per_query.reset_index().to_csv(index=False, float_format="%.17g")
+        from orlbuild.orl_io.cells import safe_frame
+
+        frame = saved.per_query.reset_index()
+        frame = frame if raw_cells else safe_frame(frame)
+        text = frame.to_csv(index=False, float_format="%.17g")
     if output is None:
         sys.stdout.write(text)
     else:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from orlbuild.cli.input_options import DuplicatesOption, ScorePrecisionOption
+from orlbuild.cli.measures import RelLevelOption, measures_at_level
 from orlbuild.cli.options import (
     BuildOption,
     FormatOption,
@@ -31,6 +32,7 @@ from orlbuild.services.evaluations import (
     score_run,
     score_systems,
 )
+from orlbuild.services.posterior_audit import stored_one_tier_note
 from orlbuild.vocabulary import InputFormat, OutputFormat
 from scoring.errors import ScoringError
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
@@ -48,6 +50,7 @@ def score_command(
     ctx: typer.Context,
     build: BuildOption,
     measure: MeasureOption,
+    rel_level: RelLevelOption = None,
     system: Annotated[
         str | None, typer.Option("--system", "-s", help="A system with a stored run.")
     ] = None,
@@ -73,20 +76,26 @@ def score_command(
             build,
             system,
             run,
-            measure,
+            measures_at_level(measure, rel_level),
             missing,
             duplicates,
             score_precision,
             run_format,
         )
         saved = score_and_save(engine, scores) if save else None
-    extra = {"build": build_summary(scores.build), "system": scores.system}
-    table, payload = score_report(scores.evaluation, per_query=per_query, extra=extra)
+        note = stored_one_tier_note(engine, scores.build.id)  # a reference that states little
+    extra = {"build": build_summary(scores.build), "system": scores.system, "reference_note": note}
+    table, payload = score_report(
+        scores.evaluation, per_query=per_query, extra=extra, reasons=scores.undefined_reasons
+    )
     if saved is not None:
         payload["evaluation"] = {"id": saved}
         typer.echo(f"saved as evaluation {saved} (see `orlbuild results show {saved}`)", err=True)
     warn(payload["warnings"], fmt)
-    emit(fmt, frame=table, payload=payload, title=f"{scores.system} vs build {scores.build.id}")
+    title = f"{scores.system} vs build {scores.build.id}"
+    emit(fmt, frame=table, payload=payload, title=title, note=payload["conventions"].get("ndcg"))
+    if note is not None and fmt is not OutputFormat.json:
+        typer.echo(note, err=fmt is not OutputFormat.table)
 
 
 def _score(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,13 +16,14 @@ if TYPE_CHECKING:
 
 
 def _means(values: np.ndarray, columns: list[str]) -> dict[str, float]:
-    """Column means of ``values`` (queries x measures), NaN left out; NaN for no query."""
+    """The ``all`` value per column of ``values`` (queries x measures): the mean with NaN
+    left out, the sum for a counting measure (trec_eval's; :func:`scoring.aggregation.aggregate`);
+    NaN for no query."""
+    from scoring.aggregation import aggregate_columns
+
     if not len(values):
         return dict.fromkeys(columns, float("nan"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        means = np.nanmean(values, axis=0).tolist()
-    return dict(zip(columns, means, strict=True))
+    return aggregate_columns(columns, values)
 
 
 def _per_query(
@@ -35,10 +36,22 @@ def _per_query(
     }
 
 
+def _reasons_words(reasons: Mapping[str, int]) -> str:
+    """``one tier in the ORL (48), the run has no results for the query (2)``."""
+    return ", ".join(f"{reason} ({count})" for reason, count in reasons.items())
+
+
 def score_payload(
-    evaluation: EvaluationResult, extra: dict[str, Any] | None = None
+    evaluation: EvaluationResult,
+    extra: dict[str, Any] | None = None,
+    reasons: Mapping[str, Mapping[str, int]] | None = None,
 ) -> dict[str, Any]:
-    """The JSON view of an evaluation (see :func:`score_report`), without a table (nor pandas)."""
+    """The JSON view of an evaluation (see :func:`score_report`), without a table (nor pandas).
+
+    ``reasons`` (:func:`orlbuild.services.undefined_scores.undefined_reasons`) says why
+    each measure is undefined where it is: named in its warning and given as
+    ``undefined_reasons``.
+    """
     scores = evaluation.scores
     columns = list(scores.measures)
     values = scores.matrix
@@ -60,20 +73,29 @@ def score_payload(
             f"{len(missing)} ORL queries are missing from the run: {first_and_more(missing)}"
         )
     for measure, count in undefined.items():
-        notes.append(f"{measure} is undefined for {count} queries (left out of its mean)")
+        why = (reasons or {}).get(measure)
+        notes.append(
+            f"{measure} is undefined for {count} queries (left out of its mean)"
+            + (f": {_reasons_words(why)}" if why else "")
+        )
     return {
         **(extra or {}),
         "queries": len(scores.queries),
         "mean": means,
         "per_query": _per_query(scores.queries, columns, values),
         "undefined": undefined,
+        "undefined_reasons": {m: dict(r) for m, r in (reasons or {}).items()},
         "conventions": dict(evaluation.conventions),
         "warnings": notes,
     }
 
 
 def score_report(
-    evaluation: EvaluationResult, *, per_query: bool, extra: dict[str, Any] | None = None
+    evaluation: EvaluationResult,
+    *,
+    per_query: bool,
+    extra: dict[str, Any] | None = None,
+    reasons: Mapping[str, Mapping[str, int]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Table and JSON views of an evaluation.
 
@@ -86,6 +108,8 @@ def score_report(
         Show one table row per query (plus the mean) instead of the means only.
     extra
         Members put first in the JSON document (e.g. ``build``, ``system``).
+    reasons
+        Why each measure is undefined where it is (see :func:`score_payload`).
 
     Returns
     -------
@@ -96,7 +120,7 @@ def score_report(
     """
     import pandas as pd
 
-    payload = score_payload(evaluation, extra)
+    payload = score_payload(evaluation, extra, reasons)
     frame, means = evaluation.per_query, payload["mean"]
     if per_query:
         table = pd.concat([frame, pd.DataFrame([means], index=pd.Index(["mean"], name="query"))])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:  # the store (SQLAlchemy) loads only in commands that open it
+    from orlbuild.output_files import StoredInput
     from orlbuild.services.databases import Engine
 
 DEFAULT_DB_URL = "sqlite:///orlbuild.db"
@@ -50,16 +51,38 @@ def get_state(ctx: typer.Context) -> AppState:
     return root.obj
 
 
-def checked_output(ctx: typer.Context, path: Path | None) -> list[tuple[str, Path]]:
-    """Refuse ``path`` before any work when it is the store or cannot be written.
+def checked_output(
+    ctx: typer.Context, path: Path | None, *, force: bool = False
+) -> list[tuple[str, Path] | StoredInput]:
+    """Refuse ``path`` before any work when it is the store, an input or cannot be written.
 
+    The inputs are the files the stored batches were read from, matched by path and by
+    content; ``force`` lets such a file be overwritten, with a warning naming it.
     Returns the protected files to pass on to the writer (docs/reliability.md, "Output files").
     """
-    from orlbuild.output_files import check_output, sqlite_store_files
+    from orlbuild.errors import OrlbuildError
+    from orlbuild.output_files import check_output, input_matches, sqlite_store_files
 
-    protected = [("the store", p) for p in sqlite_store_files(get_state(ctx).db_url)]
-    if path is not None:
-        check_output(path, protected=protected)
+    url = get_state(ctx).db_url
+    protected: list[tuple[str, Path] | StoredInput] = [
+        ("the store", p) for p in sqlite_store_files(url)
+    ]
+    if path is None:
+        return protected
+    inputs: list[StoredInput] = []
+    try:
+        with opened_store(ctx) as engine:
+            from orlbuild.services.batches import stored_inputs
+
+            inputs = stored_inputs(engine)
+    except OrlbuildError:  # no store (yet): the command says so when it opens it
+        pass
+    if force:
+        for match in input_matches(path, inputs):
+            typer.echo(f"warning: --force: overwriting {path}, {match}", err=True)
+    else:
+        protected += inputs
+    check_output(path, protected=protected)
     return protected
 
 

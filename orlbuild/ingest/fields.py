@@ -14,19 +14,38 @@ import numpy as np
 import pandas as pd
 
 from orlbuild.errors import InputError
+from orlbuild.ingest.characters import CONTROL_CHARACTERS
 from orlbuild.ingest.name_codes import Vocabulary
 from orlbuild.ingest.rows import ColumnChunk
 from orlbuild.ingest.trec_reader import (
     NAME_LENGTH,  # the store's limit, without importing the store
 )
 
-__all__ = ["finite_floats", "flags", "identifier_codes", "identifier_pair_codes", "integers"]
+__all__ = [
+    "FLAG_VALUES",
+    "finite_floats",
+    "flags",
+    "identifier_codes",
+    "identifier_pair_codes",
+    "integers",
+]
 
 #: Largest integer a rank or grade may take (the store's INTEGER is 32-bit on PostgreSQL).
 MAX_INTEGER = 2**31 - 1
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
-_FLAGS = {"0": False, "1": True, "false": False, "true": True, "": False}
+#: The one vocabulary of a 0/1 column (``tie``), after stripping and lower-casing
+#: (docs/input-formats.md, "Ties"): 0/1, as a float column is written (``0.0``/``1.0``),
+#: ``false``/``true`` (JSON booleans too), and an empty cell for 0.
+FLAG_VALUES = {
+    "0": False,
+    "1": True,
+    "0.0": False,
+    "1.0": True,
+    "false": False,
+    "true": True,
+    "": False,
+}
 
 
 def _fail_at(
@@ -117,16 +136,26 @@ def _coded_names(
     if default is not None:
         stripped = [name or default for name in stripped]
     lengths = np.fromiter(map(len, stripped), dtype=np.int64, count=len(stripped))
-    nul = "\x00" in "".join(stripped)
-    problems = (
+    joined = "".join(stripped)
+    nul = "\x00" in joined
+    control = CONTROL_CHARACTERS.search(joined) is not None
+    none = np.zeros(len(stripped), dtype=bool)
+    problems: tuple[tuple[np.ndarray, str, str], ...] = (
         (lengths == 0, "empty {}", "every row needs a {}"),
         (lengths > NAME_LENGTH, f"{{}} is longer than {NAME_LENGTH} characters", "shorten it"),
         (
-            np.fromiter(("\x00" in n for n in stripped), bool, len(stripped))
-            if nul
-            else np.zeros(len(stripped), dtype=bool),
+            np.fromiter(("\x00" in n for n in stripped), bool, len(stripped)) if nul else none,
             "{} contains a NUL byte (\\x00)",
             "identifiers are text: remove the NUL byte (is this a binary or UTF-16 file?)",
+        ),
+        (
+            np.fromiter(
+                (CONTROL_CHARACTERS.search(n) is not None for n in stripped), bool, len(stripped)
+            )
+            if control
+            else none,
+            "{} contains a control character",
+            "identifiers are printable text: remove it (tabs and line ends separate fields)",
         ),
     )
     for bad, reason, hint in problems:
@@ -238,7 +267,7 @@ def finite_floats(chunk: ColumnChunk, column: str, label: str, *, hint: str) -> 
 
 
 def flags(chunk: ColumnChunk, column: str, label: str) -> np.ndarray:
-    """Booleans of a 0/1 column (``true``/``false`` and empty cells = 0 accepted).
+    """Booleans of a 0/1 column, in the words of :data:`FLAG_VALUES` (any case, stripped).
 
     Returns
     -------
@@ -249,9 +278,16 @@ def flags(chunk: ColumnChunk, column: str, label: str) -> np.ndarray:
     if raw is None:
         return np.zeros(len(chunk), dtype=bool)
     local, uniques = pd.factorize(np.asarray(raw, dtype=object))
-    meaning = [_FLAGS.get(str(u).strip().lower()) for u in uniques]
+    meaning = [FLAG_VALUES.get(str(u).strip().lower()) for u in uniques]
     unknown = [i for i, m in enumerate(meaning) if m is None]
     if unknown:
         mask = np.isin(local, unknown)
-        _fail_at(chunk, mask, raw, f"{column} must be 0 or 1", label, "use 1 for a tie")
+        _fail_at(
+            chunk,
+            mask,
+            raw,
+            f"{column} must be 0 or 1",
+            label,
+            "use 1 (or 1.0, true) for a tie, 0 (0.0, false or empty) for none",
+        )
     return np.asarray(meaning, dtype=bool)[local]

@@ -26,6 +26,7 @@ from orlbuild.ingest.fields import (
 )
 from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import Column, ColumnChunk, RecordLayout
+from orlbuild.ingest.run_order import rank_order_note
 from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.run import comparable_scores
 from scoring.vocabulary import (  # the run vocabulary is the scoring core's
@@ -518,6 +519,9 @@ def _check_run(facts: Facts, file: FileCheck) -> tuple[Facts, int]:
     two scores equal as float32 tie under ``float32`` (trec_eval <= 9.0.8), so
     the earlier line survives; the stored scores keep their full precision.
     """
+    note = rank_order_note(file.label, facts["query_id"], facts["rank"], facts["score"])
+    if note is not None:
+        file.notes.append(note)
     frame = file.frame(facts)
     keys = ["query_id", "item_id"]
     repeated = frame.duplicated(keys)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, ParamSpec
@@ -21,6 +22,7 @@ import pandas as pd
 
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.gc_pause import paused_gc
+from orlbuild.ingest.characters import INVISIBLE_CHARACTERS, describe, visible
 from orlbuild.ingest.kinds import (
     DEFAULT_QUERY,
     KINDS,
@@ -34,11 +36,13 @@ from orlbuild.ingest.name_codes import Vocabularies
 from orlbuild.ingest.rows import ColumnChunk, RecordLayout, is_comment, read_chunks
 from orlbuild.ingest.source import STDIN, Source, detect_format, sniff_trec
 from orlbuild.ingest.trec_reader import NAME_LENGTH
+from orlbuild.nesting import checked_json_text
 from orlbuild.records import NamedChunk
 from orlbuild.vocabulary import InputFormat, InputKind
 from scoring.vocabulary import DuplicatePolicy, ScorePrecisionName
 
 __all__ = [
+    "HEADERLESS_FIELDS",
     "SHAPE_FORMATS",
     "TABULAR_FORMATS",
     "InputStream",
@@ -47,6 +51,8 @@ __all__ = [
     "input_format",
     "kind_formats",
     "read_input",
+    "refuse_wrong_kind",
+    "shape_words",
 ]
 
 
@@ -60,15 +66,21 @@ def _with_first_line(texts: Iterator[str]) -> tuple[str | None, Iterator[str]]:
     Only the first :data:`HEAD_CHARS` characters are looked at (a one-line
     JSON array may be the whole file): a longer first line is returned cut.
     """
+    head, texts = _with_head(texts)
+    return _first_line_of(head, final=True), texts
+
+
+def _with_head(texts: Iterator[str]) -> tuple[str, Iterator[str]]:
+    """The decoded start of the file (at least its first line, or :data:`HEAD_CHARS`), and
+    the whole content, that start included."""
     seen: list[str] = []
     head = ""
     for text in texts:
         seen.append(text)
         head += text
-        first = _first_line_of(head)
-        if first is not None or len(head) > HEAD_CHARS:
+        if _first_line_of(head) is not None or len(head) > HEAD_CHARS:
             break
-    return _first_line_of(head, final=True), itertools.chain(seen, texts)
+    return head, itertools.chain(seen, texts)
 
 
 def _first_line_of(head: str, *, final: bool = False) -> str | None:
@@ -89,6 +101,25 @@ def _first_line_of(head: str, *, final: bool = False) -> str | None:
 #: Formats that name a shape of a kind rather than a file syntax (the syntax comes
 #: from the extension): ``--format arena``.
 SHAPE_FORMATS = {InputFormat.arena: "arena"}
+
+
+#: The fields of each headerless format, in the words docs/input-formats.md uses.
+HEADERLESS_FIELDS = {
+    InputFormat.prefs_release: "qid a b winner",
+    InputFormat.trec_prefs: "qid jg jsg docno rel_level",
+    InputFormat.qrels: "query iteration item grade",
+    InputFormat.trec: "query Q0 item rank score tag",
+}
+
+
+def shape_words(fmt: InputFormat, shapes: tuple[RecordLayout, ...], chunk: ColumnChunk) -> str:
+    """How a file was read, for the ingest message: ``prefs-release: qid a b winner``,
+    ``native tsv: query winner loser`` (the shape, when the kind has several, the syntax
+    and the columns the file gives)."""
+    if fmt in HEADERLESS_FIELDS:
+        return f"{fmt.value}: {HEADERLESS_FIELDS[fmt]}"
+    shape = f"{chunk.shape} " if len(shapes) > 1 else ""
+    return f"{shape}{fmt.value}: {' '.join(chunk.columns)}"
 
 
 #: File syntaxes every kind can be written in (a header names the columns).
@@ -138,6 +169,8 @@ def _choose_format(
     override: InputFormat | None,
     first_line: str | None,
     format_option: str = "--format",
+    *,
+    sniff_headerless: bool = True,
 ) -> InputFormat:
     """``--format``, else TREC qrels/run content, else the extension, else a sniff.
 
@@ -156,7 +189,7 @@ def _choose_format(
     if override is None and by_content is not None and by_content in trec_formats:
         return by_content  # recognised by content, whatever the name
     sniff = name == STDIN or not _known_extension(name) or len(kind.layouts) > 1
-    if override is None and sniff:
+    if override is None and sniff and sniff_headerless:
         sniffed = _sniff_headerless(kind, first_line)
         if sniffed is not None:
             return sniffed
@@ -356,6 +389,14 @@ class InputStream:
         Runs only: how ``keep-first`` compares scores.
     query
         Pairwise only (``--query``): every row goes into this one query.
+    columns
+        ``--columns``: the file's column names (lower case) -> ours
+        (:func:`orlbuild.ingest.column_names.parse_column_map`).
+    require_answers
+        Pairwise only (``--require-answers``): a row whose answer (``winner``,
+        crowd-kit's ``label``) is empty is an error, instead of a pair not
+        judged yet that is skipped and counted in ``notes``
+        (docs/input-formats.md, "Partly answered plan files").
 
     Attributes
     ----------
@@ -370,6 +411,8 @@ class InputStream:
     whole
         The number of rows when the file comes as one chunk (known before it
         is stored), else ``None``.
+    shape_read
+        How the file is read (:func:`shape_words`), once its first rows are.
     """
 
     def __init__(
@@ -384,8 +427,12 @@ class InputStream:
         format_option: str = "--format",
         score_precision: ScorePrecisionName = ScorePrecisionName.float32,
         query: str | None = None,
+        require_answers: bool = False,
+        columns: Mapping[str, str] | None = None,
     ) -> None:
         self.kind = kind
+        self._require_answers = require_answers
+        self._columns = dict(columns or {})
         self._spec = KINDS[InputKind(kind)]
         if query is not None and kind != InputKind.pairwise:
             raise ConfigError("--query applies to pairwise preferences only")
@@ -403,6 +450,7 @@ class InputStream:
         self.dropped = 0
         self.rows = 0
         self.whole: int | None = None
+        self.shape_read: str | None = None
         self._digest = ReadingDigest(kind)
 
     @property
@@ -423,13 +471,22 @@ class InputStream:
 
     def _chunks(self) -> Iterator[NamedChunk]:
         """The checked chunks: streamed (pairwise) or one whole-file chunk."""
-        first_line, texts = _with_first_line(self._source.texts())
+        head, texts = _with_head(self._source.texts())
+        first_line = _first_line_of(head, final=True)
+        if self._fmt is None and not self._columns:
+            refuse_wrong_kind(self.kind, head, first_line, self.label, self._format_option)
         chosen = _choose_format(
-            self._spec, self._source.name, self._fmt, first_line, self._format_option
+            self._spec,
+            self._source.name,
+            self._fmt,
+            first_line,
+            self._format_option,
+            sniff_headerless=not self._columns,
         )
         shapes = _shapes(self._spec, self._fmt)
-        chunks = read_chunks(texts, chosen, shapes, self.label, self.notes)
+        chunks = read_chunks(texts, chosen, shapes, self.label, self.notes, self._columns)
         first = next(chunks)  # a file without rows raises here
+        self.shape_read = shape_words(chosen, shapes, first)
         rest = itertools.chain([first], chunks)
         if self.kind == InputKind.pairwise and first.shape != "trec-prefs":
             qrels_like = (
@@ -437,7 +494,11 @@ class InputStream:
                 and chosen is InputFormat.prefs_release
                 and sniff_trec(first_line) is InputFormat.qrels
             )
-            yield from self._pairwise_chunks(rest, first_line if qrels_like else None)
+            answered = _Answered(self.label, require=self._require_answers)
+            yield from self._pairwise_chunks(
+                answered.chunks(rest), first_line if qrels_like else None
+            )
+            self.notes.extend(answered.notes())
         else:
             whole = self._whole_file(rest)
             self.whole = len(whole)
@@ -453,9 +514,16 @@ class InputStream:
             line_parts.append(chunk.lines)
         facts = _concatenate(parts)
         vocab.finish(facts, NAME_COLUMNS)
+        lines = np.concatenate(line_parts)
+        invisible = _Invisible(label)
+        invisible.check(
+            {v: np.asarray(n, dtype=object) for v, n in vocab.as_lists().items()}, facts, lines
+        )
+        if invisible.note is not None:
+            self.notes.append(invisible.note)
         facts, self.dropped = spec.check(
             facts,
-            np.concatenate(line_parts),
+            lines,
             label,
             vocab,
             self._duplicates,
@@ -488,10 +556,16 @@ class InputStream:
         without_query = False
         battles = _BattleShapes()
         one_query = _OneQuery(self._query) if self._query is not None else None
+        invisible = _Invisible(label)
         for chunk in chunks:
             vocab = Vocabularies()
             facts = spec.parse(chunk, label, vocab)
             vocab.finish(facts, NAME_COLUMNS)
+            invisible.check(
+                {v: np.asarray(n, dtype=object) for v, n in vocab.as_lists().items()},
+                facts,
+                chunk.lines,
+            )
             without_query = without_query or "query" not in chunk.columns
             counts = facts.pop("count", None)  # count 0 is judged for the whole file below
             facts, _ = spec.check(
@@ -516,6 +590,8 @@ class InputStream:
             elif self.rows < PER_BATTLE_SAMPLE_ROWS:
                 battles.add(names, facts)
             yield NamedChunk(names, facts)
+        if invisible.note is not None:
+            self.notes.append(invisible.note)
         if all_zero_winners:
             _refuse_qrels_read_as_preferences(qrels_line, label)
         if zeros and not self.rows:
@@ -531,6 +607,131 @@ class InputStream:
             )
         else:
             self.notes.extend(battles.warning(label))
+
+
+class _Invisible:
+    """Zero-width and bidi-control characters in ids: one warning per file naming the first
+    line, and a preference whose two items differ only by them refused
+    (:mod:`orlbuild.ingest.characters`)."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self.note: str | None = None
+
+    def check(self, names: dict[str, np.ndarray], facts: Facts, lines: np.ndarray) -> None:
+        """Look at one chunk (``facts`` rows aligned with ``lines``, codes into ``names``)."""
+        bad = {
+            vocabulary: np.fromiter(
+                (INVISIBLE_CHARACTERS.search(n) is not None for n in values), bool, len(values)
+            )
+            for vocabulary, values in names.items()
+            if len(values) and INVISIBLE_CHARACTERS.search("\x1f".join(values.tolist()))
+        }
+        if not bad:
+            return
+        if "items" in bad and "winner_id" in facts:
+            self._refuse_twins(names["items"], facts, lines)
+        if self.note is not None:
+            return
+        first: tuple[int, str, str] | None = None
+        for column, vocabulary in NAME_COLUMNS.items():
+            if vocabulary not in bad or column not in facts:
+                continue
+            rows = np.flatnonzero(bad[vocabulary][facts[column]])
+            if rows.size and (first is None or rows[0] < first[0]):
+                first = (int(rows[0]), column, names[vocabulary][facts[column][rows[0]]])
+        if first is None:
+            return
+        row, column, name = first
+        self.note = (
+            f"{self._label}, line {int(lines[row])}: {column.removesuffix('_id')} {name!r} holds "
+            f"an invisible character ({describe(name)}); ids are compared exactly, so it is not "
+            f"{visible(name)!r} (the first such id of the file)"
+        )
+
+    def _refuse_twins(self, items: np.ndarray, facts: Facts, lines: np.ndarray) -> None:
+        """A preference between two items that look the same is refused."""
+        seen = np.asarray([visible(n) for n in items.tolist()], dtype=object)
+        winner, loser = facts["winner_id"], facts["loser_id"]
+        twins = np.flatnonzero((winner != loser) & (seen[winner] == seen[loser]))
+        if twins.size:
+            row = int(twins[0])
+            a, b = items[winner[row]], items[loser[row]]
+            raise InputError(
+                f"the two items differ only by invisible characters ({describe(a) or describe(b)})",
+                file=self._label,
+                line=int(lines[row]),
+                value=f"{a!r} vs {b!r}",
+                hint="remove the zero-width or bidi-control characters from the ids",
+            )
+
+
+#: The column that holds a pairwise shape's answer (empty: the pair is not judged yet).
+ANSWER_COLUMNS = {"arena": "winner", "evalica": "winner", "crowd-kit": "label"}
+
+
+class _Answered:
+    """Rows of a partly answered file (``orlbuild plan``'s, ``winner`` empty): skipped, counted.
+
+    With ``require`` an empty answer is an error naming its line instead.
+    """
+
+    def __init__(self, label: str, *, require: bool) -> None:
+        self._label, self._require = label, require
+        self.skipped, self._first, self._rows = 0, 0, 0
+        self._column = "winner"
+
+    def chunks(self, chunks: Iterator[ColumnChunk]) -> Iterator[ColumnChunk]:
+        """The chunks without their unanswered rows."""
+        for chunk in chunks:
+            self._rows += len(chunk)
+            column = ANSWER_COLUMNS.get(chunk.shape)
+            if column is None:
+                yield chunk
+                continue
+            said = chunk.columns[column]
+            empty = np.fromiter((not v.strip() for v in said), dtype=bool, count=len(said))
+            if not empty.any():
+                yield chunk
+                continue
+            where = int(np.flatnonzero(empty)[0])
+            if self._require:
+                raise InputError(
+                    f"{column} is not answered (the cell is empty)",
+                    file=self._label,
+                    line=int(chunk.lines[where]),
+                    hint=f"fill {column} in every row, or leave out --require-answers to skip "
+                    "the rows not answered",
+                )
+            if not self.skipped:
+                self._first, self._column = int(chunk.lines[where]), column
+            self.skipped += int(empty.sum())
+            kept = np.flatnonzero(~empty)
+            yield ColumnChunk(
+                chunk.lines[kept],
+                {
+                    name: [values[i] for i in kept.tolist()]
+                    for name, values in chunk.columns.items()
+                },
+                chunk.shape,
+            )
+        if self.skipped and self.skipped == self._rows:
+            raise InputError(
+                f"no row is answered (every {self._column} is empty)",
+                file=self._label,
+                line=self._first,
+                hint=f"fill {self._column} in the rows judged",
+            )
+
+    def notes(self) -> list[str]:
+        """The warning counting the rows skipped, if any."""
+        if not self.skipped:
+            return []
+        return [
+            f"{self._label}: skipped {self.skipped} row(s) not answered (empty {self._column}, "
+            f"first at "
+            f"line {self._first}); pass --require-answers to refuse such a file"
+        ]
 
 
 _P = ParamSpec("_P")
@@ -666,6 +867,109 @@ class _BattleShapes:
             "id (such as LMArena's question_id) was probably read as the query; to rank all "
             "items in one leaderboard, ingest again with --query NAME (TOML: query = NAME)"
         ]
+
+
+#: The headerless TREC formats recognised by content: what they are called, their fields
+#: and the ingest command that reads them.
+TREC_KINDS = {
+    InputFormat.qrels: ("TREC qrels", InputKind.graded),
+    InputFormat.trec: ("TREC run", InputKind.run),
+}
+
+
+def refuse_wrong_kind(
+    kind: str, head: str, first_line: str | None, label: str, format_option: str = "--format"
+) -> None:
+    """Refuse a TREC qrels or run file given to the ingest of another kind, before any row.
+
+    The file's kind is recognised by content as ``orlbuild eval`` does
+    (:func:`~orlbuild.ingest.source.sniff_trec`). A pairwise file whose
+    first line is also a ``qid a b winner`` preference (``q1 0 d1 0``) is
+    taken for qrels only when a line of the start of the file is qrels and
+    not a preference; one whose every line is both is judged at its end
+    (:func:`_refuse_qrels_read_as_preferences`).
+
+    Raises
+    ------
+    InputError
+        ``this is a TREC qrels file; use `orlbuild ingest graded```, naming
+        line 1 (``--format`` reads the file anyway).
+    """
+    found = sniff_trec(first_line)
+    if found is None:
+        _refuse_other_header(kind, first_line, label, format_option)
+        return
+    if found in kind_formats(kind):
+        return
+    if kind == InputKind.pairwise and found is InputFormat.qrels:
+        lines = [t for t in head.splitlines() if t.strip() and not is_comment(t)]
+        complete = lines[:-1] if len(head) > HEAD_CHARS and len(lines) > 1 else lines
+        preference = next(
+            layout
+            for layout in KINDS[InputKind.pairwise].layouts
+            if layout.headerless is InputFormat.prefs_release
+        ).headerless_test
+        if not any(
+            sniff_trec(t) is InputFormat.qrels
+            and preference is not None
+            and not preference(t.split())
+            for t in complete
+        ):
+            return
+    name, command = TREC_KINDS[found]
+    raise InputError(
+        f"this is a {name} file; use `orlbuild ingest {command.value}`",
+        file=label,
+        line=1,
+        value=(first_line or "").strip()[:200],
+        hint=f"its lines read as {HEADERLESS_FIELDS[found]}; if it really holds {kind} data, "
+        f"name its format with {format_option}",
+    )
+
+
+def _header_names(first_line: str | None) -> set[str] | None:
+    """The column names of a header row or of a first JSON object, lower-cased (else ``None``)."""
+    text = (first_line or "").strip()
+    if text.startswith("["):
+        return None  # a JSON array: its first object may span lines
+    if text.startswith("{"):
+        try:  # a line nested too deep is left to the reader, which refuses it naming its line
+            keys = json.loads(checked_json_text(text, "header"))
+        except (ValueError, InputError):
+            return None
+        return {str(k).strip().lower() for k in keys} if isinstance(keys, dict) else None
+    return {f.strip().strip('"').lower() for f in text.split("\t" if "\t" in text else ",")}
+
+
+def _fits(layout: RecordLayout, names: set[str]) -> bool:
+    """Whether ``names`` hold every column ``layout`` requires (by name or alias)."""
+    if layout.tier_list_key is not None and layout.tier_list_key in names:
+        return "query" in names
+    return all({c.name, *c.aliases} & names for c in layout.columns if c.required)
+
+
+def _refuse_other_header(kind: str, first_line: str | None, label: str, format_option: str) -> None:
+    """Refuse a header that no shape of ``kind`` fits but another kind's does."""
+    names = _header_names(first_line)
+    if not names or any(_fits(layout, names) for layout in KINDS[InputKind(kind)].layouts):
+        return
+    others = [
+        other
+        for other in InputKind
+        if other != kind and any(_fits(layout, names) for layout in KINDS[other].layouts)
+    ]
+    if not others:
+        return
+    commands = " or ".join(f"`orlbuild ingest {other.value}`" for other in others)
+    kinds = " or ".join(other.value for other in others)
+    raise InputError(
+        f"this is a {kinds} file; use {commands}",
+        file=label,
+        line=1,
+        value=(first_line or "").strip()[:200],
+        hint=f"its columns are those of {kinds} data, and fit no {kind} shape "
+        f"({format_option} does not change that)",
+    )
 
 
 def _refuse_qrels_read_as_preferences(first_line: str | None, label: str) -> None:

@@ -45,6 +45,7 @@ import numpy as np
 
 from orlbuild.errors import InputError
 from orlbuild.ingest.source import MAX_LINE_CHARS, line_blocks, split_lines
+from orlbuild.nesting import json_blocks
 from orlbuild.vocabulary import InputFormat
 
 __all__ = [
@@ -156,6 +157,7 @@ def read_chunks(
     layouts: RecordLayout | Sequence[RecordLayout],
     label: str,
     notes: list[str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Iterator[ColumnChunk]:
     """Parse the lines (numbered from 1) in format ``fmt`` into chunks of one shape's columns.
 
@@ -171,6 +173,10 @@ def read_chunks(
         File name for messages.
     notes
         Receives warnings (columns the shape does not use, which are ignored).
+    columns
+        ``--columns``: file column names (lower case) -> ours, applied to the
+        header or the JSON keys before the shape is chosen; each must be in
+        the file.
 
     Raises
     ------
@@ -183,11 +189,21 @@ def read_chunks(
     sink = notes if notes is not None else []
     headerless = {s.headerless: s for s in shapes if s.headerless is not None}
     tabular = [s for s in shapes if s.signature or len(shapes) == 1]
+    renames = dict(columns or {})
     if fmt in (InputFormat.tsv, InputFormat.csv):
         lines = split_lines(texts, label)
-        chunks = _delimited_chunks(lines, fmt, tabular, label, sink)
+        chunks = _delimited_chunks(lines, fmt, tabular, label, sink, renames)
     elif fmt in (InputFormat.jsonl, InputFormat.json):
-        chunks = _jsonl_chunks(_json_objects(texts, label), tabular, label, sink)
+        records = _json_objects(texts, label)
+        if renames:
+            records = _renamed_keys(records, renames, label)
+        chunks = _jsonl_chunks(records, tabular, label, sink)
+    elif renames:
+        raise InputError(
+            "--columns applies to files with a header (TSV, CSV) or JSON keys",
+            file=label,
+            hint=f"this file is read as {fmt.value}, whose fields are positional",
+        )
     elif fmt in headerless:
         chunks = _whitespace_chunks(line_blocks(texts, label), fmt, headerless[fmt], label, sink)
     else:
@@ -419,12 +435,40 @@ def _is_blank(row: list[str]) -> bool:
     return not row or (len(row) == 1 and not row[0].strip())
 
 
+def _renamed(header: list[str], renames: Mapping[str, str], label: str, line: int) -> list[str]:
+    """The header with ``--columns`` applied; a file column it names must be there."""
+    names = [h.strip().lower() for h in header]
+    missing = [source for source in renames if source not in names]
+    if missing:
+        raise InputError(
+            f"--columns names {missing[0]!r}, which is not a column of the file",
+            file=label,
+            line=line,
+            value=",".join(header),
+            hint="name the file's own columns on the left of each '='",
+        )
+    return [renames.get(name, original) for name, original in zip(names, header, strict=True)]
+
+
+def _renamed_keys(
+    records: Iterable[tuple[int, dict[str, Any]]], renames: Mapping[str, str], label: str
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """JSON objects with ``--columns`` applied to their keys (checked on the first object)."""
+    first = True
+    for number, record in records:
+        if first:
+            _renamed(list(record), renames, label, number)
+            first = False
+        yield number, {renames.get(key.strip().lower(), key): v for key, v in record.items()}
+
+
 def _delimited_chunks(
     lines: Iterable[str],
     fmt: InputFormat,
     layouts: Sequence[RecordLayout],
     label: str,
     notes: list[str],
+    renames: Mapping[str, str] | None = None,
 ) -> Iterator[ColumnChunk]:
     """Chunks of a delimited file with a header row (csv module), one row per physical line.
 
@@ -462,6 +506,8 @@ def _delimited_chunks(
         header = next(reader)
         feed.rows = 1
         _looks_separated_otherwise(header, delimiter, label, line)
+        if renames:
+            header = _renamed(header, renames, label, line)
         names = [h.strip().lower() for h in header]
         layout = choose_layout(names, layouts, label, line)
         positions = _header_map(header, layout, label, line)
@@ -790,7 +836,7 @@ def _json_objects(texts: Iterable[str], label: str) -> Iterator[tuple[int, dict[
         head += text
         if head.strip():
             break
-    rest = itertools.chain([head], blocks)
+    rest = json_blocks(itertools.chain([head], blocks), label)  # depth-checked (orlbuild.nesting)
     if head.lstrip().startswith("["):
         yield from _json_array_objects(rest, label)
         return

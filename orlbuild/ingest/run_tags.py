@@ -11,6 +11,7 @@ here; the rest of the file is checked by :func:`orlbuild.ingest.reading.read_inp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from orlbuild.errors import InputError
@@ -38,7 +39,12 @@ _TAGGED_RUN = RecordLayout(
 _TREC_FIELDS = 6
 
 
-def run_tag(path: str | Path, *, fmt: InputFormat | None = None) -> str:
+def run_tag(
+    path: str | Path,
+    *,
+    fmt: InputFormat | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> str:
     """The one tag every line of the run ``path`` carries.
 
     Parameters
@@ -48,6 +54,9 @@ def run_tag(path: str | Path, *, fmt: InputFormat | None = None) -> str:
         cannot be read twice.
     fmt
         ``--format``, as for :func:`orlbuild.ingest.reading.read_input`.
+    columns
+        ``--columns``: the file's column names mapped onto ours, so that a tabular run's
+        ``model`` column can be read as its ``tag`` (``--columns model=tag``).
 
     Returns
     -------
@@ -65,7 +74,7 @@ def run_tag(path: str | Path, *, fmt: InputFormat | None = None) -> str:
     if chosen is InputFormat.trec:
         tags = _trec_tags(path, label)
     else:
-        tags = _column_tags(path, chosen, label)
+        tags = _column_tags(path, chosen, label, columns)
     first: tuple[int, str] | None = None
     for line, tag in tags:
         if first is None:
@@ -107,12 +116,14 @@ def _trec_tags(path: str | Path, label: str) -> list[tuple[int, str]]:
     return changes
 
 
-def _column_tags(path: str | Path, fmt: InputFormat, label: str) -> list[tuple[int, str]]:
+def _column_tags(
+    path: str | Path, fmt: InputFormat, label: str, columns: Mapping[str, str] | None = None
+) -> list[tuple[int, str]]:
     """(line, tag) where the ``tag`` column's value changes, in a tabular run."""
     changes: list[tuple[int, str]] = []
     current = None
     source = Source(str(path))
-    for chunk in read_chunks(source.texts(), fmt, _TAGGED_RUN, label, []):
+    for chunk in read_chunks(source.texts(), fmt, _TAGGED_RUN, label, [], columns):
         values = chunk.columns.get("tag")
         if values is None:
             return []

@@ -24,6 +24,7 @@ import hashlib
 import io
 import itertools
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -43,6 +44,7 @@ __all__ = [
     "input_size",
     "line_blocks",
     "open_input",
+    "require_regular_file",
     "sniff_trec",
 ]
 
@@ -118,12 +120,7 @@ class Source:
             raw = sys.stdin.buffer
         else:
             path = Path(self.name)
-            if not path.is_file():
-                raise InputError(
-                    "no such file",
-                    file=self.name,
-                    hint="check the path (use '-' for standard input)",
-                )
+            require_regular_file(path, self.name)
             raw = path.open("rb")
         return open_input(raw), raw
 
@@ -213,6 +210,40 @@ class Source:
         self.bytes_read += n
         if self.on_progress is not None and n:
             self.on_progress(n)
+
+
+def require_regular_file(path: Path, label: str) -> None:
+    """Refuse an input path that is not a regular file, saying what it is.
+
+    A named pipe (FIFO), a device or a socket is refused rather than read:
+    the readers look at a file's start before reading it whole (and the
+    pipeline hashes it first), which a pipe cannot give twice. Its content
+    is read through standard input instead (docs/input-formats.md, "Input formats").
+
+    Raises
+    ------
+    InputError
+        ``no such file``, ``is a directory``, ``is a named pipe (FIFO), not a
+        regular file`` or ``is a device or socket, not a regular file``.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError(
+            "no such file", file=label, hint="check the path (use '-' for standard input)"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", file=label) from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise InputError("is a directory, not a file", file=label, hint="name a file in it")
+    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+    raise InputError(
+        f"is {what}, not a regular file",
+        file=label,
+        hint=f"read it through standard input instead: give '-' as the file and < {label}",
+    )
 
 
 def split_lines(texts: Iterable[str], label: str) -> Iterator[str]:

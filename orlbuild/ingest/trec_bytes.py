@@ -283,6 +283,8 @@ def _block_fields(raw: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray] 
     ``width`` fields and at most :data:`LONGEST_LINE` bytes.
     """
     # Separators (far fewer than the bytes), and as signed bytes every non-ASCII byte too.
+    if (raw == 0x7F).any():
+        return None  # DEL, a control character the exact reader refuses
     blank = np.flatnonzero(raw.view(np.int8) <= 0x20)
     kinds = raw[blank]
     regular = _regular_fields(blank, kinds, width)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from orlbuild.ingest import trec_bytes
+from orlbuild.ingest.characters import CONTROL_CHARACTERS, INVISIBLE_CHARACTERS
 from orlbuild.ingest.source import BLOCK_BYTES, MAX_LINE_CHARS, open_input
 from orlbuild.vocabulary import InputFormat
 from scoring.batch import IdTable
@@ -524,6 +525,9 @@ def _coded_ids(
         codes, uniques = _factorize_ids(values) if name == "item" else pd.factorize(values)
         if max(map(len, uniques), default=0) > NAME_LENGTH:
             return None  # an id the store refuses: the exact reader names it
+        text = "".join(map(str, uniques))
+        if CONTROL_CHARACTERS.search(text) or INVISIBLE_CHARACTERS.search(text):
+            return None  # refused or warned about: the exact reader names the line
         coded.append((codes, np.asarray(uniques, dtype=object)))
     return coded[0], coded[1]
 

@@ -25,8 +25,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import STDIN, base_suffix, open_input, sniff_trec
+from orlbuild.ingest.run_order import rank_order_note_of_file
+from orlbuild.ingest.source import (
+    STDIN,
+    base_suffix,
+    open_input,
+    require_regular_file,
+    sniff_trec,
+)
 from orlbuild.ingest.trec_reader import fast_trec_frame, fast_trec_qrels
+from orlbuild.nesting import checked_json_text
 from orlbuild.vocabulary import InputFormat
 from scoring import ORL, ScoringError
 from scoring.orl import orls_from_coded_grades, orls_from_grade_table
@@ -119,11 +127,12 @@ def parse_file(
 def _orls_from_json(path: Path) -> dict[str, ORL]:
     """The ORL export's ``queries`` object, validated query by query."""
     label = str(path)
-    if not path.is_file():
-        raise InputError("no such file", file=label, hint="check the path")
+    require_regular_file(path, label)
     try:
         with path.open("rb") as raw:
-            document = json.loads(open_input(raw).read().decode("utf-8-sig"))
+            document = json.loads(
+                checked_json_text(open_input(raw).read().decode("utf-8-sig"), label)
+            )
     except UnicodeDecodeError:
         raise InputError("not valid UTF-8", file=label, hint="save the file as UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -370,6 +379,7 @@ def read_run_file(
         if fast is not None:
             if notes is not None:
                 notes.extend(_comment_notes(fast, path))
+                notes.extend(filter(None, [rank_order_note_of_file(path)]))
             return fast[["query", "item", "score"]]
     parsed = parse_file(
         "run",

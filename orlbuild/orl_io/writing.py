@@ -14,7 +14,7 @@ import pandas as pd
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import ExportFormat
 
-__all__ = ["backed_entries", "diff_orl_entries", "export_orls"]
+__all__ = ["backed_entries", "diff_orl_entries", "export_orls", "trec_prefs_preferences"]
 
 #: Judgment group and sub-group of a trec-prefs export: one group per query holding the ORL.
 TREC_PREFS_GROUP = ("orl", "1")
@@ -27,8 +27,11 @@ def _orl_json(entries: pd.DataFrame, build: dict[str, Any]) -> str:
     return json.dumps({"build": build, "queries": queries}, indent=2, ensure_ascii=False) + "\n"
 
 
-def _orl_tsv(entries: pd.DataFrame) -> str:
+def _orl_tsv(entries: pd.DataFrame, *, raw_cells: bool = False) -> str:
+    from orlbuild.orl_io.cells import safe_frame
+
     frame = entries[["query", "item", "rank"]]
+    frame = frame if raw_cells else safe_frame(frame)
     return str(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
 
 
@@ -91,6 +94,34 @@ def _orl_trec_prefs(entries: pd.DataFrame) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def trec_prefs_preferences(text: str) -> int:
+    """How many preferences (item pairs at different levels of one query) a trec-prefs text states.
+
+    Parameters
+    ----------
+    text
+        Lines ``qid jg jsg docno rel_level`` as :func:`export_orls` writes them.
+
+    Returns
+    -------
+    int
+        Summed over the queries, the pairs of items whose levels differ: 0 when every
+        query's items share one level (nothing for ``trec_eval -R prefs`` to score).
+    """
+    from collections import Counter
+
+    levels: dict[str, Counter[str]] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 5:
+            levels.setdefault(parts[0], Counter())[parts[4]] += 1
+    total = 0
+    for counts in levels.values():
+        n = sum(counts.values())
+        total += (n * n - sum(c * c for c in counts.values())) // 2
+    return total
+
+
 def backed_entries(
     entries: pd.DataFrame,
     unbacked_boundaries: dict[str, set[int]],
@@ -129,7 +160,9 @@ def backed_entries(
     return pd.concat(parts, ignore_index=True) if parts else entries
 
 
-def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, Any]) -> str:
+def export_orls(
+    entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, Any], raw_cells: bool = False
+) -> str:
     """Render a build's ORLs.
 
     Parameters
@@ -143,6 +176,11 @@ def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, An
         ``trec-prefs`` (trec_eval's ``-R prefs`` format, docs/input-formats.md, "Input formats").
     build
         Build metadata for the JSON form.
+    raw_cells
+        ``tsv`` is meant for people and spreadsheets: a query or item id a spreadsheet
+        would run as a formula (``=...``, ``+...``, ``-...``, ``@...``) is written with a
+        leading ``'`` (:mod:`orlbuild.orl_io.cells`) unless ``raw_cells``. ``json``,
+        ``qrels`` and ``trec-prefs`` are for tools and always byte-exact.
 
     Returns
     -------
@@ -158,6 +196,8 @@ def export_orls(entries: pd.DataFrame, fmt: ExportFormat, *, build: dict[str, An
     _check_ids(entries, fmt)
     if fmt is ExportFormat.json:
         return _orl_json(entries, build)
+    if fmt is ExportFormat.tsv:
+        return _orl_tsv(entries, raw_cells=raw_cells)
     return _WRITERS[fmt](entries)
 
 

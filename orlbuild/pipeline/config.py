@@ -31,6 +31,7 @@ Example (``sample_data/pipeline.toml`` is a complete one)::
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -50,9 +51,11 @@ from orlbuild.builders.parameters import (
 )
 from orlbuild.errors import ConfigError, OrlbuildError
 from orlbuild.executor import resolve_executor
+from orlbuild.ingest.column_names import parse_column_map
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
 from orlbuild.limits import COUNT_LIMITS, NAME_MAX, SEED_MAX, count_problem
+from orlbuild.nesting import checked_toml_text
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import (
@@ -108,7 +111,7 @@ its default."""
 #: Word-valued build parameters and their words: the builder's vocabularies. Which word
 #: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
 _CHOICE_PARAMETERS = BUILD_OPTION_WORDS
-_NUMBER_PARAMETERS = ("sig", "reg", "margin")
+_NUMBER_PARAMETERS = ("sig", "fdr", "reg", "margin")
 _INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
 _FLAG_PARAMETERS = ("step_down",)
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -141,6 +144,9 @@ class InputSpec:
         Explicit input format, or ``None`` to detect it from the extension.
     query
         Pairwise only: every row goes into this one query (``--query``).
+    columns
+        The file's column names mapped onto ours (``columns = {preferred = "winner"}``
+        or ``columns = "preferred=winner,other=loser"``, as ``ingest --columns``).
     key
         The table it comes from (``inputs[2]``), for messages; a glob's files share it.
     """
@@ -151,6 +157,7 @@ class InputSpec:
     system: str | None = None
     format: str | None = None
     query: str | None = None
+    columns: tuple[tuple[str, str], ...] = ()
     key: str = field(default="inputs", compare=False)
 
 
@@ -461,7 +468,7 @@ def load_config(path: str | Path) -> PipelineConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{source}: cannot read the config file ({exc})") from None
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(checked_toml_text(text, str(source)))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
     return parse_config(data, source=source)
@@ -490,6 +497,9 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
         parse_measures(measures)
     except UnknownMeasureError as exc:
         problems.add("measures", str(exc))
+        root.used.add("rel_level")
+    else:
+        measures = _at_rel_level(root, measures)
     database_url = _database(root.table("database"), base)
     inputs = tuple(spec for t in root.tables("inputs") for spec in _input(t, base, collection))
     if not root.data.get("inputs"):
@@ -505,7 +515,8 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     compare_table = root.table("compare") or _Table({}, "compare", problems)
     compare, reference_resamples = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
-    power = None if power_table is None else _power(power_table, measures)
+    rel_level = root.data.get("rel_level")
+    power = None if power_table is None else _power(power_table, measures, rel_level)
     report_table = root.table("report")
     report = None if report_table is None else _report(report_table, base)
     execution_table = root.table("execution")
@@ -584,11 +595,14 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
         table.problems.add(
             table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
         )
+    columns = _column_map(table, kind)
     coll = table.get("collection", str, collection, check=_non_empty).strip()
-    table.finish(("kind", "path", "format", "system", "system_from", "collection", "query"))
+    table.finish(
+        ("kind", "path", "format", "system", "system_from", "collection", "query", "columns")
+    )
     systems = [None if system is None else system.strip()] * len(paths)
     if kind == "run" and system_from is not None and system is None and paths:
-        systems = _run_systems(table, paths, SystemNameSource(system_from), fmt)
+        systems = _run_systems(table, paths, SystemNameSource(system_from), fmt, dict(columns))
     return tuple(
         InputSpec(
             kind=_word(InputKind, kind),
@@ -597,10 +611,26 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
             system=one_system,
             format=fmt,
             query=None if query is None else query.strip(),
+            columns=columns,
             key=table.where,
         )
         for one_path, one_system in zip(paths, systems, strict=True)
     )
+
+
+def _column_map(table: _Table, kind: str | None) -> tuple[tuple[str, str], ...]:
+    """``columns``: a table or ``"a=b,c=d"`` (docs/pipeline.md), checked as ``--columns`` is."""
+    given: str | dict[str, Any] | None = table.get("columns", (str, dict), None)
+    if given is None or kind is None:
+        return ()
+    if isinstance(given, dict) and not all(isinstance(v, str) for v in given.values()):
+        table.problems.add(table.key("columns"), "each value must be a column name (a string)")
+        return ()
+    try:
+        return tuple(parse_column_map(kind, given).items())
+    except ConfigError as exc:
+        table.problems.add(table.key("columns"), str(exc).removeprefix("--columns"))
+        return ()
 
 
 def _run_glob(table: _Table, kind: str | None, base: Path, pattern: str) -> list[Path]:
@@ -619,14 +649,22 @@ def _run_glob(table: _Table, kind: str | None, base: Path, pattern: str) -> list
 
 
 def _run_systems(
-    table: _Table, paths: list[Path], system_from: SystemNameSource, fmt: str | None
+    table: _Table,
+    paths: list[Path],
+    system_from: SystemNameSource,
+    fmt: str | None,
+    columns: dict[str, str] | None = None,
 ) -> list[str | None]:
-    """Each run's system from its tag or file stem, as ``ingest run --system-from``."""
-    from orlbuild.services.ingests import run_system_names
+    """Each run's system from its tag (read through ``columns``) or file stem, as
+    ``ingest run --system-from``."""
+    from orlbuild.services.run_ingests import run_system_names
 
     try:
         runs = run_system_names(
-            paths, system_from=system_from, fmt=None if fmt is None else InputFormat(fmt)
+            paths,
+            system_from=system_from,
+            fmt=None if fmt is None else InputFormat(fmt),
+            columns=columns,
         )
     except OrlbuildError as error:
         table.problems.add(table.key("system_from"), str(error))
@@ -790,7 +828,24 @@ def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
     return spec, resamples
 
 
-def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
+def _at_rel_level(root: _Table, measures: tuple[str, ...]) -> tuple[str, ...]:
+    """``rel_level = N`` (trec_eval's ``-l N``, the CLI's ``--rel-level``): ``rel=N`` on every
+    binary measure of ``measures`` that sets no level of its own (docs/pipeline.md)."""
+    level = root.get("rel_level", (int, float), None, check=_positive_level)
+    if level is None or isinstance(level, bool):
+        return measures
+    from scoring.measures import with_rel_level
+
+    return tuple(with_rel_level(measures, float(level)))
+
+
+def _positive_level(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return "must be a number > 0, e.g. 2 (trec_eval -l 2)"
+    return None
+
+
+def _power(table: _Table, measures: Sequence[str], rel_level: Any = None) -> PowerSpec:
     budgets = table.get("budgets", list)
     clean: tuple[int, ...] = ()
     if isinstance(budgets, list):
@@ -803,6 +858,11 @@ def _power(table: _Table, measures: Sequence[str]) -> PowerSpec:
         else:
             clean = tuple(sorted(set(budgets)))
     chosen = table.strings("measures")
+    if _positive_level(rel_level) is None and chosen:  # as the top-level list reads them
+        from scoring.measures import with_rel_level
+
+        with contextlib.suppress(UnknownMeasureError):
+            chosen = tuple(with_rel_level(chosen, float(rel_level)))
     unknown = [m for m in chosen if m not in measures]
     if unknown:
         table.problems.add(

@@ -28,6 +28,7 @@ from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig, pipel
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (
+    LISTED_SYSTEMS,
     BuildEvaluation,
     evaluate_stored_build,
 )
@@ -195,6 +196,7 @@ def ingest_input(engine: Engine, spec: InputSpec, *, quiet: bool = True) -> Inge
         fmt=spec.format,
         progress=lambda size: ingest_progress(size, f"ingest {spec.path.name}", quiet=quiet),
         query=spec.query,
+        columns=dict(spec.columns),
     )
 
 
@@ -323,6 +325,12 @@ def run_pipeline(
         )
         n_systems = len(evaluation.per_query)
         say(f"scored {n_systems} systems against {scored.name} on {scored.queries} queries")
+        if n_systems > LISTED_SYSTEMS and not evaluation.comparisons.empty:
+            say(
+                f"{n_systems} systems: the summary counts the significant pairs per measure; "
+                f"`orlbuild compare --build {scored.build_id} --all-systems` lists them and "
+                "the report shows the tiers and rank intervals"
+            )
         for note in evaluation.run_notes():
             say(f"warning: {note}")
         for message in evaluation.plan_messages():

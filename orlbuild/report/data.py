@@ -19,7 +19,23 @@ from orlbuild.records import QueryORL
 from scoring.settings import TestSettings
 from scoring.statistics import PowerResult
 
-__all__ = ["ReportData"]
+__all__ = ["ReportData", "ReportTexts"]
+
+
+@dataclass(frozen=True)
+class ReportTexts:
+    """The stored texts shown when hovering a query or an item (``orlbuild ingest text``).
+
+    Attributes
+    ----------
+    queries
+        Query -> its text.
+    items
+        Item -> its title and text (``title: text``).
+    """
+
+    queries: Mapping[str, str] = field(default_factory=dict)
+    items: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,6 +85,8 @@ class ReportData:
         What the next round of judgments would buy, one row per query
         (``orlbuild.services.plans.status_frame``: status, open decisions,
         planned comparisons, decisions they are expected to settle), or ``None``.
+    texts
+        The queries' and items' stored texts, shown on hover (always escaped), or ``None``.
     """
 
     title: str
@@ -88,6 +106,7 @@ class ReportData:
     next_round: pd.DataFrame | None = None
     reference: pd.DataFrame | None = None
     reference_resamples: int = 0
+    texts: ReportTexts | None = None
 
     def __post_init__(self) -> None:
         if not self.per_query:

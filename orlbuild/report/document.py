@@ -56,6 +56,14 @@ table.matrix td.ns { color: var(--muted); }
 table.matrix td.diag { color: #bbb; }
 .matrices { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr));
             gap: 4px 32px; }
+.heatmaps { display: grid; grid-template-columns: 1fr; gap: 4px; }
+table.diffmap { border-collapse: separate; border-spacing: 1px; margin: 4px 0 8px; }
+table.diffmap td { width: 9px; min-width: 9px; height: 9px; padding: 0; border: 0; }
+table.diffmap thead th { padding: 0; border: 0; font: 400 0.55rem ui-monospace, monospace;
+                         color: var(--muted); background: none; position: static; }
+table.diffmap tbody th { padding: 0 6px 0 0; border: 0; font-size: 0.7rem; font-weight: 400;
+                         white-space: nowrap; text-align: right; }
+table.diffmap td.diag { background: #fff; }
 ul.verdict { margin: 4px 0 8px; padding-left: 20px; font-size: 0.9rem; }
 ul.verdict strong { font-weight: 600; }
 p.verdict { color: var(--muted); }

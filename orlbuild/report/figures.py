@@ -29,6 +29,7 @@ from scoring.statistics.power import POWER_THRESHOLD, TAU_THRESHOLD
 __all__ = [
     "HEATMAP_COLORMAP",
     "cell_colours",
+    "difference_colour",
     "figure_to_svg",
     "interval_figure",
     "plot_power_stability",
@@ -145,6 +146,22 @@ def cell_colours(
     return out
 
 
+def difference_colour(diff: float, largest: float, significant: bool) -> tuple[str, str]:
+    """Background and text colour of a difference-matrix cell (the heat map of many systems).
+
+    Significant cells are green (row better) or red (row worse), darker for a
+    larger ``|diff|`` relative to ``largest``; cells not significant are a pale
+    grey whatever the difference.
+    """
+    if not significant:
+        return "#eef0f2", "#5f6b76"
+    share = 0.0 if largest <= 0 else float(np.clip(abs(diff) / largest, 0.0, 1.0))
+    colormap = mpl.colormaps["Greens" if diff > 0 else "Reds"]
+    red, green, blue, _ = colormap(0.3 + 0.65 * share)
+    luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    return to_hex((red, green, blue)), "#ffffff" if luminance < 0.5 else "#1b1b1b"
+
+
 def colour_scale(cmap: str = HEATMAP_COLORMAP, stops: int = 6) -> str:
     """A CSS ``linear-gradient`` showing the heatmap's colour scale from 0 to 1."""
     colours = [cell_colours(np.array([v]), cmap)[0][0] for v in np.linspace(0.0, 1.0, stops)]
@@ -173,12 +190,16 @@ def _system_panels(
 
 
 @_plain_text
-def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
+def tier_figure(
+    tiers: pd.DataFrame, measures: Sequence[str], *, rank_labels: bool = False
+) -> Figure:
     """Systems on a line by mean, their tiers bracketed, one panel per measure.
 
     Each panel lists the systems best first (one row each, so 60+ names stay
-    readable), a dot at the mean with the compact letters beside it, and a
-    bracket per tier on the right; alternate tiers are shaded.
+    readable), a dot at the mean with the compact letters beside it (with
+    ``rank_labels``, the rank interval instead: letters of many systems run to
+    dozens of glyphs), and a bracket per tier on the right; alternate tiers are
+    shaded.
 
     Parameters
     ----------
@@ -186,6 +207,8 @@ def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
         Output of :func:`scoring.statistics.system_tiers`.
     measures
         One panel per measure (those without tiers are skipped).
+    rank_labels
+        Label each dot with its rank interval ``lo–hi`` rather than its letters.
     """
     figure, panels, n_systems, font = _system_panels(tiers, measures, 4.6)
     for ax, measure in panels:
@@ -207,8 +230,12 @@ def tier_figure(tiers: pd.DataFrame, measures: Sequence[str]) -> Figure:
                 bracket + pad / 3, (top + bottom) / 2, f"T{int(tier)}", va="center", fontsize=font
             )
         ax.plot(means, positions, "o", color="#1f4e79", markersize=4 if n_systems > 30 else 6)
-        for mean, position, letters in zip(means, positions, rows["letters"], strict=True):
-            ax.text(mean + pad / 2, position, str(letters), va="center", fontsize=font - 1,
+        if rank_labels:
+            labels = [f"{lo}–{hi}" for lo, hi in zip(rows["rank_lo"], rows["rank_hi"], strict=True)]
+        else:
+            labels = [str(letters) for letters in rows["letters"]]
+        for mean, position, label in zip(means, positions, labels, strict=True):
+            ax.text(mean + pad / 2, position, label, va="center", fontsize=font - 1,
                     color="#5f6b76")  # fmt: skip
         ax.set_yticks(positions, [str(s) for s in rows["system"]], fontsize=font)
         ax.set_ylim(-0.7, len(rows) - 0.3)

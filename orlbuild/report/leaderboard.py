@@ -10,22 +10,36 @@ import pandas as pd
 from orlbuild.report.data import ReportData
 from orlbuild.report.figures import figure_to_svg, rank_interval_figure
 from orlbuild.report.markup import esc, table, tag
-from scoring.statistics import score_panels
-from scoring.statistics.rank_intervals import rank_interval_table
+from scoring.statistics import system_tiers
+from scoring.statistics.comparison import overlap_notes
 
-__all__ = ["LEADERBOARD_PERMUTATIONS", "leaderboard_ranks", "leaderboard_section"]
+__all__ = ["leaderboard_ranks", "leaderboard_section"]
 
-#: Permutations behind the report's rank intervals.
-LEADERBOARD_PERMUTATIONS = 1000
+_RANK_COLUMNS = ["measure", "system", "mean", "rank", "rank_lo", "rank_hi"]
 
 
 def leaderboard_ranks(data: ReportData) -> pd.DataFrame:
-    """Every measure's rank intervals over the queries all systems scored."""
-    if len(data.per_query) < 2:
-        return pd.DataFrame(columns=["measure", "system", "mean", "rank", "rank_lo", "rank_hi"])
-    panels = score_panels(data.per_query, data.measures)
-    return rank_interval_table(
-        panels, alpha=data.alpha, permutations=LEADERBOARD_PERMUTATIONS, seed=data.seed
+    """Every compared measure's rank intervals: those of the comparison's verdicts
+    (docs/comparing-systems.md, "One family of decisions"), the same as ``orlbuild compare``'s."""
+    if data.comparisons.empty:
+        return pd.DataFrame(columns=_RANK_COLUMNS)
+    return system_tiers(data.comparisons).loc[:, _RANK_COLUMNS]
+
+
+def rank_caption(data: ReportData) -> str:
+    """What the rank intervals are, and the coverage the test gives them."""
+    test = data.test or f"paired test, {data.correction} correction"
+    text = (
+        "Rank intervals (1 = best) from the significance verdicts below: rank_lo = 1 + the "
+        "systems significantly above, rank_hi = the systems minus those significantly below "
+        f"(Mogstad, Romano, Shaikh & Wilhelm 2024; {test}). Dot: the rank by mean; a system "
+        "whose interval is one number differs significantly from every other."
+    )
+    if data.correction == "none":
+        return text + " The p-values are not adjusted: the intervals have no joint coverage."
+    return text + (
+        f" They cover the true ranks of all systems at once with probability about "
+        f"{1.0 - data.alpha:.0%}, the chance that every verdict is right."
     )
 
 
@@ -33,13 +47,7 @@ def leaderboard_section(data: ReportData, ranks: pd.DataFrame) -> str:
     """The leaderboard: a rank-interval figure and a systems x measures table of intervals."""
     if ranks.empty:
         return ""
-    coverage = 1.0 - data.alpha
-    caption = (
-        f"Rank intervals (1 = best) that cover the true ranks of all systems at once with "
-        f"probability {coverage:.0%} (Mogstad, Romano, Shaikh & Wilhelm 2024; randomized "
-        f"Tukey HSD permutations, {LEADERBOARD_PERMUTATIONS:,}, step-down). Dot: the rank by "
-        "mean; a system whose interval is one number is placed for sure."
-    )
+    caption = rank_caption(data) + " " + " ".join(overlap_notes(data.comparisons))
     order = list(dict.fromkeys(ranks.loc[ranks["measure"] == data.measures[0], "system"]))
     lookup = {
         (str(r["measure"]), str(r["system"])): (int(r["rank_lo"]), int(r["rank_hi"]))

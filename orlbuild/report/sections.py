@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from orlbuild.builders.tiering.posterior_summary import one_tier_note, pooled_risk
 from orlbuild.records import QueryORL, TieDecision
-from orlbuild.report.data import ReportData
+from orlbuild.report.data import ReportData, ReportTexts
 from orlbuild.report.figures import (
     cell_colours,
     colour_scale,
+    difference_colour,
     figure_to_svg,
     interval_figure,
     plot_power_stability,
@@ -22,10 +24,10 @@ from orlbuild.report.figures import (
 from orlbuild.report.markup import esc, fmt_number, fmt_p, table, tag
 from scoring.statistics import system_tiers
 
-#: With more systems than this, the difference matrices show the top systems only.
-MATRIX_LIMIT = 12
-#: Systems in the top-k view of a large comparison.
-TOP_K = 10
+#: Beyond this many systems the letters give way to rank intervals (letters of 63 systems
+#: run to 60+ glyphs) and each difference matrix to a heat map with the verdicts on hover,
+#: so that the report fits a 1280 px window (docs/comparing-systems.md, "Many systems").
+COMPACT_LIMIT = 10
 
 __all__ = [
     "header_section",
@@ -122,6 +124,7 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     indexed = intervals.set_index(["system", "measure"])
     tiers = _tier_lookup(data)
     tiered = {measure for measure, _ in tiers}
+    compact = len(order) > COMPACT_LIMIT
     level = f"{data.level:.0%}"
     method = "t-interval" if data.interval_method == "t" else "BCa bootstrap"
     rows = []
@@ -130,7 +133,8 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
         for measure in data.measures:
             cells.append(_mean_cell(indexed.loc[(system, measure)], system, measure, level))
             if measure in tiered:
-                cells.extend(_tier_cells(tiers.get((measure, system)), system, measure))
+                entry = tiers.get((measure, system))
+                cells.extend(_tier_cells(entry, system, measure, compact=compact))
         rows.append(tag("tr", *cells))
     figure = figure_to_svg(interval_figure(intervals, order, data.measures))
     caption = (
@@ -140,11 +144,16 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
         caption += (
             " tier: the system's tier on the measure to its left (leader walk over the systems "
             "sorted by mean: a system joins the tier of the leader it does not differ from "
-            "significantly); letters: systems sharing a letter do not differ significantly."
+            "significantly); "
+        )
+        caption += (
+            "ranks: its rank interval from the same verdicts (see the leaderboard)."
+            if compact
+            else "letters: systems sharing a letter do not differ significantly."
         )
     summary = tag(
         "table",
-        tag("thead", _systems_header(data.measures, tiered)),
+        tag("thead", _systems_header(data.measures, tiered, compact=compact)),
         tag("tbody", *rows),
         id="systems-table",
         class_="data",
@@ -152,16 +161,20 @@ def systems_section(data: ReportData, intervals: pd.DataFrame, order: Sequence[s
     return _figure_section("systems", "Systems", caption, summary, figure)
 
 
-def _systems_header(measures: Sequence[str], tiered: set[str]) -> str:
-    """``#``, ``system``, then per measure its name and, when compared, ``tier`` and ``letters``."""
+def _systems_header(measures: Sequence[str], tiered: set[str], *, compact: bool) -> str:
+    """``#``, ``system``, then per measure its name and, when compared, ``tier`` and
+    ``letters`` (``ranks``, the rank interval, beyond :data:`COMPACT_LIMIT` systems)."""
     cells = [tag("th", "#", scope="col"), tag("th", "system", scope="col")]
     for measure in measures:
         cells.append(tag("th", esc(measure), scope="col", class_="measure"))
         if measure in tiered:
             cells.append(tag("th", "tier", scope="col", title=f"{measure}: tier (1 = best)"))
-            cells.append(
-                tag("th", "letters", scope="col", title=f"{measure}: compact letter display")
-            )
+            if compact:
+                cells.append(tag("th", "ranks", scope="col", title=f"{measure}: rank interval"))
+            else:
+                cells.append(
+                    tag("th", "letters", scope="col", title=f"{measure}: compact letter display")
+                )
     return tag("tr", *cells)
 
 
@@ -184,36 +197,46 @@ def _mean_cell(entry: pd.Series, system: str, measure: str, level: str) -> str:
     )
 
 
-def _tier_cells(entry: tuple[int, str] | None, system: str, measure: str) -> list[str]:
-    """The ``tier`` and ``letters`` cells of one system on one measure (``–`` when untested)."""
+def _tier_cells(
+    entry: tuple[int, str, int, int] | None, system: str, measure: str, *, compact: bool
+) -> list[str]:
+    """The ``tier`` and ``letters`` (or ``ranks``) cells of one system on one measure."""
     if entry is None:
         return [tag("td", "–", class_="num na"), tag("td", "–", class_="na")]
-    tier, letters = entry
+    tier, letters, low, high = entry
+    tier_cell = tag("td", str(tier), class_="num tier", title=f"{system}: tier {tier} on {measure}")
+    if compact:
+        title = f"{system}: rank interval {low}–{high} on {measure} (letters {letters})"
+        return [tier_cell, tag("td", f"{low}–{high}", class_="num rank-interval", title=title)]
     return [
-        tag("td", str(tier), class_="num tier", title=f"{system}: tier {tier} on {measure}"),
+        tier_cell,
         tag("td", esc(letters), class_="cld", title=f"{system}: letters {letters} on {measure}"),
     ]
 
 
-def _tier_lookup(data: ReportData) -> dict[tuple[str, str], tuple[int, str]]:
-    """(measure, system) -> (tier, letters), empty without comparisons."""
+def _tier_lookup(data: ReportData) -> dict[tuple[str, str], tuple[int, str, int, int]]:
+    """(measure, system) -> (tier, letters, rank_lo, rank_hi), empty without comparisons."""
     if data.comparisons.empty:
         return {}
     tiers = system_tiers(data.comparisons)
     return {
-        (str(m), str(s)): (int(t), str(letters))
-        for m, s, t, letters in zip(
-            tiers["measure"], tiers["system"], tiers["tier"], tiers["letters"], strict=True
+        (str(r["measure"]), str(r["system"])): (
+            int(r["tier"]),
+            str(r["letters"]),
+            int(r["rank_lo"]),
+            int(r["rank_hi"]),
         )
+        for r in tiers.to_dict(orient="records")
     }
 
 
 def significance_section(data: ReportData, order: Sequence[str]) -> str:
     """System tiers as a figure, and per measure the matrix of differences.
 
-    Row mean minus column mean, coloured when significant. With more than
-    :data:`MATRIX_LIMIT` systems the matrix holds the :data:`TOP_K` best systems
-    of the measure, and the tiers carry the rest.
+    Row mean minus column mean, coloured when significant. Beyond
+    :data:`COMPACT_LIMIT` systems each matrix is a heat map of every pair (a
+    small coloured cell, the numbers and verdict on hover) and the tier figure
+    labels the systems with their rank intervals rather than letters.
     """
     if data.comparisons.empty:
         return tag(
@@ -225,27 +248,40 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
     blocks = [tag("h2", "Significant differences")]
     test = data.test or f"paired test, {data.correction} correction"
     tiers = system_tiers(data.comparisons)
+    compact = len(order) > COMPACT_LIMIT
+    labels = (
+        "beside each system its rank interval (the leaderboard's)"
+        if compact
+        else "letters: systems sharing a letter do not differ significantly"
+    )
     blocks.append(
         tag(
             "p",
             esc(
-                f"Test: {test}; significant means adjusted p < alpha = {data.alpha:g}. "
+                f"Test: {test}; significant means adjusted p < alpha = {data.alpha:g}, or implied "
+                "by a chain of significant pairs (A > B and B > C make A > C). "
                 "Tiers: systems sorted by mean, each joining the tier of the leader it does not "
-                "differ from significantly (bracketed, T1 best); letters: systems sharing a "
-                "letter do not differ significantly."
+                f"differ from significantly (bracketed, T1 best); {labels}."
             ),
             class_="caption",
         )
     )
-    blocks.append(tag("figure", figure_to_svg(tier_figure(tiers, data.measures)), class_="chart"))
-    large = len(order) > MATRIX_LIMIT
-    test_note = (
-        f"Cell: mean of the row system minus the column system. Coloured when the test is "
-        f"significant at alpha = {data.alpha:g} ({test}) "
-        f"(green: row better, red: row worse). Hover for p-values and per-query wins/ties/losses."
-    )
-    if large:
-        test_note = f"The {TOP_K} best of {len(order)} systems on each measure. " + test_note
+    figure = tier_figure(tiers, data.measures, rank_labels=compact)
+    blocks.append(tag("figure", figure_to_svg(figure), class_="chart"))
+    if compact:
+        test_note = (
+            f"Every pair of the {len(order)} systems, best first in rows and columns (columns "
+            "numbered by rank). Green: the row system is significantly better, red: worse, "
+            f"darker for a larger difference; grey: not significant at alpha = {data.alpha:g}. "
+            "Hover a cell for the difference, the p-values and the per-query wins/ties/losses."
+        )
+    else:
+        test_note = (
+            f"Cell: mean of the row system minus the column system. Coloured when the test is "
+            f"significant at alpha = {data.alpha:g} ({test}) "
+            "(green: row better, red: row worse). Hover for p-values and per-query "
+            "wins/ties/losses."
+        )
     blocks.append(tag("p", esc(test_note), class_="caption"))
     matrices = []
     for measure in data.measures:
@@ -253,10 +289,14 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
         if pairs.empty:
             continue
         lookup = {(r.a, r.b): r for r in pairs.itertuples(index=False)}
-        shown = list(order)
-        if large:
+        if compact:
             ranked = tiers[tiers["measure"] == measure].sort_values("rank")
-            shown = [str(s) for s in ranked["system"].head(TOP_K)]
+            shown = [str(s) for s in ranked["system"]]
+            largest = float(pairs["diff"].abs().max())
+            matrix = _difference_heatmap(measure, shown, lookup, largest)
+            matrices.append(tag("div", tag("h3", esc(measure)), matrix, _verdict_count(pairs)))
+            continue
+        shown = list(order)
         rows = [
             tag(
                 "tr",
@@ -266,10 +306,89 @@ def significance_section(data: ReportData, order: Sequence[str]) -> str:
             for s in shown
         ]
         matrix = table(["", *shown], rows, class_="matrix", data_measure=measure)
-        verdicts = _verdict_count(pairs) if large else _verdicts(pairs)
-        matrices.append(tag("div", tag("h3", esc(measure)), matrix, verdicts))
-    blocks.append(tag("div", *matrices, class_="matrices"))
+        matrices.append(tag("div", tag("h3", esc(measure)), matrix, _verdicts(pairs)))
+    blocks.append(tag("div", *matrices, class_="heatmaps" if compact else "matrices"))
     return tag("section", *blocks, id="significance")
+
+
+def _pair_entry(
+    row: str, column: str, lookup: Mapping[tuple[str, str], Any]
+) -> tuple[Any, float, int, int] | None:
+    """The comparison of ``row`` against ``column``: the entry, diff, wins and losses of ``row``."""
+    if (row, column) in lookup:
+        entry = lookup[(row, column)]
+        return entry, float(entry.diff), int(entry.wins), int(entry.losses)
+    if (column, row) in lookup:
+        entry = lookup[(column, row)]
+        return entry, -float(entry.diff), int(entry.losses), int(entry.wins)
+    return None
+
+
+def _pair_title(measure: str, row: str, column: str, found: tuple[Any, float, int, int]) -> str:
+    """The hover text of a pair's cell: difference, p-values, verdict, wins/ties/losses."""
+    entry, diff, wins, losses = found
+    significant = bool(entry.significant)
+    verdict = (
+        f"{row} {'better' if diff > 0 else 'worse'} (significant"
+        + (", implied by transitivity" if bool(getattr(entry, "implied", False)) else "")
+        + ")"
+        if significant
+        else "not significant"
+    )
+    text = (
+        f"{row} vs {column} on {measure}: diff {fmt_number(diff, 4, signed=True)}, "
+        f"p = {fmt_p(entry.p_value)}, adjusted p = {fmt_p(entry.p_adjusted)}, "
+        f"wins/ties/losses {wins}/{entry.ties}/{losses}; {verdict}"
+    )
+    if bool(getattr(entry, "near_alpha", False)):
+        text += (
+            f"; within Monte Carlo error of alpha (± {fmt_number(entry.p_error, 4)}): "
+            f"{int(entry.permutations_to_decide):,} permutations would decide it"
+        )
+    return text
+
+
+def _difference_heatmap(
+    measure: str, shown: Sequence[str], lookup: Mapping[tuple[str, str], Any], largest: float
+) -> str:
+    """Every pair of many systems as small coloured cells, the verdict and numbers on hover."""
+    head = tag(
+        "tr",
+        tag("th", "", scope="col"),
+        *(
+            tag("th", str(k) if k == 1 or k % 5 == 0 else "", scope="col", title=f"{k}. {s}")
+            for k, s in enumerate(shown, start=1)
+        ),
+    )
+    rows = []
+    for k, row in enumerate(shown, start=1):
+        cells = [tag("th", esc(f"{k}. {row}"), scope="row")]
+        for column in shown:
+            if row == column:
+                cells.append(tag("td", "", class_="diag"))
+                continue
+            found = _pair_entry(row, column, lookup)
+            if found is None:
+                cells.append(tag("td", "", class_="na"))
+                continue
+            entry, diff, _, _ = found
+            background, _ = difference_colour(diff, largest, bool(entry.significant))
+            cells.append(
+                tag(
+                    "td",
+                    "",
+                    style=f"background:{background}",
+                    title=_pair_title(measure, row, column, found),
+                )
+            )
+        rows.append(tag("tr", *cells))
+    return tag(
+        "table",
+        tag("thead", head),
+        tag("tbody", *rows),
+        class_="diffmap",
+        data_measure=measure,
+    )
 
 
 def _verdict_count(pairs: pd.DataFrame) -> str:
@@ -281,23 +400,19 @@ def _verdict_count(pairs: pd.DataFrame) -> str:
 def _matrix_cell(measure: str, row: str, column: str, lookup: Mapping[tuple[str, str], Any]) -> str:
     if row == column:
         return tag("td", "·", class_="diag")
-    if (row, column) in lookup:
-        entry = lookup[(row, column)]
-        diff, wins, losses = entry.diff, entry.wins, entry.losses
-    elif (column, row) in lookup:
-        entry = lookup[(column, row)]
-        diff, wins, losses = -entry.diff, entry.losses, entry.wins
-    else:
+    found = _pair_entry(row, column, lookup)
+    if found is None:
         return tag("td", "–", class_="na")
+    entry, diff, _, _ = found
     significant = bool(entry.significant)
     kind = ("better" if diff > 0 else "worse") if significant else "ns"
-    title = (
-        f"{row} vs {column} on {measure}: diff {fmt_number(diff, 4, signed=True)}, "
-        f"p = {fmt_p(entry.p_value)}, adjusted p = {fmt_p(entry.p_adjusted)}, "
-        f"wins/ties/losses {wins}/{entry.ties}/{losses}"
-    )
     mark = " ▲" if kind == "better" else " ▼" if kind == "worse" else ""
-    return tag("td", fmt_number(diff, 3, signed=True) + mark, class_=f"num {kind}", title=title)
+    return tag(
+        "td",
+        fmt_number(diff, 3, signed=True) + mark,
+        class_=f"num {kind}",
+        title=_pair_title(measure, row, column, found),
+    )
 
 
 def _verdicts(pairs: pd.DataFrame) -> str:
@@ -325,7 +440,7 @@ def heatmap_section(data: ReportData, order: Sequence[str]) -> str:
     colours = {key: cell_colours(column) for key, column in values.items()}
     rows = []
     for i, query in enumerate(queries):
-        cells = [tag("th", esc(query), scope="row")]
+        cells = [tag("th", esc(query), scope="row", title=_query_hover(data, query))]
         if sizes:
             items, tiers = sizes.get(query, (None, None))
             cells.append(tag("td", "–" if items is None else f"{items}/{tiers}", class_="num size"))
@@ -396,13 +511,51 @@ def orl_section(data: ReportData) -> str:
         "section",
         tag("h2", "Ordered reference lists"),
         tag("p", esc(legend), class_="caption"),
-        tag("div", *(_orl_block(orl) for orl in shown), class_="orls"),
+        _reference_risk(data),
+        tag("div", *(_orl_block(orl, data.texts) for orl in shown), class_="orls"),
         _omitted(len(ordered), len(shown)),
         id="orls",
     )
 
 
-def _orl_block(orl: QueryORL) -> str:
+def _reference_risk(data: ReportData) -> str:
+    """What the reference states and risks: its pooled posterior ``E / N`` and, when most
+    queries are one tier, the line that says so (docs/tiers-and-audit.md, "The posterior
+    computation")."""
+    lines = []
+    pooled = pooled_risk(getattr(o, "posterior", None) for o in data.orls)  # views have none
+    if pooled is not None:
+        expected, stated = pooled
+        share = f"{expected / stated:.3f}" if stated else "0 (no order stated)"
+        lines.append(
+            f"Posterior expected share of wrong stated orders: E/N = {expected:.1f}/{stated} "
+            f"= {share}."
+        )
+    counts = {o.query: (sum(len(t) for t in o.tiers), len(o.tiers)) for o in data.orls}
+    note = one_tier_note(counts, str(data.build.get("name") or data.build.get("id") or "BUILD"))
+    if note is not None:
+        lines.append(note)
+    return tag("p", esc(" ".join(lines)), class_="caption reference-risk") if lines else ""
+
+
+#: Characters of a stored text shown on hover (the rest is cut, with an ellipsis).
+HOVER_TEXT_CHARS = 500
+
+
+def _hover_text(text: str | None) -> str | None:
+    """A stored text for a ``title`` attribute: one line, at most :data:`HOVER_TEXT_CHARS`."""
+    if not text:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= HOVER_TEXT_CHARS else flat[: HOVER_TEXT_CHARS - 1] + "…"
+
+
+def _query_hover(data: ReportData, query: str) -> str | None:
+    """The query's stored text, for hovering its name (``None``: no title attribute)."""
+    return None if data.texts is None else _hover_text(data.texts.queries.get(query))
+
+
+def _orl_block(orl: QueryORL, texts: ReportTexts | None = None) -> str:
     by_item = {d.item: d for d in orl.decisions}
     n_items = sum(len(t) for t in orl.tiers)
     n_tests = sum(1 for d in orl.decisions if d.p_value is not None)
@@ -430,7 +583,12 @@ def _orl_block(orl: QueryORL) -> str:
         meta += f" · {_count(unbacked, 'crossing pair')} of its boundaries not backed by a test"
     summary = tag(
         "summary",
-        tag("span", esc(orl.query), class_="qid"),
+        tag(
+            "span",
+            esc(orl.query),
+            class_="qid",
+            title=None if texts is None else _hover_text(texts.queries.get(orl.query)),
+        ),
         bar,
         tag("span", esc(meta), class_="meta"),
     )
@@ -439,7 +597,16 @@ def _orl_block(orl: QueryORL) -> str:
         leader = tier[0] if tier else None
         if index > 0 and leader in by_item:
             rows.append(tag("div", esc(_separation_text(by_item[leader])), class_="gap"))
-        chips = [_chip(orl, item, by_item.get(item), item == leader) for item in tier]
+        chips = [
+            _chip(
+                orl,
+                item,
+                by_item.get(item),
+                item == leader,
+                None if texts is None else texts.items.get(item),
+            )
+            for item in tier
+        ]
         rows.append(
             tag(
                 "div",
@@ -472,8 +639,13 @@ def _tier_style(index: int, tiers: int) -> str:
     return f"background:{background};color:{text}"
 
 
-def _chip(orl: QueryORL, item: str, decision: TieDecision | None, leader: bool) -> str:
+def _chip(
+    orl: QueryORL, item: str, decision: TieDecision | None, leader: bool, text: str | None = None
+) -> str:
     parts = [item]
+    shown = _hover_text(text)
+    if shown:
+        parts.append(shown)
     score = orl.scores.get(item)
     interval = orl.intervals.get(item)
     if score is not None:
@@ -578,6 +750,8 @@ def _procedure_text(decisions: Sequence[TieDecision]) -> str:
                 text += f" (step-down to {fmt_number(low, 3)})"
         elif procedure == "model":
             text += f", BIC over {family} boundaries, penalty per group {fmt_number(penalty, 3)}"
+        elif procedure == "posterior":
+            text += f", posterior over {family} candidate boundaries"
         elif critical is not None:
             text += f", {family} tests, critical value {fmt_number(critical, 3)} (per test)"
         else:

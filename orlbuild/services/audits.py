@@ -17,6 +17,7 @@ import pandas as pd
 from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.records import OverrideRequest
 from orlbuild.services.builds import override_build, tiering_by_query
+from orlbuild.services.texts import display_texts, shorten
 from orlbuild.store.builds import (
     BuildRecord,
     build_versions,
@@ -91,7 +92,7 @@ class BuildAudit:
 
 
 def audit_builds(
-    bind: Bind, build: str | int | None = None, query: str | None = None
+    bind: Bind, build: str | int | None = None, query: str | None = None, *, texts: bool = False
 ) -> BuildAudit:
     """The tie decisions of one build (id or name) or of every build, and their overrides.
 
@@ -103,6 +104,9 @@ def audit_builds(
         Build id or name; ``None``: every stored build.
     query
         Only this query.
+    texts
+        Add ``leader_text`` and ``item_text`` to the decisions: the items' stored
+        titles or texts, shortened (``orlbuild ingest text``; left out when none is stored).
     """
     ids = [get_build(bind, build).id] if build else list_builds(bind)["id"].tolist()
     records = {i: get_build(bind, i) for i in ids}
@@ -110,6 +114,8 @@ def audit_builds(
     summary, decisions = tiering_by_query(_load_tie_decisions(bind, ids, query), parameters)
     summary = _with_backing(bind, summary, ids)
     decisions = _with_intervals(bind, decisions)
+    if texts:
+        decisions = _with_texts(bind, decisions, {i: r.collection for i, r in records.items()})
     overrides = pd.DataFrame(
         [{"build": i, **o} for i, r in records.items() for o in r.overrides],
         columns=OVERRIDE_COLUMNS,
@@ -122,6 +128,35 @@ def audit_builds(
     )
     reliabilities = reliabilities[["build", *reliabilities.columns[:-1]]]
     return BuildAudit(summary, decisions, overrides, _boundaries(decisions), reliabilities)
+
+
+def _with_texts(bind: Bind, decisions: pd.DataFrame, collections: dict[int, str]) -> pd.DataFrame:
+    """The decisions with ``leader_text`` and ``item_text`` beside ``leader`` and ``item``."""
+    if not len(decisions):
+        return decisions
+    collection = decisions["build"].map(collections)
+    shown: dict[str, list[str]] = {"leader": [""] * len(decisions), "item": [""] * len(decisions)}
+    found = False
+    for name in collection.unique():
+        rows = (collection == name).to_numpy().nonzero()[0]
+        part = decisions.iloc[rows]
+        names = {str(n) for n in part["leader"]} | {str(n) for n in part["item"]}
+        texts = display_texts(bind, str(name), "items", names)
+        found = found or bool(texts)
+        for column, values in shown.items():
+            for row, item in zip(rows, part[column], strict=True):
+                values[row] = shorten(texts.get(str(item), ""), AUDIT_TEXT_WIDTH)
+    if not found:
+        return decisions
+    with_texts = decisions.copy()
+    for column in ("leader", "item"):
+        at = with_texts.columns.get_loc(column) + 1
+        with_texts.insert(at, f"{column}_text", shown[column])
+    return with_texts
+
+
+#: Characters of an item's text in the audit's decisions (two per row).
+AUDIT_TEXT_WIDTH = 40
 
 
 def _boundaries(decisions: pd.DataFrame) -> pd.DataFrame:

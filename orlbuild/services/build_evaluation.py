@@ -22,9 +22,11 @@ from orlbuild.errors import ConfigError
 from orlbuild.executor import Executor
 from orlbuild.records import QueryORL
 from orlbuild.report import ReportData
+from orlbuild.report.data import ReportTexts
 from orlbuild.services import comparisons as service
 from orlbuild.services.builds import built_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
+from orlbuild.services.texts import report_texts
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
@@ -45,15 +47,20 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 __all__ = [
+    "LISTED_SYSTEMS",
     "BuildEvaluation",
     "PowerSpec",
     "build_metadata",
     "comparable_panels",
     "comparison_power",
     "evaluate_stored_build",
+    "systems_to_compare",
 ]
 
 Progress = Callable[[int], AbstractContextManager[ProgressCallback]]
+
+#: Up to this many systems the pipeline summary lists every pair; beyond, it counts them.
+LISTED_SYSTEMS = 8
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,8 @@ class BuildEvaluation:
         Systems left out because their runs were deleted.
     plans
         Measure -> how its pairs were tested (test, draws, what was changed, warnings).
+    texts
+        The stored texts of the ORLs' queries and items, shown on hover in the report.
     """
 
     build: Mapping[str, Any]
@@ -112,6 +121,7 @@ class BuildEvaluation:
     missing: str = "zero"
     without_run: Sequence[str] = ()
     plans: Mapping[str, TestPlan] = field(default_factory=dict)
+    texts: ReportTexts | None = None
 
     def test_label(self) -> str:
         """The test as run, in words (empty when nothing was compared)."""
@@ -163,13 +173,32 @@ class BuildEvaluation:
             }
         ).reset_index(drop=True)
 
-    def verdicts(self) -> pd.DataFrame:
-        """One row per measure: the significant pairs ``better > worse`` and the others."""
+    def verdicts(self, *, listed: int = LISTED_SYSTEMS) -> pd.DataFrame:
+        """One row per measure: the significant pairs ``better > worse`` and the others.
+
+        With more than ``listed`` systems the pairs are counted instead (63 systems
+        make 1,953 pairs a measure), and a ``details`` column names the ``compare``
+        command that lists them; the report shows their tiers and rank intervals.
+        """
+        columns = ["measure", "significant", "not significant"]
         rows: list[dict[str, str]] = []
         if self.comparisons.empty:
-            return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
+            return pd.DataFrame(rows, columns=columns)
+        many = len(self.per_query) > listed
         for measure, pairs in self.comparisons.groupby("measure", sort=False):
             significant = pairs["significant"].astype(bool)
+            if many:
+                count = int(significant.sum())
+                rows.append(
+                    {
+                        "measure": str(measure),
+                        "significant": f"{count} of {len(pairs)} pairs",
+                        "not significant": f"{len(pairs) - count} pairs",
+                        "details": f"orlbuild compare --build {self.build.get('id', '?')} "
+                        f"--all-systems -m '{measure}'; the report's tiers and rank intervals",
+                    }
+                )
+                continue
             ordered = [
                 f"{a} > {b}" if diff > 0 else f"{b} > {a}"
                 for a, b, diff in zip(pairs["a"], pairs["b"], pairs["diff"], strict=True)
@@ -189,7 +218,7 @@ class BuildEvaluation:
                     or "none",
                 }
             )
-        return pd.DataFrame(rows, columns=["measure", "significant", "not significant"])
+        return pd.DataFrame(rows, columns=[*columns, "details"] if many else columns)
 
     def run_notes(self) -> list[str]:
         """Warnings about the runs: systems left out, ORL queries a run misses (named)."""
@@ -225,6 +254,7 @@ class BuildEvaluation:
             correction=_correction_label(self.plans),
             seed=self.compare.seed,
             test=self.test_label(),
+            texts=self.texts,
         )
 
 
@@ -321,6 +351,31 @@ def build_metadata(record: BuildRecord) -> dict[str, Any]:
     }
 
 
+def systems_to_compare(
+    engine: Engine, build: str | int, systems: Sequence[str], *, all_systems: bool
+) -> list[str]:
+    """The systems ``compare``, ``power`` and ``report`` take: ``systems``, or with
+    ``all_systems`` every system with a run in the build's collection (``--all-systems``).
+
+    Raises
+    ------
+    ConfigError
+        Both ``systems`` and ``all_systems``, or fewer than two systems with a run.
+    """
+    if not all_systems:
+        return list(systems)
+    if systems:
+        raise ConfigError("give --system or --all-systems, not both")
+    record = get_build(engine, build)
+    names = list_systems(engine, record.collection)
+    if len(names) < 2:
+        raise ConfigError(
+            f"--all-systems: collection {record.collection!r} of build {build!r} has "
+            f"{len(names)} system(s) with a run; comparing needs at least two"
+        )
+    return names
+
+
 def evaluate_stored_build(
     engine: Engine,
     build: str | int,
@@ -405,4 +460,5 @@ def evaluate_stored_build(
         missing=missing,
         without_run=without_run,
         plans={} if comparison is None else dict(comparison.plans),
+        texts=report_texts(engine, record.collection, orls.values()),
     )

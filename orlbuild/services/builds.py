@@ -20,7 +20,8 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.builders.audit.overrides import merge_adjacent_tiers, split_tier_at
-from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.parameters import BuildParameters, check_source
+from orlbuild.builders.tiering.posterior_summary import one_tier_note, pooled_risk, risk_line
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
 from orlbuild.limits import (
@@ -150,10 +151,19 @@ class NewBuild:
         annotator reliabilities.
         """
         outcome, orls = self.outcome, self.outcome.orls
-        frame = pd.DataFrame(
-            [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in orls.items()],
-            columns=["query", "items", "tiers"],
-        )
+        rows = [(q, sum(len(t) for t in orl.tiers), len(orl.tiers)) for q, orl in orls.items()]
+        frame = pd.DataFrame(rows, columns=["query", "items", "tiers"])
+        pooled = pooled_risk(o.posterior for o in orls.values())
+        if pooled is not None:  # every scored pairwise or listwise build
+            frame["E"] = [
+                None if o.posterior is None else o.posterior.expected_wrong for o in orls.values()
+            ]
+            frame["N"] = [
+                None if o.posterior is None else o.posterior.stated for o in orls.values()
+            ]
+            frame["E/N"] = [
+                None if o.posterior is None else o.posterior.wrong_share for o in orls.values()
+            ]
         states = [d.state for orl in orls.values() for d in orl.decisions if d.state is not None]
         payload = {
             "build": self.id,
@@ -171,8 +181,55 @@ class NewBuild:
             "margin": self.params.margin,
             "decision_states": {s.value: states.count(s.value) for s in PairState},
             "reliabilities": [r.__dict__ for r in outcome.reliabilities],
+            "fdr": self.params.fdr,
+            **_posterior_payload(outcome, pooled),
+            "note": self.note(name),
         }
         return frame, payload
+
+    def risk_line(self) -> str | None:
+        """The build's pooled posterior risk in one line (scored pairwise and listwise)."""
+        pooled = pooled_risk(o.posterior for o in self.outcome.orls.values())
+        if pooled is None:
+            return None
+        prior = self.outcome.prior_lambda, self.outcome.prior_tau
+        return risk_line(
+            *pooled,
+            tiering=str(self.params.tiering),
+            fdr=self.params.fdr,
+            prior=None if prior[0] is None or prior[1] is None else (prior[0], prior[1]),
+        )
+
+    def note(self, name: str | None) -> str | None:
+        """:func:`~orlbuild.services.posterior_audit.one_tier_note` of this build."""
+        counts = {
+            q: (sum(len(t) for t in o.tiers), len(o.tiers)) for q, o in self.outcome.orls.items()
+        }
+        return one_tier_note(counts, name or self.id)
+
+
+def _posterior_payload(outcome: BuildOutcome, pooled: tuple[float, int] | None) -> dict[str, Any]:
+    """The posterior evidence of ``build --format json``: the prior, pooled and per query."""
+    if pooled is None:
+        return {"posterior_prior": None, "posterior": None}
+    expected, stated = pooled
+    return {
+        "posterior_prior": {"lambda": outcome.prior_lambda, "tau": outcome.prior_tau},
+        "posterior": {
+            "expected_wrong": expected,
+            "stated_orders": stated,
+            "wrong_share": expected / stated if stated else None,
+            "queries": {
+                q: {
+                    "E": o.posterior.expected_wrong,
+                    "N": o.posterior.stated,
+                    "E/N": o.posterior.wrong_share,
+                }
+                for q, o in outcome.orls.items()
+                if o.posterior is not None
+            },
+        },
+    }
 
 
 def build_and_store(
@@ -233,10 +290,7 @@ def build_and_store(
     given = name  # the note names the build as it was asked for
     if name is not None:
         name = check_build_name(name)
-    if params.source not in JUDGMENT_LOADERS:
-        raise ConfigError(
-            f"--source {params.source!r} is not valid; choose one of graded, listwise, pairwise"
-        )
+    check_source(params.source)
     # Limits first: nothing is read or computed for a build that could not be stored.
     if params.seed is not None:
         check_seed(params.seed)
@@ -264,6 +318,10 @@ def build_and_store(
     with bar as advance:
         mapper: QueryMapper = partial(_rows_as_collected, rows, executor, advance)
         resolved, outcome = build_orls(frame, params, on_error=on_error, mapper=mapper)
+    if outcome.prior_lambda is not None:
+        # the posterior pass ran after the rows were made (it tiers posterior queries and
+        # adds every scored query's evidence): made again from the final ORLs
+        rows = BuildRows.of(outcome.orls.values())
     try:
         fingerprints = batch_fingerprints(engine, frame["batch_id"].unique().tolist())
         build_id = store_build(
@@ -520,10 +578,17 @@ def _override_once(engine: Engine, build: str | int, request: OverrideRequest) -
         orls[query] = merge_adjacent_tiers(orls[query], request.merge_tier)
     else:
         orls[query] = split_tier_at(orls[query], str(request.split_at))
+    # E and N need the build's w_ij, which are not stored: the overridden query has none
+    orls[query] = replace(orls[query], posterior=None)
     failures = load_query_failures(engine, record.id)
     params = BuildParameters.from_json(record.parameters)
     who = request.by or current_user()
-    outcome = BuildOutcome(orls=orls, failures=failures)
+    outcome = BuildOutcome(
+        orls=orls,
+        failures=failures,
+        prior_lambda=record.posterior_lambda,
+        prior_tau=record.posterior_tau,
+    )
     overrides = [
         *record.overrides,
         {

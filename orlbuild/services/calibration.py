@@ -126,8 +126,12 @@ def design_comparison(
     repeat_limit: int,
     objective: PlanObjective,
     margin: float | None,
+    fdr: float | None = None,
 ) -> Calibration:
-    """Designs at equal budgets (:func:`orlbuild.services.plans.simulate_designs`).
+    """Designs at equal budgets (:func:`orlbuild.services.plans.simulate_designs`; the
+    ``posterior`` tiering by
+    :func:`orlbuild.builders.calibration.posterior_rounds.posterior_designs`, its planned
+    rounds from the posterior planner).
 
     ``None`` takes :data:`DESIGN_DEFAULTS` (and tierings ``simultaneous`` and ``model``).
 
@@ -135,7 +139,7 @@ def design_comparison(
     ------
     ConfigError
         A method other than ``bt``, ``--items`` that is not one number, a bad
-        ``--max-per-query`` or margin.
+        ``--max-per-query`` or margin, ``posterior`` with the ``sparse`` scenario.
     """
     from orlbuild.builders.tiering.equivalence import check_margin
     from orlbuild.services.plans import simulate_designs
@@ -148,26 +152,76 @@ def design_comparison(
     if max_per_query is not None and max_per_query < 1:
         raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
     n_queries = queries or DESIGN_DEFAULTS.queries
-    frame = simulate_designs(
-        scenario=SimulatedScenario(scenario).value,
-        designs=list(dict.fromkeys(PlanDesign(d).value for d in designs)),
-        tierings=list(tierings or ["simultaneous", "model"]),
-        items=low,
-        tiers=_range("--tiers", tiers or DESIGN_DEFAULTS.tiers),
-        gap=DESIGN_DEFAULTS.gap if gap is None else gap,
-        queries=n_queries,
-        start=start,
-        budget_per_query=budget_per_query,
-        rounds=rounds,
-        sig=sig,
-        margin=check_margin(margin),
-        objective=PlanObjective(objective).value,
-        max_per_query=max_per_query,
-        repeat_limit=repeat_limit,
-        seed=seed,
-    )
+    chosen = list(dict.fromkeys(tierings or ["simultaneous", "model"]))
+    design_words = list(dict.fromkeys(PlanDesign(d).value for d in designs))
+    true_tiers = _range("--tiers", tiers or DESIGN_DEFAULTS.tiers)
+    the_gap = DESIGN_DEFAULTS.gap if gap is None else gap
+    frames = []
+    study = {  # what every tiering's simulation shares
+        "scenario": SimulatedScenario(scenario).value,
+        "items": low,
+        "tiers": true_tiers,
+        "gap": the_gap,
+        "queries": n_queries,
+        "start": start,
+        "budget_per_query": budget_per_query,
+        "rounds": rounds,
+        "seed": seed,
+    }
+    others = [t for t in chosen if t != POSTERIOR]
+    if others:
+        frames.append(
+            simulate_designs(
+                designs=design_words,
+                tierings=others,
+                sig=sig,
+                margin=check_margin(margin),
+                objective=PlanObjective(objective).value,
+                max_per_query=max_per_query,
+                repeat_limit=repeat_limit,
+                **study,
+            )
+        )
+    if POSTERIOR in chosen:
+        frames.append(_posterior_designs(design_words, fdr=fdr, **study))
+    frame = pd.concat(frames, ignore_index=True)
+    order = {t: k for k, t in enumerate(chosen)}
+    frame = frame.assign(_t=frame["tiering"].map(order), _d=frame["design"].map(
+        {d: k for k, d in enumerate(design_words)}))  # fmt: skip
+    frame = frame.sort_values(["_d", "round", "_t"], kind="stable")
+    frame = frame.drop(columns=["_t", "_d"]).reset_index(drop=True)
     title = (
         f"{SimulatedScenario(scenario).value}: {n_queries} queries x {low} items, {start} "
         f"judgments + {rounds} rounds of {budget_per_query} per query"
     )
     return Calibration(frame.round(4), frame.to_dict("records"), title)
+
+
+#: The tiering whose designs are simulated through its posterior directly.
+POSTERIOR = "posterior"
+
+
+def _posterior_designs(designs: list[str], *, scenario: str, budget_per_query: int,
+                       tiers: tuple[int, int], **study: Any) -> pd.DataFrame:  # fmt: skip
+    """The ``posterior`` rows of :func:`design_comparison`, in its columns (``wrong_orders``
+    is the realised share; ``predicted_share`` the posterior's ``sum E / sum N``)."""
+    from orlbuild.builders.calibration.posterior_rounds import PosteriorStudy, posterior_designs
+    from orlbuild.builders.tiering.posterior import DEFAULT_FDR
+
+    fdr = study.pop("fdr")
+    study["fdr"] = DEFAULT_FDR if fdr is None else fdr
+
+    if scenario not in ("mixed", "equal"):
+        raise ConfigError(
+            f"--tiering posterior simulates --scenario mixed or equal, not {scenario}"
+        )
+    rows = posterior_designs(
+        PosteriorStudy(scenario=scenario, round_size=budget_per_query, tiers=tiers, **study),
+        designs,
+    )
+    frame = pd.DataFrame(rows).rename(columns={"wrong_share": "wrong_orders"})
+    frame.insert(3, "tiering", POSTERIOR)
+    columns = ["design", "round", "judgments_per_query", "tiering", "ari", "tau_b",
+               "false_split", "wrong_orders", "top_size", "settled", "seconds",
+               "predicted_share", "lam", "tau"]  # fmt: skip
+    return frame[columns]

@@ -32,11 +32,12 @@ from scoring.settings import TestSettings
 if TYPE_CHECKING:  # pandas and the statistics load when a function runs
     import pandas as pd
 
-    from scoring.statistics import PowerResult, ProgressCallback, SystemComparison
+    from scoring.statistics import PowerResult, ProgressCallback, SystemComparison, TestPlan
 
 __all__ = [
     "compare_panels",
     "compare_scores",
+    "comparison_settings",
     "panels_from_scores",
     "power_budgets",
     "power_for_panels",
@@ -284,3 +285,52 @@ def _budget_cost(task: Any) -> float:
 def _advance_budgets(advance: ProgressCallback, subsamples: int, budgets: int) -> None:
     """Report ``budgets`` finished budgets as their subsamples."""
     advance(budgets * subsamples)
+
+
+def comparison_settings(
+    plans: Mapping[str, TestPlan],
+    requested: int,
+    alpha: float,
+    seed: int,
+    *,
+    missing: str,
+    queries: Mapping[str, int],
+) -> dict[str, Any]:
+    """The ``settings`` of every comparison's JSON document (``compare``, ``eval --compare``):
+    the test as run - its name, permutations and seed - with what was changed.
+
+    Parameters
+    ----------
+    plans
+        Measure -> the test plan run (:attr:`scoring.statistics.SystemComparison.plans`).
+    requested
+        The permutations asked for (``--permutations``).
+    alpha, seed
+        The level and the seed of the test.
+    missing
+        ``--missing``: how a query a system lacks was scored (``zero``, ``skip``).
+    queries
+        Measure -> the queries of its paired panel.
+
+    Returns
+    -------
+    dict
+        ``test``, ``permutations``, ``permutations_requested``, ``exact``,
+        ``correction``, ``alpha``, ``seed``, ``smallest_attainable_p``, ``notes``,
+        ``missing``, ``queries`` (docs/comparing-systems.md, "One JSON shape").
+    """
+    first = next(iter(plans.values()))
+    draws = [p.permutations for p in plans.values() if p.permutations is not None]
+    return {
+        "test": first.test.value,
+        "permutations": max(draws) if draws else None,
+        "permutations_requested": requested,
+        "exact": {m: p.exact for m, p in plans.items()},
+        "correction": first.correction,
+        "alpha": alpha,
+        "seed": seed,
+        "smallest_attainable_p": {m: p.smallest_p for m, p in plans.items()},
+        "notes": list(dict.fromkeys(p.note for p in plans.values() if p.note)),
+        "missing": missing,
+        "queries": dict(queries),
+    }

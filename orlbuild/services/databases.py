@@ -29,6 +29,7 @@ __all__ = [
     "open_database",
     "store_counts",
     "upgrade_database",
+    "written_by_newer",
 ]
 
 #: The store handle that front ends get from :func:`open_database` and hand back to the
@@ -93,6 +94,13 @@ def database_revision(url: str) -> str | None:
         return current_revision(engine)
     finally:
         engine.dispose()
+
+
+def written_by_newer(revision: str | None) -> bool:
+    """Whether a store at ``revision`` was migrated by a newer orlbuild (an unknown revision)."""
+    from orlbuild.store.schema import is_known_revision
+
+    return revision is not None and not is_known_revision(revision)
 
 
 def newest_revision() -> str:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -45,12 +46,14 @@ from orlbuild.executor import (
 from orlbuild.services.comparisons import (
     panels_from_scores,
 )
+from orlbuild.services.undefined_scores import undefined_reasons
 from orlbuild.store import evaluations as stored_evaluations
 from orlbuild.store.builds import BuildRecord, get_build, load_build_orls
 from orlbuild.store.engine import Bind
 from orlbuild.store.evaluations import save_evaluation
 from orlbuild.store.read import load_run, run_order_column
 from orlbuild.vocabulary import ExecutorKind, UndefinedPanels
+from scoring.aggregation import aggregate_columns
 from scoring.messages import first_and_more
 from scoring.vocabulary import MissingPolicy, ScorePrecisionName
 
@@ -107,6 +110,9 @@ class SystemScores:
         ``zero`` or ``skip`` (docs/conventions.md, "Conventions and caveats").
     run_file
         The file the run was read from, ``None`` for a stored run.
+    undefined_reasons
+        Why each measure is undefined where it is
+        (:func:`orlbuild.services.undefined_scores.undefined_reasons`).
     """
 
     build: BuildRecord
@@ -114,6 +120,7 @@ class SystemScores:
     evaluation: EvaluationResult
     missing: str
     run_file: str | None = None
+    undefined_reasons: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def per_query(self) -> pd.DataFrame:
@@ -137,8 +144,12 @@ class SystemScores:
 
     @property
     def means(self) -> dict[str, float]:
-        """Mean over queries per measure (undefined per-query values left out)."""
-        return {str(m): float(v) for m, v in self.per_query.mean(axis=0, skipna=True).items()}
+        """The ``all`` value per measure: the mean over queries (undefined values left out),
+        the sum for a counting measure (:func:`scoring.aggregation.aggregate`)."""
+        from scoring.aggregation import aggregate_columns
+
+        frame = self.per_query
+        return aggregate_columns([str(m) for m in frame.columns], frame.to_numpy(dtype=float))
 
 
 def build_summary(build: BuildRecord) -> dict[str, Any]:
@@ -220,7 +231,7 @@ def score_run(
     """
     record, orls = _build_and_orls(bind, build, measures)
     task = _scoring_task(record, orls, run, system, measures, missing, run_file, score_precision)
-    return _system_scores(record, system, _evaluate(task), missing, run_file)
+    return _system_scores(record, system, _evaluate(task), missing, run_file, orls)
 
 
 def score_systems(
@@ -271,7 +282,7 @@ def score_systems(
     else:
         results = map(_evaluate, tasks)
     return {
-        system: _system_scores(record, system, result, missing, None)
+        system: _system_scores(record, system, result, missing, None, orls)
         for system, result in zip(systems, results, strict=True)
     }
 
@@ -282,14 +293,24 @@ def score_and_save(engine: Engine, scores: SystemScores, *, created_by: str | No
     When the store refuses the write (after the one retry on a dropped
     connection), the scores are saved to a JSON file the one-line error names
     (:func:`unstored_scores_document`, docs/reliability.md, "When the database fails").
+
+    Each measure is saved under its full spelled-out name
+    (:attr:`scoring.EvaluationResult.spelled_out`, e.g.
+    ``nDCG(grade=native,gain=linear)@10`` for ``nDCG@10``), so that a saved score
+    keeps its meaning whatever later versions make of a bare name.
     """
+    full = scores.evaluation.spelled_out
+    per_query = scores.per_query.rename(columns=lambda label: full.get(str(label), label))
+    names = [str(m) for m in per_query.columns]
+    means = aggregate_columns(names, per_query.to_numpy(dtype=np.float64))  # sums for counts
     try:
         return save_evaluation(
             engine,
             build_id=scores.build.id,
             system=scores.system,
             run_file=scores.run_file,
-            per_query=scores.per_query,
+            per_query=per_query,
+            means=means,
             missing=scores.missing,
             conventions=scores.conventions,
             created_by=created_by,
@@ -323,7 +344,7 @@ def unstored_scores_document(scores: SystemScores) -> str:
         "run_file": scores.run_file,
         "missing": scores.missing,
         "conventions": scores.conventions,
-        "means": {str(m): value(v) for m, v in frame.mean(axis=0, skipna=True).items()},
+        "means": {m: value(v) for m, v in scores.means.items()},
         "per_query": {
             str(query): {str(m): value(v) for m, v in row.items()}
             for query, row in frame.iterrows()
@@ -454,9 +475,15 @@ def _system_scores(
     result: EvaluationResult,
     missing: MissingPolicy,
     run_file: str | None,
+    orls: Mapping[str, ORL],
 ) -> SystemScores:
     return SystemScores(
-        build=record, system=system, evaluation=result, missing=missing, run_file=run_file
+        build=record,
+        system=system,
+        evaluation=result,
+        missing=missing,
+        run_file=run_file,
+        undefined_reasons=undefined_reasons(result, orls),
     )
 
 

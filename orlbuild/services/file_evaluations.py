@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orlbuild.errors import InputError
-from orlbuild.ingest.source import COMPRESSED_SUFFIXES, STDIN, sniff_trec
+from orlbuild.ingest.run_names import eval_system_names
+from orlbuild.ingest.run_order import rank_order_note_of_file
+from orlbuild.ingest.source import STDIN, sniff_trec
+from orlbuild.services.undefined_scores import undefined_reasons
 from orlbuild.vocabulary import InputFormat
 from scoring.settings import TestSettings
 from scoring.vocabulary import DuplicatePolicy, MissingPolicy, ScorePrecisionName
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from scoring.run import CodedRuns
     from scoring.statistics import SystemComparison
 
-__all__ = ["FileEvaluation", "evaluate_files", "run_warnings", "system_names"]
+__all__ = ["FileEvaluation", "evaluate_files", "run_warnings"]
 
 
 @dataclass(frozen=True)
@@ -38,19 +41,27 @@ class FileEvaluation:
     Attributes
     ----------
     evaluations
-        Run name -> its scores (:func:`system_names`), in the order given.
+        Run name -> its scores (:func:`~orlbuild.ingest.run_names.eval_system_names`), in
+        the order given.
     notes
         Warnings about the files (ignored columns, kept duplicates...).
     comparison
         Every pair of runs tested per measure, when asked for.
     comparison_notes
         One per measure whose paired panel lost queries.
+    undefined_reasons
+        Run name -> why each measure is undefined where it is
+        (:func:`orlbuild.services.undefined_scores.undefined_reasons`).
+    comparison_queries
+        Measure -> the queries of its paired panel, when compared.
     """
 
     evaluations: dict[str, EvaluationResult]
     notes: list[str]
     comparison: SystemComparison | None = None
     comparison_notes: list[str] = field(default_factory=list)
+    undefined_reasons: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    comparison_queries: dict[str, int] = field(default_factory=dict)
 
 
 def evaluate_files(
@@ -104,7 +115,7 @@ def evaluate_files(
     from scoring import parse_measures
 
     parse_measures(measures)  # report every bad name at once, before reading any file
-    names = system_names(run_files)
+    names = eval_system_names(run_files)
     both = read_eval_files(orl_file, run_files, orl_format=orl_format, run_format=run_format)
     together: tuple[CodedRuns, list[int]] | None
     if both is not None:  # TREC qrels and runs: ids hashed once, shared by ORLs and runs
@@ -123,6 +134,7 @@ def evaluate_files(
                 for path, count in zip(run_files, comments, strict=True)
                 for note in comment_notes(path, count)
             )
+            notes.extend(filter(None, map(rank_order_note_of_file, run_files)))
     if evaluations is None:  # one run at a time: any error names its file
         evaluations = {}
         for name, run_file in zip(names, run_files, strict=True):
@@ -136,14 +148,17 @@ def evaluate_files(
             evaluations[name] = _evaluate_file(
                 orls, run, measures, missing, score_precision, str(run_file)
             )
+    reasons = {name: undefined_reasons(e, orls) for name, e in evaluations.items()}
     if compare is None or len(evaluations) < 2:
-        return FileEvaluation(evaluations, notes)
-    from orlbuild.services.comparisons import compare_scores
+        return FileEvaluation(evaluations, notes, undefined_reasons=reasons)
+    from orlbuild.services.comparisons import compare_panels, panels_from_scores
 
     frames = {name: evaluation.per_query for name, evaluation in evaluations.items()}
     measured = list(next(iter(frames.values())).columns)
-    comparison, dropped = compare_scores(frames, measured, compare)
-    return FileEvaluation(evaluations, notes, comparison, dropped)
+    panels, dropped = panels_from_scores(frames, measured)
+    comparison = compare_panels(panels, compare) if panels else None
+    queries = {measure: len(panel) for measure, panel in panels.items()}
+    return FileEvaluation(evaluations, notes, comparison, dropped, reasons, queries)
 
 
 def _read_together(
@@ -211,7 +226,10 @@ def _evaluate_file(
         raise InputError(str(exc), file=label) from None
 
 
-def run_warnings(evaluations: Mapping[str, EvaluationResult]) -> list[str]:
+def run_warnings(
+    evaluations: Mapping[str, EvaluationResult],
+    reasons: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+) -> list[str]:
     """What went wrong across several runs, one warning per cause (docs/evaluating-files.md,
     "Evaluating files").
 
@@ -223,6 +241,9 @@ def run_warnings(evaluations: Mapping[str, EvaluationResult]) -> list[str]:
     ----------
     evaluations
         Run name -> its scores.
+    reasons
+        Run name -> :func:`~orlbuild.services.undefined_scores.undefined_reasons`: the
+        reasons are summed over the runs and named in each measure's warning.
 
     Returns
     -------
@@ -260,48 +281,13 @@ def run_warnings(evaluations: Mapping[str, EvaluationResult]) -> list[str]:
             f"{first_and_more(missing)}"
         )
     for measure, where in undefined.items():
+        why: dict[str, int] = {}
+        for run_reasons in (reasons or {}).values():
+            for reason, count in run_reasons.get(measure, {}).items():
+                why[reason] = why.get(reason, 0) + count
+        said = "".join(f"; {reason} ({count})" for reason, count in why.items())
         notes.append(
             f"{measure} is undefined for some queries in {len(where)} of {runs} runs (left out "
-            f"of their means): {first_and_more(where, quote=False)}"
+            f"of their means): {first_and_more(where, quote=False)}{said}"
         )
     return notes
-
-
-def system_names(run_files: Sequence[Path]) -> list[str]:
-    """Each run's name: its TREC run tag, else its file stem; repeats made distinct.
-
-    Parameters
-    ----------
-    run_files
-        The run files, in the order given.
-
-    Returns
-    -------
-    list of str
-        One name per file: the tag (sixth field) of a TREC run's first line,
-        else the file stem (without ``.gz``/``.bz2``); a name two runs share is
-        replaced by their file stems, and any name still repeated gets ``#2``,
-        ``#3``, ...
-    """
-    from orlbuild.orl_io.eval_files import first_line
-
-    stems = [_stem(p) for p in run_files]
-    names = []
-    for path, stem in zip(run_files, stems, strict=True):
-        line = first_line(path)
-        tagged = line is not None and sniff_trec(line) is InputFormat.trec
-        names.append(line.split()[5] if line is not None and tagged else stem)
-    names = [stem if names.count(n) > 1 else n for n, stem in zip(names, stems, strict=True)]
-    seen: dict[str, int] = {}
-    unique = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        unique.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return unique
-
-
-def _stem(path: Path) -> str:
-    """The file name without ``.gz``/``.bz2`` and its last extension."""
-    if path.suffix.lower() in COMPRESSED_SUFFIXES:
-        path = path.with_suffix("")
-    return path.stem

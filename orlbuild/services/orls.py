@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from orlbuild.store.engine import Bind
 
 __all__ = [
+    "DIFF_CHANGES",
     "BuildDiff",
     "BuildEntries",
     "BuildExport",
@@ -76,12 +77,60 @@ class BuildExport:
 @dataclass(frozen=True)
 class BuildDiff:
     """The items that moved tier between build ``a`` and build ``b``, and per query the tested
-    decisions by state (separated, equivalent, undecided) where they differ."""
+    decisions by state (separated, equivalent, undecided) where they differ.
+
+    Attributes
+    ----------
+    a, b
+        The two builds.
+    moved
+        ``query, item, rank_a, rank_b, tiers_a, tiers_b, change``
+        (:func:`orlbuild.orl_io.writing.diff_orl_entries`).
+    states
+        The tested decisions by state, per query where they differ.
+    queries
+        The queries of either build (of ``--query`` only, when given).
+    """
 
     a: BuildRecord
     b: BuildRecord
     moved: pd.DataFrame
     states: pd.DataFrame | None = None
+    queries: int = 0
+
+    def summary(self) -> pd.DataFrame:
+        """Per query with a change: how many items moved ``up``, ``down``, were ``added``
+        (only in B) or ``removed`` (only in A); the words of ``moved['change']``."""
+        counts = (
+            pd.crosstab(self.moved["query"], self.moved["change"])
+            if len(self.moved)
+            else pd.DataFrame(index=pd.Index([], name="query"))
+        )
+        counts = counts.reindex(columns=list(DIFF_CHANGES), fill_value=0).astype("int64")
+        counts.columns.name = None
+        return counts.sort_index().reset_index()
+
+    def totals(self) -> dict[str, int]:
+        """The changes over every query, and the queries changed and compared."""
+        counts = self.moved["change"].value_counts()
+        totals = {change: int(counts.get(change, 0)) for change in DIFF_CHANGES}
+        totals["queries_changed"] = int(self.moved["query"].nunique())
+        totals["queries"] = self.queries
+        return totals
+
+    def headline(self) -> str:
+        """One line: ``build 1 -> build 2, items: 12 moved up, 9 moved down, 1 added, 0
+        removed, in 5 of 40 queries``."""
+        t = self.totals()
+        return (
+            f"build {self.a.id} -> build {self.b.id}, items: {t['up']} moved up, {t['down']} "
+            f"moved down, {t['added']} added, {t['removed']} removed, in {t['queries_changed']} "
+            f"of {t['queries']} queries"
+        )
+
+
+#: The changes of an item between two builds, in the order the summary gives them.
+DIFF_CHANGES = ("up", "down", "added", "removed")
 
 
 def list_stored_builds(bind: Bind, collection: str | None = None) -> pd.DataFrame:
@@ -185,7 +234,12 @@ def item_rank_intervals(bind: Bind, record: BuildRecord, query: str | None = Non
 
 
 def export_build(
-    bind: Bind, build: str | int, fmt: ExportFormat, *, all_orders: bool = False
+    bind: Bind,
+    build: str | int,
+    fmt: ExportFormat,
+    *,
+    all_orders: bool = False,
+    raw_cells: bool = False,
 ) -> BuildExport:
     """A build's ORLs as ``json``, ``tsv``, ``qrels`` or ``trec-prefs`` text.
 
@@ -203,7 +257,7 @@ def export_build(
             _unbacked_boundaries(bind, shown.record.id, entries),
             load_under_judged(bind, shown.record.id),
         )
-    text = export_orls(entries, fmt, build=shown.record.to_json())
+    text = export_orls(entries, fmt, build=shown.record.to_json(), raw_cells=raw_cells)
     return BuildExport(shown.record, text, len(shown.entries))
 
 
@@ -221,9 +275,42 @@ def _unbacked_boundaries(bind: Bind, build_id: int, entries: pd.DataFrame) -> di
     return out
 
 
-def diff_builds(bind: Bind, build_a: str | int, build_b: str | int) -> BuildDiff:
-    """Per query, the items whose tier differs between two builds (ids or names)."""
+def diff_builds(
+    bind: Bind, build_a: str | int, build_b: str | int, *, query: str | None = None
+) -> BuildDiff:
+    """Per query, the items whose tier differs between two builds (ids or names).
+
+    Parameters
+    ----------
+    bind
+        The store.
+    build_a, build_b
+        The builds, by id or name.
+    query
+        Only this query (``--query``); it must be in one of the builds.
+
+    Returns
+    -------
+    BuildDiff
+
+    Raises
+    ------
+    ConfigError
+        ``query`` is in neither build.
+    """
     a, b = get_build(bind, build_a), get_build(bind, build_b)
-    moved = diff_orl_entries(load_build_entries(bind, a.id), load_build_entries(bind, b.id))
-    states = state_changes(load_tie_decisions(bind, [a.id]), load_tie_decisions(bind, [b.id]))
-    return BuildDiff(a, b, moved, states)
+    entries_a, entries_b = load_build_entries(bind, a.id), load_build_entries(bind, b.id)
+    decisions_a, decisions_b = load_tie_decisions(bind, [a.id]), load_tie_decisions(bind, [b.id])
+    if query is not None:
+        name = query.strip()
+        if not ((entries_a["query"] == name).any() or (entries_b["query"] == name).any()):
+            raise ConfigError(
+                f"query {name!r} is in neither build {a.id} nor build {b.id}; "
+                "see `orlbuild orl show BUILD`"
+            )
+        entries_a, entries_b = (e[e["query"] == name] for e in (entries_a, entries_b))
+        decisions_a, decisions_b = (d[d["query"] == name] for d in (decisions_a, decisions_b))
+    moved = diff_orl_entries(entries_a, entries_b)
+    states = state_changes(decisions_a, decisions_b)
+    queries = len(set(entries_a["query"]) | set(entries_b["query"]))
+    return BuildDiff(a, b, moved, states, queries)

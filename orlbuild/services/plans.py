@@ -21,16 +21,21 @@ from sqlalchemy import Engine
 from orlbuild.builders.parameters import BuildParameters, PlanSettings
 from orlbuild.builders.planning.evidence import pairwise_evidence
 from orlbuild.builders.planning.planner import Plan, plan_comparisons
+from orlbuild.builders.planning.posterior_plan import evidence_prior
 from orlbuild.builders.tiering.equivalence import check_margin
 from orlbuild.errors import ConfigError
 from orlbuild.output_files import ProtectedPaths, write_output
 from orlbuild.services.builds import load_query_orls
+from orlbuild.services.texts import display_texts
 from orlbuild.store.builds import BuildRecord, get_build, load_build_judgments
 from orlbuild.vocabulary import PlanFormat, PlanObjective, Source
 
 __all__ = [
     "PLAN_COLUMNS",
+    "TEXT_PLAN_COLUMNS",
     "BuildPlan",
+    "PlanTexts",
+    "attach_texts",
     "plan_build",
     "plan_payload",
     "simulate_designs",
@@ -42,6 +47,42 @@ __all__ = [
 
 #: Columns of a plan file: the arena shape, ``winner`` left empty for the annotators.
 PLAN_COLUMNS = ("query", "item_a", "item_b", "winner")
+
+#: Columns of a plan file with the texts (``plan --with-text``): each name followed by its
+#: text, ``winner`` last; ``orlbuild ingest pairwise`` reads it, ignoring the text columns.
+TEXT_PLAN_COLUMNS = (
+    "query",
+    "query_text",
+    "item_a",
+    "item_a_text",
+    "item_b",
+    "item_b_text",
+    "winner",
+)
+
+
+@dataclass(frozen=True)
+class PlanTexts:
+    """The texts a plan file carries: query -> its text, item -> its title and text."""
+
+    queries: dict[str, str]
+    items: dict[str, str]
+
+    def row(self, query: str, item_a: str, item_b: str) -> tuple[str, ...]:
+        """One plan row with its texts (whitespace runs as one space; empty when none)."""
+
+        def flat(text: str | None) -> str:
+            return " ".join((text or "").split())
+
+        return (
+            query,
+            flat(self.queries.get(query)),
+            item_a,
+            flat(self.items.get(item_a)),
+            item_b,
+            flat(self.items.get(item_b)),
+            "",
+        )
 
 
 @dataclass
@@ -64,6 +105,25 @@ class BuildPlan:
     plan: Plan
     skipped: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    texts: PlanTexts | None = None
+    """The stored texts of the planned queries and items (:func:`attach_texts`), if wanted."""
+
+
+def attach_texts(engine: Engine, result: BuildPlan) -> int:
+    """Look up the texts of the plan's queries and items (``plan --with-text``).
+
+    Returns how many of the plan's queries and items have no stored text
+    (``orlbuild ingest text``, docs/input-formats.md, "Query and item text").
+    """
+    pairs = result.plan.pairs
+    queries = {p.query for p in pairs}
+    items = {i for p in pairs for i in (p.item_a, p.item_b)}
+    collection = result.record.collection
+    result.texts = PlanTexts(
+        display_texts(engine, collection, "queries", queries),
+        display_texts(engine, collection, "items", items),
+    )
+    return len(queries - result.texts.queries.keys()) + len(items - result.texts.items.keys())
 
 
 def plan_build(engine: Engine, build: str | int, settings: PlanSettings) -> BuildPlan:
@@ -107,6 +167,7 @@ def plan_build(engine: Engine, build: str | int, settings: PlanSettings) -> Buil
     for query in sorted(set(judgments["query"].astype(str)) - set(orls)):
         skipped.setdefault(query, "not in the build (its build failed)")
     chosen = replace(settings, objective=goal, margin=margin)
+    prior = evidence_prior(evidence) if _planned_for(params) == "posterior" else None
     plan = plan_comparisons(
         evidence,
         chosen.budget,
@@ -115,6 +176,7 @@ def plan_build(engine: Engine, build: str | int, settings: PlanSettings) -> Buil
         seed=chosen.seed,
         objective=goal,
         margin=margin,
+        prior=prior,
     )
     recorded = {**asdict(chosen), "objective": goal.value, "tiering": _planned_for(params)}
     return BuildPlan(record=record, plan=plan, skipped=skipped, settings=recorded)
@@ -124,6 +186,8 @@ def _planned_for(params: BuildParameters) -> str:
     """The tiering whose open decisions the plan targets: ``model`` for a build tiered by
     ``model`` (its cuts), else the default's max-t decisions (docs/planning.md)."""
     tiering = getattr(params.tiering, "value", params.tiering)
+    if tiering == "posterior":  # pairs from its posterior (docs/planning.md)
+        return "posterior"
     return "model" if tiering == "model" and params.sig > 0 else "simultaneous"
 
 
@@ -164,24 +228,35 @@ def write_plan(result: BuildPlan, fmt: PlanFormat | str, out: TextIO) -> None:
     document.
 
     The TSV, CSV and JSONL files are read back by ``orlbuild ingest pairwise``
-    once ``winner`` holds ``a``, ``b`` or ``tie``.
+    once ``winner`` holds ``a``, ``b`` or ``tie``. With texts attached
+    (:func:`attach_texts`) they have the columns :data:`TEXT_PLAN_COLUMNS`,
+    and the JSON document's pairs a ``text`` object.
     """
     shape = PlanFormat(fmt)
     if shape is PlanFormat.json:
         payload = plan_payload(result)
+        if result.texts is not None:
+            for pair, shown in zip(payload["pairs"], result.plan.pairs, strict=True):
+                texts = result.texts.row(shown.query, shown.item_a, shown.item_b)
+                pair["text"] = {"query": texts[1], "item_a": texts[3], "item_b": texts[5]}
         out.write(json.dumps(payload, indent=2, ensure_ascii=False, default=_plain) + "\n")
         return
-    rows = [(p.query, p.item_a, p.item_b, "") for p in result.plan.pairs]
+    columns = PLAN_COLUMNS if result.texts is None else TEXT_PLAN_COLUMNS
+    rows: list[tuple[str, ...]]
+    if result.texts is None:
+        rows = [(p.query, p.item_a, p.item_b, "") for p in result.plan.pairs]
+    else:
+        rows = [result.texts.row(p.query, p.item_a, p.item_b) for p in result.plan.pairs]
     if shape is PlanFormat.jsonl:
         for row in rows:
-            out.write(json.dumps(dict(zip(PLAN_COLUMNS, row, strict=True)), ensure_ascii=False))
+            out.write(json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False))
             out.write("\n")
         return
     buffer = io.StringIO()
     writer = csv.writer(
         buffer, delimiter="\t" if shape is PlanFormat.tsv else ",", lineterminator="\n"
     )
-    writer.writerow(PLAN_COLUMNS)
+    writer.writerow(columns)
     writer.writerows(rows)
     out.write(buffer.getvalue())
 

@@ -46,6 +46,7 @@ from orlbuild.store.bulk import (
 )
 from orlbuild.store.driver_errors import database_errors, is_disconnect
 from orlbuild.store.engine import Bind, connect, write_transaction
+from orlbuild.store.ids import checked_id
 from orlbuild.store.models import (
     JUDGMENT_MODELS,
     NAME_MODELS,
@@ -528,15 +529,18 @@ def delete_batch(engine: Engine, batch_id: int, *, force: bool = False) -> int:
 
 def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
     """:func:`delete_batch` without the translation of driver errors."""
+    checked_id(engine, batch_id, "ingest batch", "orlbuild batches list")
     references = _references(engine)
     with write_transaction(engine) as connection:
+        # The row is locked (PostgreSQL; SQLite's BEGIN IMMEDIATE holds the write lock):
+        # of concurrent deletes of one batch, the first wins and the others then find no row.
         row = connection.execute(
-            select(IngestBatch.kind, IngestBatch.row_count, IngestBatch.system_id).where(
-                IngestBatch.id == batch_id
-            )
+            select(IngestBatch.kind, IngestBatch.row_count, IngestBatch.system_id)
+            .where(IngestBatch.id == batch_id)
+            .with_for_update()
         ).first()
         if row is None:
-            raise StoreError(f"no ingest batch with id {batch_id}; see `orlbuild batches list`")
+            raise StoreError(_gone(batch_id))
         for table_name, column, nullable in references:
             table = Table(table_name, MetaData(), autoload_with=connection)
             uses = connection.scalar(
@@ -559,10 +563,19 @@ def _delete_batch(engine: Engine, batch_id: int, force: bool) -> int:
         # they are deleted here, in the same transaction, rather than by ON DELETE CASCADE.
         facts = FACT_TABLES[InputKind(row.kind)]
         connection.execute(delete(facts).where(facts.c.batch_id == batch_id))
-        connection.execute(delete(IngestBatch).where(IngestBatch.id == batch_id))
+        if connection.execute(delete(IngestBatch).where(IngestBatch.id == batch_id)).rowcount != 1:
+            raise StoreError(_gone(batch_id))  # rolled back: nothing of it was deleted here
         if row.system_id is not None:
             _drop_system_without_runs(connection, int(row.system_id))
     return int(row.row_count)
+
+
+def _gone(batch_id: int) -> str:
+    """The message for a batch that does not exist (never stored, or deleted meanwhile)."""
+    return (
+        f"no ingest batch with id {batch_id}: it was deleted or never stored; "
+        "see `orlbuild batches list`"
+    )
 
 
 def _drop_system_without_runs(connection: Connection, system_id: int) -> None:

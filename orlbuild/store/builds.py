@@ -33,12 +33,21 @@ from sqlalchemy import (
     insert,
     select,
 )
+from sqlalchemy.exc import IntegrityError
 
 from orlbuild import __version__
 from orlbuild.errors import StoreError
-from orlbuild.records import BuildOutcome, QueryFailure, QueryORL, TieDecision
+from orlbuild.records import (
+    BuildOutcome,
+    PosteriorBoundary,
+    QueryFailure,
+    QueryORL,
+    QueryPosterior,
+    TieDecision,
+)
 from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
+from orlbuild.store.ids import checked_id
 from orlbuild.store.models import (
     AnnotatorReliabilityRow,
     Build,
@@ -46,7 +55,10 @@ from orlbuild.store.models import (
     BuildMessage,
     BuildOverride,
     Collection,
+    IngestBatch,
     OrlEntry,
+    PosteriorBoundaryRow,
+    QueryPosteriorRow,
     TieDecisionRow,
 )
 from orlbuild.store.read import (
@@ -81,6 +93,7 @@ __all__ = [
     "load_build_orls",
     "load_query_failures",
     "load_query_orls",
+    "load_query_posteriors",
     "load_tie_decisions",
     "load_under_judged",
     "resolve_build",
@@ -110,6 +123,8 @@ class BuildRecord:
     n_failed: int
     batches: tuple[BatchInfo, ...]
     overrides: tuple[dict[str, Any], ...] = ()
+    posterior_lambda: float | None = None
+    posterior_tau: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready metadata (the ``build`` object of ``orl export --format json``)."""
@@ -132,6 +147,9 @@ class BuildRecord:
                 for b in self.batches
             ],
             "overrides": [dict(o, created_at=str(o["created_at"])) for o in self.overrides],
+            "posterior_prior": None
+            if self.posterior_lambda is None
+            else {"lambda": self.posterior_lambda, "tau": self.posterior_tau},
         }
 
 
@@ -152,6 +170,19 @@ ENTRY_ROW_COLUMNS = (
     "high",
     "native_grade",
     "under_judged",
+    "top_probability",
+)
+#: The columns of a ``query_posteriors`` row after ``build_id``.
+QUERY_POSTERIOR_COLUMNS = ("query", "expected_wrong", "stated_orders", "k_feasible", "k_posterior")
+#: The columns of a ``posterior_boundaries`` row after ``build_id``.
+BOUNDARY_ROW_COLUMNS = (
+    "query",
+    "component",
+    "position",
+    "above",
+    "below",
+    "probability",
+    "stated",
 )
 
 
@@ -206,6 +237,8 @@ class BuildRows:
     def __init__(self) -> None:
         self.entries: list[tuple[Any, ...]] = []
         self.decisions: list[tuple[Any, ...]] = []
+        self.posteriors: list[tuple[Any, ...]] = []
+        self.boundaries: list[tuple[Any, ...]] = []
         self.queries: list[str] = []
 
     def add(self, orl: QueryORL) -> None:
@@ -214,6 +247,22 @@ class BuildRows:
         grades = orl.native_grades or {}
         flagged = set(orl.under_judged)
         scores, intervals = orl.scores, orl.intervals
+        posterior = orl.posterior
+        top = posterior.top_probability if posterior is not None else {}
+        if posterior is not None:
+            self.posteriors.append(
+                (
+                    orl.query,
+                    float(posterior.expected_wrong),
+                    int(posterior.stated),
+                    posterior.k_feasible,
+                    posterior.k_posterior,
+                )
+            )
+            self.boundaries.extend(
+                (orl.query, b.component, b.position, b.above, b.below, b.probability, b.stated)
+                for b in posterior.boundaries
+            )
         append = self.entries.append
         for rank, tier in enumerate(orl.tiers, start=1):
             for item in tier:
@@ -228,6 +277,7 @@ class BuildRows:
                         None if interval is None else finite_or_none(interval[1]),
                         finite_or_none(grades.get(item)),
                         item in flagged if flagged else None,
+                        finite_or_none(top.get(item)),
                     )
                 )
         self.decisions.extend(
@@ -393,9 +443,14 @@ def store_build(
         with write_transaction(engine) as connection:
             if parent_id is not None and known_children is not None:
                 _check_unchanged(connection, parent_id, known_children)
-            return _insert_build(connection)
+            live = _lock_batches(connection, [b.id for b in batches if b.id >= 0])
+            try:
+                return _insert_build(connection, live)
+            except IntegrityError as exc:  # rolled back; the caller keeps the computation
+                reason = str(exc.orig or exc).strip().splitlines()[0]
+                raise StoreError(f"the store refused the build ({reason})") from exc
 
-    def _insert_build(connection: Connection) -> int:
+    def _insert_build(connection: Connection, live: set[int]) -> int:
         cid = collection_id(connection, collection)
         build_id = connection.execute(
             insert(Build)
@@ -412,6 +467,8 @@ def store_build(
                 parent_id=parent_id,
                 n_queries=len(outcome.orls),
                 n_failed=len(outcome.failures),
+                posterior_lambda=outcome.prior_lambda,
+                posterior_tau=outcome.prior_tau,
             )
             .returning(Build.id)
         ).scalar_one()
@@ -421,7 +478,7 @@ def store_build(
                 [
                     {
                         "build_id": build_id,
-                        "batch_id": b.id if b.id >= 0 else None,
+                        "batch_id": b.id if b.id in live else None,
                         "kind": b.kind,
                         "file_name": b.file_name,
                         "sha256": b.sha256,
@@ -433,6 +490,12 @@ def store_build(
         made = rows if rows is not None else BuildRows.of(outcome.orls.values())
         _insert_rows(connection, OrlEntry, ENTRY_ROW_COLUMNS, build_id, made.entries)
         _insert_rows(connection, TieDecisionRow, DECISION_ROW_COLUMNS, build_id, made.decisions)
+        _insert_rows(
+            connection, QueryPosteriorRow, QUERY_POSTERIOR_COLUMNS, build_id, made.posteriors
+        )
+        _insert_rows(
+            connection, PosteriorBoundaryRow, BOUNDARY_ROW_COLUMNS, build_id, made.boundaries
+        )
         for table, dicts in (
             (BuildMessage, _message_rows(build_id, outcome)),
             (AnnotatorReliabilityRow, _reliability_rows(build_id, outcome)),
@@ -451,6 +514,26 @@ def store_build(
 
     # A lost connection is retried once: the computation behind the build is kept.
     return retry_on_disconnect(engine, write)
+
+
+def _lock_batches(connection: Connection, ids: Sequence[int]) -> set[int]:
+    """Lock the batch rows ``ids`` against deletion until commit; those that still exist.
+
+    A build (or an override) racing a ``batches delete --force`` of a batch it read
+    either locks the row first (PostgreSQL ``SELECT ... FOR SHARE``: the delete waits,
+    then clears the new build's reference as it does the others'), or finds the row
+    gone and records that batch by its hash only, as a batch deleted before the build
+    (docs/reliability.md, "Batch ids and concurrent deletes"). On SQLite
+    ``BEGIN IMMEDIATE`` already serialises the two.
+    """
+    if not ids:
+        return set()
+    found = connection.scalars(
+        select(IngestBatch.id)
+        .where(IngestBatch.id.in_(sorted(set(ids))))
+        .with_for_update(read=True)
+    ).all()
+    return {int(i) for i in found}
 
 
 class BuildChangedError(StoreError):
@@ -529,7 +612,8 @@ def resolve_build(bind: Bind, ref: str | int) -> int:
     text = str(ref).strip()
     with connect(bind) as connection:
         if text.isdigit():
-            found = connection.scalar(select(Build.id).where(Build.id == int(text)))
+            number = checked_id(connection, int(text), "build", "orlbuild orl list")
+            found = connection.scalar(select(Build.id).where(Build.id == number))
         else:
             found = connection.scalar(
                 select(Build.id).where(Build.name == text).order_by(Build.id.desc()).limit(1)
@@ -579,6 +663,8 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
                 Build.parent_id,
                 Build.n_queries,
                 Build.n_failed,
+                Build.posterior_lambda,
+                Build.posterior_tau,
             )
             .join(Collection, Collection.id == Build.collection_id)
             .where(Build.id == build_id)
@@ -623,6 +709,8 @@ def get_build(bind: Bind, build: str | int) -> BuildRecord:
         n_failed=int(b.n_failed),
         batches=batches,
         overrides=tuple(dict(r._mapping) for r in override_rows),
+        posterior_lambda=float_or_none(b.posterior_lambda),
+        posterior_tau=float_or_none(b.posterior_tau),
     )
 
 
@@ -847,6 +935,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
     decisions = load_tie_decisions(bind, [build_id])
     messages = load_build_messages(bind, build_id)
     flagged = load_under_judged(bind, build_id)
+    posteriors = load_query_posteriors(bind, build_id)
     by_query: dict[str, list[TieDecision]] = {}
     for row in decisions.itertuples(index=False):
         by_query.setdefault(str(row.query), []).append(
@@ -898,8 +987,61 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
             else None,
             warnings=list(warnings.get(q, [])),
             under_judged=sorted(flagged.get(q, ())),
+            posterior=posteriors.get(q),
         )
     return out
+
+
+def load_query_posteriors(
+    bind: Bind, build_id: int, queries: Iterable[str] | None = None
+) -> dict[str, QueryPosterior]:
+    """Query -> the posterior evidence stored with a build (none for builds stored before
+    migration 0015_posterior_evidence, graded and ``direct`` builds, overridden queries)."""
+    qp, pb, e = QueryPosteriorRow, PosteriorBoundaryRow, OrlEntry
+    wanted = None if queries is None else sorted(set(queries))
+    heads = select(qp.query, qp.expected_wrong, qp.stated_orders, qp.k_feasible, qp.k_posterior)
+    gaps = select(
+        pb.query, pb.component, pb.position, pb.above, pb.below, pb.probability, pb.stated
+    )
+    tops = select(e.query, e.item, e.top_probability).where(e.top_probability.is_not(None))
+    heads, gaps, tops = (
+        stmt.where(table.build_id == build_id)
+        for stmt, table in ((heads, qp), (gaps, pb), (tops, e))
+    )
+    if wanted is not None:
+        heads = heads.where(qp.query.in_(wanted))
+        gaps = gaps.where(pb.query.in_(wanted))
+        tops = tops.where(e.query.in_(wanted))
+    with connect(bind) as connection:
+        head_rows = connection.execute(heads.order_by(qp.query)).all()
+        gap_rows = connection.execute(gaps.order_by(pb.query, pb.component, pb.position)).all()
+        top_rows = connection.execute(tops.order_by(e.query, e.item)).all()
+    boundaries: dict[str, list[PosteriorBoundary]] = {}
+    for r in gap_rows:
+        boundaries.setdefault(str(r.query), []).append(
+            PosteriorBoundary(
+                component=int(r.component),
+                position=int(r.position),
+                above=str(r.above),
+                below=str(r.below),
+                probability=float(r.probability),
+                stated=bool(r.stated),
+            )
+        )
+    top: dict[str, dict[str, float]] = {}
+    for r in top_rows:
+        top.setdefault(str(r.query), {})[str(r.item)] = float(r.top_probability)
+    return {
+        str(r.query): QueryPosterior(
+            expected_wrong=float(r.expected_wrong),
+            stated=int(r.stated_orders),
+            boundaries=boundaries.get(str(r.query), []),
+            top_probability=top.get(str(r.query), {}),
+            k_feasible=int_or_none(r.k_feasible),
+            k_posterior=int_or_none(r.k_posterior),
+        )
+        for r in head_rows
+    }
 
 
 def _name_or_none(value: object) -> str | None:

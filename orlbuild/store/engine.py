@@ -38,6 +38,7 @@ __all__ = [
     "is_sqlite",
     "normalize_url",
     "read_only_url",
+    "sqlite_file",
     "write_transaction",
 ]
 
@@ -127,6 +128,28 @@ def read_only_url(url: str) -> str:
     return f"sqlite:///file:{quote(str(path), safe='/')}?{query}"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The SQLite file a plain ``sqlite:///PATH`` URL (or a bare path) names, else ``None``.
+
+    ``None`` for PostgreSQL, for an in-memory database and for an SQLite URI
+    (``file:...?mode=ro``), whose own options say how to open it.
+
+    Examples
+    --------
+    >>> sqlite_file("new.db")
+    PosixPath('new.db')
+    >>> sqlite_file("postgresql://u@h/db") is None
+    True
+    """
+    parsed = make_url(normalize_url(url))
+    database = parsed.database or ""
+    if parsed.get_backend_name() != "sqlite" or database in ("", ":memory:"):
+        return None
+    if parsed.query.get("uri") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
 def _is_read_only(url: str) -> bool:
     """Whether an SQLite URL opens its file read-only (``mode=ro`` or ``immutable=1``)."""
     query = make_url(url).query
@@ -174,6 +197,44 @@ def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
         connection.exec_driver_sql(f"BEGIN {mode}")
 
 
+#: The first 16 bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def require_sqlite_file(database: str) -> None:
+    """Refuse, in one line, an existing file that is not an SQLite database.
+
+    ``--db notes.txt`` (or a TOML ``[database] path`` naming a text file) otherwise fails
+    on the first statement with sqlite3's ``file is not a database`` traceback. A missing
+    or empty file is left to the caller (an empty file is an empty SQLite database), and
+    so is one that cannot be read.
+
+    Raises
+    ------
+    StoreError
+        The file exists, is not empty, and does not begin with :data:`SQLITE_HEADER`.
+    """
+    if database.startswith("file:"):  # an SQLite URI: file:PATH?mode=ro
+        from urllib.parse import unquote
+
+        database = unquote(database[len("file:") :].split("?", 1)[0])
+    if database in ("", ":memory:"):
+        return
+    path = Path(database)
+    try:
+        if not path.is_file():
+            return
+        with path.open("rb") as stream:
+            head = stream.read(len(SQLITE_HEADER))
+    except OSError:
+        return
+    if head and head != SQLITE_HEADER:
+        raise StoreError(
+            f"{database} is not an SQLite database (it begins with {head[:8]!r}); "
+            "check --db, $ORLBUILD_DB or the [database] path"
+        )
+
+
 def create_store_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> Engine:
     """Create an engine configured for the orlbuild store.
 
@@ -200,6 +261,7 @@ def create_store_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> 
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
+        require_sqlite_file(str(engine.url.database or ""))
         _configure_sqlite(engine, read_only=_is_read_only(url))
         return engine
     kwargs.setdefault("pool_pre_ping", True)

@@ -28,6 +28,7 @@ from orlbuild.errors import StoreError
 from orlbuild.store.builds import BuildRecord, get_build
 from orlbuild.store.driver_errors import retry_on_disconnect
 from orlbuild.store.engine import Bind, as_utc, connect, finite_or_none, write_transaction
+from orlbuild.store.ids import checked_id
 from orlbuild.store.models import Evaluation, EvaluationValue
 from orlbuild.store.users import current_user
 
@@ -64,6 +65,7 @@ def save_evaluation(
     build_id: int,
     system: str,
     per_query: pd.DataFrame,
+    means: Mapping[str, float],
     missing: str,
     conventions: Mapping[str, str],
     run_file: str | None = None,
@@ -82,6 +84,10 @@ def save_evaluation(
     per_query
         One row per query (index: query ids), one float column per measure;
         NaN is stored as NULL (undefined).
+    means
+        The ``all`` row, one value per measure, as the caller aggregated it (a mean, or a
+        sum for the counting measures: docs/conventions.md, "Aggregation"); NaN is stored
+        as NULL.
     missing
         ``zero`` or ``skip``.
     conventions
@@ -93,7 +99,6 @@ def save_evaluation(
     """
     frame = per_query
     measures = [str(m) for m in frame.columns]
-    means = {str(m): float(v) for m, v in frame.mean(axis=0, skipna=True).items()}
 
     def write() -> int:
         with write_transaction(engine) as connection:
@@ -104,7 +109,7 @@ def save_evaluation(
                     system=system,
                     run_file=run_file,
                     measures=measures,
-                    means={m: finite_or_none(v) for m, v in means.items()},
+                    means={m: finite_or_none(means[m]) for m in measures},
                     missing=missing,
                     conventions=dict(conventions),
                     n_queries=len(frame),
@@ -193,6 +198,7 @@ def load_evaluation(bind: Bind, evaluation_id: int) -> SavedEvaluation:
     """
     table = Evaluation.__table__
     with connect(bind) as connection:
+        checked_id(connection, evaluation_id, "saved evaluation", "orlbuild results list")
         saved = (
             connection.execute(select(table).where(table.c.id == evaluation_id)).mappings().first()
         )

@@ -38,6 +38,7 @@ __all__ = [
     "JUDGMENT_MODELS",
     "NAME_LENGTH",
     "NAME_MODELS",
+    "TEXT_OF",
     "Annotator",
     "AnnotatorReliabilityRow",
     "Base",
@@ -51,12 +52,17 @@ __all__ = [
     "GradedJudgment",
     "IngestBatch",
     "Item",
+    "ItemText",
     "ListwiseJudgment",
     "OrlEntry",
     "PairwiseJudgment",
+    "PosteriorBoundaryRow",
     "Query",
+    "QueryPosteriorRow",
+    "QueryText",
     "RunEntry",
     "System",
+    "TextBatch",
     "TieDecisionRow",
 ]
 
@@ -163,6 +169,8 @@ class IngestBatch(Base):
         UniqueConstraint("collection_id", "kind", "sha256"),
         CheckConstraint("kind IN ('listwise', 'pairwise', 'graded', 'run')", name="kind"),
         CheckConstraint("row_count >= 0", name="row_count"),
+        # ids are never reused after a delete (migration 0017_batch_ids_never_reused)
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -299,6 +307,79 @@ JUDGMENT_MODELS: dict[str, Any] = {
 }
 
 
+# --- query and item text (migration 0012_item_texts) ---------------------------------------
+
+#: Whose text a text batch holds (``orlbuild ingest text --of``).
+TEXT_OF = ("queries", "items")
+
+
+class TextBatch(Base):
+    """One ingested text file (``orlbuild ingest text``): the texts it added or replaced.
+
+    A text batch holds only the texts that were new to the collection or that
+    replaced a stored one (``--replace``); the texts it found already stored
+    are counted, not stored twice. The text of a query or an item is the one
+    of its newest batch, so deleting a replacing batch brings the replaced
+    text back (docs/input-formats.md, "Query and item text").
+    """
+
+    __tablename__ = "text_batches"
+    __table_args__ = (
+        CheckConstraint("of IN ('queries', 'items')", name="of"),
+        CheckConstraint("row_count >= 0", name="row_count"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    collection_id: Mapped[int] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    of: Mapped[str] = mapped_column(String(16), nullable=False)
+    format: Mapped[str] = mapped_column(String(16), nullable=False)
+    file_name: Mapped[str] = mapped_column(String(1024), nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    row_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    replaced: Mapped[int] = mapped_column(Integer, nullable=False)
+    lines_read: Mapped[int] = mapped_column(Integer, nullable=False)
+    reading: Mapped[str] = mapped_column(String(200), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+
+
+def _text_batch_fk() -> Mapped[int]:
+    """The text batch a text came from (deleted with it)."""
+    return mapped_column(
+        ForeignKey("text_batches.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+
+
+class QueryText(Base):
+    """The text of a query (a TREC topic's title), with its description and narrative."""
+
+    __tablename__ = "query_texts"
+    __table_args__ = (UniqueConstraint("batch_id", "query_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _text_batch_fk()
+    query_id: Mapped[int] = _ref("queries", index=True)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    narrative: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ItemText(Base):
+    """The title, text and URL of an item (a passage, a document)."""
+
+    __tablename__ = "item_texts"
+    __table_args__ = (UniqueConstraint("batch_id", "item_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    batch_id: Mapped[int] = _text_batch_fk()
+    item_id: Mapped[int] = _ref("items", index=True)
+    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    url: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
 # --- builds -------------------------------------------------------------------------------
 
 
@@ -327,6 +408,9 @@ class Build(Base):
     )
     n_queries: Mapped[int] = mapped_column(Integer, nullable=False)
     n_failed: Mapped[int] = mapped_column(Integer, nullable=False)
+    # the empirical-Bayes prior of the posterior pass (migration 0015_posterior_evidence)
+    posterior_lambda: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+    posterior_tau: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
 
 
 class BuildBatch(Base):
@@ -370,6 +454,44 @@ class OrlEntry(Base):
     native_grade: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
     # placed by its estimate, its orders not backed (migration 0007_backed_orders)
     under_judged: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # posterior probability of the top segment (migration 0015_posterior_evidence)
+    top_probability: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+class QueryPosteriorRow(Base):
+    """One query's posterior risk in a build: ``E``, ``N`` and, for ``posterior``, ``K_feas``
+    and ``K_post`` (docs/tiers-and-audit.md, "The posterior computation")."""
+
+    __tablename__ = "query_posteriors"
+    __table_args__ = (UniqueConstraint("build_id", "query"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    expected_wrong: Mapped[float] = mapped_column(Float(precision=53), nullable=False)
+    stated_orders: Mapped[int] = mapped_column(Integer, nullable=False)
+    k_feasible: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    k_posterior: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class PosteriorBoundaryRow(Base):
+    """The posterior probability of a tier boundary at one gap of a component's score order."""
+
+    __tablename__ = "posterior_boundaries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    component: Mapped[int] = mapped_column(Integer, nullable=False)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    above: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    below: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    probability: Mapped[float] = mapped_column(Float(precision=53), nullable=False)
+    stated: Mapped[bool] = mapped_column(Boolean, nullable=False)
 
 
 class TieDecisionRow(Base):

@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError
 
+from orlbuild import __version__
 from orlbuild.errors import SchemaOutOfDateError, StoreError
 from orlbuild.store.driver_errors import database_errors, is_driver_fault
 from orlbuild.store.engine import create_store_engine, normalize_url
@@ -39,7 +40,9 @@ __all__ = [
     "current_revision",
     "downgrade",
     "head_revision",
+    "is_known_revision",
     "migrations_dir",
+    "newer_store_message",
     "require_head",
     "upgrade",
 ]
@@ -50,11 +53,28 @@ UPGRADE_HINT = "run `orlbuild db upgrade`"
 #: database against it, so it is written here rather than read from the scripts
 #: (which needs Alembic, about 0.1 s to import); ``tests/store/test_schema.py``
 #: fails when a new migration is added without updating it.
-HEAD_REVISION = "0011_c_collation_names"
+HEAD_REVISION = "0017_batch_ids_never_reused"
 
 #: Alembic's version table (its default name, used by ``migrations/env.py``).
 VERSION_TABLE = "alembic_version"
 MIGRATIONS_ENV = "migrations/env.py"
+
+
+def is_known_revision(revision: str) -> bool:
+    """Whether ``revision`` is one of the migrations this orlbuild ships."""
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(alembic_config())
+    return revision in {rev.revision for rev in scripts.walk_revisions()}
+
+
+def newer_store_message(revision: str) -> str:
+    """What to say about a store at ``revision``, a migration this orlbuild does not know."""
+    return (
+        f"the database is at revision {revision!r}, which this orlbuild ({__version__}) does "
+        "not know: a newer version of orlbuild wrote the store; upgrade orlbuild (`pip install -U "
+        "orlbuild`) - `orlbuild db upgrade` cannot help"
+    )
 
 
 def migrations_dir() -> Path:
@@ -122,6 +142,9 @@ def _run(url: str, action: str, revision: str, *, allow_data_loss: bool = True) 
     engine = create_store_engine(url)
     try:
         with database_errors(engine), engine.begin() as connection:
+            current = current_revision(connection)
+            if current is not None and not is_known_revision(current):
+                raise SchemaOutOfDateError(newer_store_message(current))
             before = {} if allow_data_loss else _row_counts(connection)
             config = alembic_config(url)
             config.attributes["connection"] = connection
@@ -202,14 +225,8 @@ def require_head(bind: Engine | Connection) -> None:
         raise SchemaOutOfDateError(
             f"the database {engine.url.render_as_string(hide_password=True)} {what}; {UPGRADE_HINT}"
         )
-    from alembic.script import ScriptDirectory
-
-    known = {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
-    if current not in known:
-        raise SchemaOutOfDateError(
-            f"the database is at revision {current!r}, which this orlbuild does not know "
-            "(it was migrated by a newer version); upgrade orlbuild"
-        )
+    if not is_known_revision(current):
+        raise SchemaOutOfDateError(newer_store_message(current))
     raise SchemaOutOfDateError(
         f"the database is at revision {current!r} but orlbuild needs {head!r}; {UPGRADE_HINT}"
     )

@@ -16,7 +16,13 @@ name               scoring measure                              cutoff
 =================  ==========================================  ===========
 
 so that ``ir_measures.calc_aggregate([RDQ_m2_a1 @ 10], qrels, run)`` works,
-and anything built on ir_measures (``pyterrier.Experiment``) accepts them.
+and anything built on ir_measures (``pyterrier.Experiment``) accepts them; and
+registers their names, so that they can be given as strings as ir_measures' own
+are: ``ir_measures.parse_measure("RDQ_m2_a1@10")``,
+``ir_measures.calc_aggregate(["RDQ_m1@10", "nDCG@10"], qrels, run)``,
+``pyterrier.Experiment(..., eval_metrics=["RDQ_m2_a1@10"])``.
+``python -m scoring.integrations.ir_measures QRELS RUN RDQ_m2_a1@10`` is
+ir_measures' command line with them known.
 
 Conventions, so that a value equals :func:`scoring.evaluate_run` on the same data:
 
@@ -58,6 +64,7 @@ __all__ = [
     "RDQ_m2_a1",
     "RDQ_m2_a4",
     "SpearmanRho",
+    "main",
     "qrels_as_orls",
 ]
 
@@ -160,3 +167,52 @@ SpearmanRho = _define(
 
 #: Name -> measure, as defined above.
 MEASURES = {m.NAME: m for m in (RDQ_m1, RDQ_m2_a1, RDQ_m2_a4, CMP, KendallTau, SpearmanRho)}
+
+
+def _register_names() -> None:
+    """Make the measures nameable as strings: ``ir_measures.parse_measure("RDQ_m2_a1@10")``
+    looks the name up in ``ir_measures.measures.registry`` (as does every function that
+    takes measure strings, ``calc_aggregate`` included). ``CMP`` and the correlations are
+    registered too, unless ir_measures already has a measure of that name."""
+    registry = ir_measures.measures.registry
+    for name, measure in MEASURES.items():
+        if registry.get(name) is None or getattr(registry[name], "NAME", None) == name:
+            registry[name] = measure  # re-importing this module replaces its own entries
+
+
+def _accepting_names(function: Any) -> Any:
+    """``function(measures, ...)`` that also takes measure names, parsed by
+    ``ir_measures.parse_measure`` (ir_measures 0.4's top-level functions take only
+    measure objects; a name raised ``AttributeError``)."""
+    if getattr(function, "_takes_names", False):
+        return function
+
+    def wrapped(measures: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+        parsed = [ir_measures.parse_measure(m) if isinstance(m, str) else m for m in measures]
+        return function(parsed, *args, **kwargs)
+
+    wrapped._takes_names = True  # type: ignore[attr-defined]
+    wrapped.__wrapped__ = function  # type: ignore[attr-defined]
+    wrapped.__doc__ = function.__doc__
+    return wrapped
+
+
+_register_names()
+for _name in ("calc_aggregate", "iter_calc", "evaluator"):
+    setattr(ir_measures, _name, _accepting_names(getattr(ir_measures, _name)))
+
+
+def main() -> None:
+    """ir_measures' command line with these measures known:
+    ``python -m scoring.integrations.ir_measures qrels run RDQ_m2_a1@10 nDCG@10``.
+
+    ir_measures' own ``ir_measures`` command reads only its built-in registry (it has
+    no plugin entry point; docs/integrations.md, "RDQ in ir_measures and PyTerrier").
+    """
+    from ir_measures.__main__ import main_cli
+
+    main_cli()
+
+
+if __name__ == "__main__":
+    main()

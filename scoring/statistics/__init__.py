@@ -1,5 +1,6 @@
 """Significance tests, system tiers, power and stability (docs/comparing-systems.md, "Comparing many
-systems").
+systems"); tiers, letters and rank intervals from one relation (docs/comparing-systems.md,
+"One family of decisions").
 
 Pure NumPy/SciPy/pandas: nothing here imports :mod:`orlbuild`. The input is a
 per-query score panel, a DataFrame with one column per system and one row per
@@ -41,8 +42,15 @@ from scoring.statistics.rank_intervals import (
     system_rank_intervals,
 )
 from scoring.statistics.stability import first_budget_reaching, kendall_tau_rows, normalised_auc
-from scoring.statistics.tiers import TIER_COLUMNS, compact_letters, leader_tiers, system_tiers
+from scoring.statistics.tiers import (
+    TIER_COLUMNS,
+    compact_letters,
+    leader_tiers,
+    system_tiers,
+    verdict_relation,
+)
 from scoring.statistics.tukey import permutation_ranges, tukey_hsd_pvalues
+from scoring.statistics.verdicts import closed_verdicts, rank_bounds_from_verdicts
 from scoring.vocabulary import CorrectionName, SignificanceTest
 
 __all__ = [
@@ -62,6 +70,7 @@ __all__ = [
     "adjust_pvalues",
     "as_panel",
     "bonferroni_adjust",
+    "closed_verdicts",
     "compact_letters",
     "default_budgets",
     "default_test",
@@ -81,11 +90,13 @@ __all__ = [
     "power_analysis",
     "power_analysis_steps",
     "randomization_pvalues",
+    "rank_bounds_from_verdicts",
     "resolve_test",
     "score_panels",
     "system_comparison",
     "system_rank_intervals",
     "system_tiers",
     "tukey_hsd_pvalues",
+    "verdict_relation",
     "wins_ties_losses",
 ]

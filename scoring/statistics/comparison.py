@@ -10,8 +10,7 @@ pairs of that measure, and per-query wins, ties and losses of ``a``.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -26,12 +25,21 @@ from scoring.statistics.paired_tests import get_paired_test
 from scoring.statistics.panel import FloatMatrix, ScorePanel, as_panel
 from scoring.statistics.procedures import TestPlan, plan_test
 from scoring.statistics.randomization import exact_randomization_pvalues
-from scoring.statistics.rank_intervals import system_rank_intervals
-from scoring.statistics.tiers import system_tiers
+from scoring.statistics.tiers import system_tiers, verdict_relation
+from scoring.statistics.verdicts import (
+    monte_carlo_error,
+    near_alpha,
+    overlap_sentence,
+    overlapping_significant_pairs,
+    permutations_to_decide,
+    rank_bounds_from_verdicts,
+)
 
 __all__ = [
     "COMPARISON_COLUMNS",
     "SystemComparison",
+    "borderline_notes",
+    "overlap_notes",
     "system_comparison",
     "wins_ties_losses",
 ]
@@ -49,6 +57,10 @@ COMPARISON_COLUMNS: Final = (
     "wins",
     "ties",
     "losses",
+    "implied",
+    "p_error",
+    "near_alpha",
+    "permutations_to_decide",
 )
 
 PanelLike = pd.DataFrame | ScorePanel
@@ -82,13 +94,19 @@ class SystemComparison:
     Attributes
     ----------
     pairs
-        One row per (measure, pair), the columns of :data:`COMPARISON_COLUMNS`.
+        One row per (measure, pair), the columns of :data:`COMPARISON_COLUMNS`:
+        ``significant`` is the verdict of the family (the test's ``p_adjusted <
+        alpha``, or ``implied`` by transitivity); ``p_error`` is the Monte Carlo
+        standard error of ``p_adjusted`` (NaN for exact and t-test p-values),
+        ``near_alpha`` flags a p-value within :data:`~scoring.statistics.verdicts.MC_Z`
+        errors of alpha and ``permutations_to_decide`` the draws that would
+        settle it.
     plans
         Measure -> the :class:`TestPlan` its pairs were tested with.
     ranks
-        One row per (measure, system): ``rank_lo``, ``rank_hi``, the
-        simultaneous rank interval of :func:`system_rank_intervals` (``None``
-        when not computed).
+        One row per (measure, system): ``rank_lo``, ``rank_hi``, the rank
+        interval the verdicts give (docs/comparing-systems.md, "One family of
+        decisions"; ``None`` when not computed).
     """
 
     pairs: pd.DataFrame
@@ -97,8 +115,15 @@ class SystemComparison:
 
     @property
     def notes(self) -> list[str]:
-        """What was changed from the request (raised permutations...), each line once."""
-        return _unique(p.note for p in self.plans.values())
+        """What was changed from the request (raised permutations...), the pairs within
+        Monte Carlo error of alpha, and why significant pairs may share ranks, each line once."""
+        return _unique(
+            [
+                *(p.note for p in self.plans.values()),
+                *borderline_notes(self.pairs),
+                *overlap_notes(self.pairs),
+            ]
+        )
 
     @property
     def warnings(self) -> list[str]:
@@ -106,17 +131,56 @@ class SystemComparison:
         return _unique(p.warning for p in self.plans.values())
 
     def tiers(self) -> pd.DataFrame:
-        """System tiers and letters per measure (:func:`system_tiers`), with the
-        rank intervals (``rank_lo``, ``rank_hi``) when computed."""
-        tiers = system_tiers(self.pairs)
-        if self.ranks is None:
-            return tiers
-        return tiers.merge(self.ranks, on=["measure", "system"], how="left", validate="1:1")
+        """System tiers, letters and rank intervals per measure (:func:`system_tiers`)."""
+        return system_tiers(self.pairs)
 
 
 def _unique(lines: Iterable[str | None]) -> list[str]:
     """The non-empty lines, first occurrence kept."""
     return list(dict.fromkeys(line for line in lines if line))
+
+
+def borderline_notes(pairs: pd.DataFrame) -> list[str]:
+    """One line per measure whose pairs include p-values within Monte Carlo error of alpha.
+
+    Each names the first such pair, its adjusted p-value and error, and the
+    ``--permutations`` that would decide all of them.
+    """
+    if pairs.empty or "near_alpha" not in pairs:
+        return []
+    lines = []
+    flagged = pairs[pairs["near_alpha"].astype(bool)]
+    for measure, rows in flagged.groupby("measure", sort=False):
+        first = rows.iloc[0]
+        count = len(rows)
+        needed = int(rows["permutations_to_decide"].max())
+        lines.append(
+            f"{measure}: {count} pair{'s' if count != 1 else ''} within Monte Carlo error of "
+            f"alpha (e.g. {first['a']} vs {first['b']}: adjusted p = "
+            f"{first['p_adjusted']:.4g} +- {first['p_error']:.2g}); --permutations "
+            f"{needed:,} would decide {'them' if count != 1 else 'it'}"
+        )
+    return lines
+
+
+def overlap_notes(pairs: pd.DataFrame) -> list[str]:
+    """Per measure, the sentence of :func:`~scoring.statistics.verdicts.overlap_sentence`
+    when some significant pair's rank intervals share a rank."""
+    if pairs.empty:
+        return []
+    lines = []
+    for measure, rows in pairs.groupby("measure", sort=False):
+        means = dict(zip(rows["a"], rows["mean_a"], strict=True))
+        means.update(zip(rows["b"], rows["mean_b"], strict=True))
+        systems = sorted(means, key=lambda s: (-means[s], s))
+        above = verdict_relation(rows, systems)
+        lower, upper = rank_bounds_from_verdicts(above)
+        overlapping = overlapping_significant_pairs(above, lower, upper)
+        named = [(systems[i], systems[j]) for i, j in overlapping]
+        sentence = overlap_sentence(str(measure), named)
+        if sentence is not None:
+            lines.append(sentence)
+    return lines
 
 
 def system_comparison(
@@ -141,7 +205,9 @@ def system_comparison(
         enumeration by :func:`plan_test` when the smallest attainable adjusted p-value would
         not be below ``alpha / 10``), the correction over the pairs of one measure
         (``None``: ``holm``; not used by ``max-t`` and ``tukey-hsd``), ``alpha`` (a pair is
-        ``significant`` when its adjusted p-value is below it) and the seed. Every measure
+        ``significant`` when its adjusted p-value is below it, or when a chain of such
+        pairs orders it: ``implied``, docs/comparing-systems.md, "One family of
+        decisions") and the seed. Every measure
         uses the same random stream, so a measure's result does not depend on which other
         measures are compared.
     measure
@@ -188,27 +254,36 @@ def system_comparison(
             )
         canon_adjusted = adjust_pvalues(canon_p, plan.correction or "none")
         pvalues, adjusted = _in_panel_order(panel, canon, canon_p, canon_adjusted)
-        ranks = _rank_interval_frame(name, canon, plan, settings.permutations, alpha, entropy)
-        rank_frames.append(ranks.set_index("system").loc[list(panel.systems)].reset_index())
         wins, ties, losses = wins_ties_losses(diffs)
         means = panel.scores.mean(axis=0)
         first, second = panel.pair_index
-        frames.append(
+        frame = pd.DataFrame(
+            {
+                "measure": name,
+                "a": [panel.systems[i] for i in first],
+                "b": [panel.systems[j] for j in second],
+                "mean_a": means[first],
+                "mean_b": means[second],
+                "diff": diffs.mean(axis=0),
+                "p_value": pvalues,
+                "p_adjusted": adjusted,
+                "significant": adjusted < alpha,
+                "wins": wins,
+                "ties": ties,
+                "losses": losses,
+            }
+        )
+        above = verdict_relation(frame, list(panel.systems))
+        closed = (above | above.T)[first, second]
+        direct = frame["significant"].to_numpy(dtype=bool)
+        frame["significant"] = direct | closed
+        frame["implied"] = closed & ~direct
+        _add_monte_carlo_columns(frame, plan, alpha)
+        frames.append(frame)
+        lower, upper = rank_bounds_from_verdicts(above)
+        rank_frames.append(
             pd.DataFrame(
-                {
-                    "measure": name,
-                    "a": [panel.systems[i] for i in first],
-                    "b": [panel.systems[j] for j in second],
-                    "mean_a": means[first],
-                    "mean_b": means[second],
-                    "diff": diffs.mean(axis=0),
-                    "p_value": pvalues,
-                    "p_adjusted": adjusted,
-                    "significant": adjusted < alpha,
-                    "wins": wins,
-                    "ties": ties,
-                    "losses": losses,
-                }
+                {"measure": name, "system": list(panel.systems), "rank_lo": lower, "rank_hi": upper}
             )
         )
     pairs = pd.concat(frames, ignore_index=True).loc[:, list(COMPARISON_COLUMNS)]
@@ -227,32 +302,27 @@ def _in_panel_order(
     return [np.asarray(v, dtype=np.float64)[order] for v in values]
 
 
-def _rank_interval_frame(
-    name: str,
-    panel: ScorePanel,
-    plan: TestPlan,
-    permutations: int,
-    alpha: float,
-    entropy: int | Sequence[int] | None,
-) -> pd.DataFrame:
-    """Rank intervals of one measure's systems, from the comparison's seed.
+def _add_monte_carlo_columns(frame: pd.DataFrame, plan: TestPlan, alpha: float) -> None:
+    """``p_error``, ``near_alpha`` and ``permutations_to_decide`` of one measure's pairs.
 
-    The draws are randomized Tukey HSD's (:func:`system_rank_intervals`): as
-    many as a Tukey-family test used; otherwise the requested number (a
-    sign-flip test with Holm may have raised its own to hundreds of thousands,
-    which the intervals do not need), at least ``10 / alpha``.
+    Exact enumeration and the t-test have no Monte Carlo error (NaN, never flagged).
     """
-    if plan.test.family_wise and plan.permutations:
-        draws = plan.permutations
-    else:
-        draws = max(permutations, math.ceil(10.0 / alpha))
-    rng = np.random.default_rng(np.random.SeedSequence(entropy))
-    intervals = system_rank_intervals(panel.scores, alpha=alpha, permutations=draws, rng=rng)
-    return pd.DataFrame(
-        {
-            "measure": name,
-            "system": list(panel.systems),
-            "rank_lo": intervals.lower,
-            "rank_hi": intervals.upper,
-        }
+    draws = plan.permutations
+    if plan.exact or not draws:
+        frame["p_error"] = np.nan
+        frame["near_alpha"] = False
+        frame["permutations_to_decide"] = pd.array([pd.NA] * len(frame), dtype="Int64")
+        return
+    p_value = frame["p_value"].to_numpy(dtype=np.float64)
+    p_adjusted = frame["p_adjusted"].to_numpy(dtype=np.float64)
+    error = monte_carlo_error(p_value, p_adjusted, draws)
+    flagged = near_alpha(p_adjusted, error, alpha)
+    frame["p_error"] = error
+    frame["near_alpha"] = flagged
+    frame["permutations_to_decide"] = pd.array(
+        [
+            permutations_to_decide(float(p), float(q), alpha, draws) if flag else pd.NA
+            for p, q, flag in zip(p_value, p_adjusted, flagged, strict=True)
+        ],
+        dtype="Int64",
     )

@@ -26,10 +26,26 @@ import numpy as np
 import pandas as pd
 
 from scoring.statistics.panel import BoolMatrix, IntVector
+from scoring.statistics.verdicts import closed_verdicts, rank_bounds_from_verdicts
 
-__all__ = ["TIER_COLUMNS", "compact_letters", "leader_tiers", "system_tiers"]
+__all__ = [
+    "TIER_COLUMNS",
+    "compact_letters",
+    "leader_tiers",
+    "system_tiers",
+    "verdict_relation",
+]
 
-TIER_COLUMNS: Final = ("measure", "system", "mean", "rank", "tier", "letters")
+TIER_COLUMNS: Final = (
+    "measure",
+    "system",
+    "mean",
+    "rank",
+    "tier",
+    "letters",
+    "rank_lo",
+    "rank_hi",
+)
 #: Symbols of the letter display, in order (a-z, A-Z, then Greek).
 _SYMBOLS: Final = (
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + "αβγδεζηθικλμνξοπρστυφχψω"
@@ -188,13 +204,44 @@ def _absorb(columns: BoolMatrix) -> BoolMatrix:
     return columns[~inside.any(axis=1)]
 
 
+def verdict_relation(pairs: pd.DataFrame, systems: list[str]) -> BoolMatrix:
+    """``above[i, j]``: ``systems[i]`` significantly above ``systems[j]``, closed under
+    transitivity (:func:`scoring.statistics.verdicts.closed_verdicts`).
+
+    Parameters
+    ----------
+    pairs
+        One measure's pairs (columns ``a, b, diff`` or ``mean_a, mean_b``, and
+        ``significant``); a significant pair is oriented by the sign of its
+        mean difference.
+    systems
+        The order of the matrix's rows and columns.
+    """
+    position = {s: k for k, s in enumerate(systems)}
+    above = np.zeros((len(systems), len(systems)), dtype=bool)
+    rows = np.array([position[a] for a in pairs["a"]], dtype=np.intp)
+    cols = np.array([position[b] for b in pairs["b"]], dtype=np.intp)
+    if "diff" in pairs:
+        diff = pairs["diff"].to_numpy(dtype=np.float64)
+    else:
+        diff = (pairs["mean_a"] - pairs["mean_b"]).to_numpy(dtype=np.float64)
+    flags = pairs["significant"].to_numpy(dtype=bool)
+    above[rows, cols] = flags & (diff > 0)
+    above[cols, rows] = flags & (diff < 0)
+    return closed_verdicts(above)
+
+
 def system_tiers(comparisons: pd.DataFrame) -> pd.DataFrame:
-    """Tiers and letters of every measure's systems, from its pairwise verdicts.
+    """Tiers, letters and rank intervals of every measure's systems, from its verdicts.
+
+    All three read the same relation (:func:`verdict_relation`: the significant
+    pairs closed under transitivity, docs/comparing-systems.md, "One family of
+    decisions"), so none contradicts another.
 
     Parameters
     ----------
     comparisons
-        Output of :func:`scoring.statistics.compare_systems` (columns
+        Output of :func:`scoring.statistics.system_comparison` (columns
         ``measure, a, b, mean_a, mean_b, significant``), every pair of each
         measure present.
 
@@ -203,20 +250,17 @@ def system_tiers(comparisons: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         One row per (measure, system) with the columns of :data:`TIER_COLUMNS`,
         best first within each measure (ties in mean by name); ``rank`` is the
-        1-based position.
+        1-based position, ``[rank_lo, rank_hi]`` the rank interval
+        (:func:`scoring.statistics.verdicts.rank_bounds_from_verdicts`).
     """
     frames = []
     for measure, pairs in comparisons.groupby("measure", sort=False):
         means = dict(zip(pairs["a"], pairs["mean_a"], strict=True))
         means.update(zip(pairs["b"], pairs["mean_b"], strict=True))
         systems = sorted(means, key=lambda s: (-means[s], s))
-        position = {s: k for k, s in enumerate(systems)}
-        significant = np.zeros((len(systems), len(systems)), dtype=bool)
-        rows = [position[a] for a in pairs["a"]]
-        cols = [position[b] for b in pairs["b"]]
-        flags = pairs["significant"].to_numpy(dtype=bool)
-        significant[rows, cols] = flags
-        significant[cols, rows] = flags
+        above = verdict_relation(pairs, systems)
+        significant = above | above.T
+        lower, upper = rank_bounds_from_verdicts(above)
         frames.append(
             pd.DataFrame(
                 {
@@ -226,6 +270,8 @@ def system_tiers(comparisons: pd.DataFrame) -> pd.DataFrame:
                     "rank": np.arange(1, len(systems) + 1),
                     "tier": leader_tiers(significant),
                     "letters": compact_letters(significant),
+                    "rank_lo": lower,
+                    "rank_hi": upper,
                 }
             )
         )

@@ -25,7 +25,7 @@ import pandas as pd
 
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.calibration.simulation import (
-    _composition,
+    random_composition,
     simulate_round_robin,
     tier_recovery,
     tiered_strengths,
@@ -40,7 +40,7 @@ def mixed_queries(queries: int, seed: int) -> tuple[pd.DataFrame, dict[str, np.n
     for k in range(queries):
         n = int(rng.integers(2, 26))
         parts = int(rng.integers(1, min(5, n) + 1))
-        strengths, ranks = tiered_strengths(_composition(rng, n, parts), 1.5)
+        strengths, ranks = tiered_strengths(random_composition(rng, n, parts), 1.5)
         query = f"m{k:04d}"
         frames.append(
             simulate_round_robin(rng, strengths, 4, query=query, n_annotators=N_ANNOTATORS)

@@ -90,7 +90,7 @@ def test_counted_rows_weigh_quality_like_expanded_rows() -> None:
     full = build_quality(raw_preferences(expanded, "pairwise"), ranks)
     compact = build_quality(raw_preferences(counted, "pairwise"), ranks)
     assert full.agreement == pytest.approx(compact.agreement)
-    columns = ["annotator", "preferences", "consistent", "agreement", "kappa", "shared"]
+    columns = ["annotator", "preferences", "consistent", "agreement_all", "kappa", "shared"]
     pd.testing.assert_frame_equal(
         full.annotators[columns], compact.annotators[columns], check_dtype=False
     )

@@ -139,8 +139,13 @@ def test_an_implied_order_no_test_backs_is_not_stated() -> None:
             for w, lo, c in ((a, b, wins), (b, a, losses))
         ]
     )
-    walk = build_orls(frame, BuildParameters(source="pairwise", reg=0.0, backed=False))[1]
-    backed = build_orls(frame, BuildParameters(source="pairwise", reg=0.0))[1]
+    # backed boundaries are simultaneous's (the default before issue 32)
+    walk = build_orls(
+        frame, BuildParameters(source="pairwise", reg=0.0, backed=False, tiering="simultaneous")
+    )[1]
+    backed = build_orls(frame, BuildParameters(source="pairwise", reg=0.0, tiering="simultaneous"))[
+        1
+    ]
     assert walk.orls["al"].tiers == [["MIL", "CLE"], ["BAL"]]  # states CLE > BAL
     orl = backed.orls["al"]
     assert orl.tiers == [["MIL", "CLE", "BAL"]]
@@ -151,7 +156,8 @@ def test_a_backed_boundary_records_its_weakest_crossing_pair() -> None:
     rng = np.random.default_rng(5)
     strengths, _ = tiered_strengths([3, 3], 3.0)
     frame = simulate_round_robin(rng, strengths, 12, query="q")
-    orl = build_orls(frame, BuildParameters(source="pairwise"))[1].orls["q"]
+    params = BuildParameters(source="pairwise", tiering="simultaneous")
+    orl = build_orls(frame, params)[1].orls["q"]
     assert [sorted(t) for t in orl.tiers] == [["d00", "d01", "d02"], ["d03", "d04", "d05"]]
     (boundary,) = [d for d in orl.decisions if d.decision == "separated"]
     assert boundary.crossing_pairs == 9 and boundary.unbacked_pairs == 0
@@ -171,7 +177,8 @@ def test_a_query_with_one_item_compared_once_is_not_collapsed() -> None:
         [{"query": "q", "annotator": "a0", "winner": "new", "loser": "d00", "tie": 0}]
     )
     frame = pd.concat([frame, once], ignore_index=True)
-    orl = build_orls(frame, BuildParameters(source="pairwise"))[1].orls["q"]
+    params = BuildParameters(source="pairwise", tiering="simultaneous")
+    orl = build_orls(frame, params)[1].orls["q"]
     assert orl.under_judged == ["new"]
     assert len(orl.tiers) == 2
     assert {"d00", "d01", "d02", "d03"} <= set(orl.tiers[0])

@@ -93,3 +93,30 @@ def test_query_without_positive_grades_fails_or_is_skipped() -> None:
     _, outcome = build_orls(frame, BuildParameters(source="graded"), on_error="skip")
     assert list(outcome.orls) == ["q2"]
     assert [(f.query, "no positive grades" in f.cause) for f in outcome.failures] == [("q1", True)]
+
+
+def test_graded_orls_of_all_queries_equal_graded_orl_per_query() -> None:
+    """Issue 39: the all-queries route gives each query the ORL graded_orl gives it."""
+    import numpy as np
+
+    from orlbuild.builders.graded import aggregate_grades, graded_orl, graded_orls
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {
+            "query": [f"q{q}" for q in rng.integers(0, 40, 600)],
+            "item": [f"d{i}" for i in rng.integers(0, 15, 600)],
+            "grade": rng.choice([0, 0, 1, 2, 3, np.nan], 600),
+        }
+    )
+    grades = aggregate_grades(frame.dropna(subset=["grade"]), "mean")
+    together = dict(graded_orls(grades))
+    assert list(together) == sorted(grades["query"].unique())
+    for query, part in grades.groupby("query"):
+        one = part.set_index("item")["grade"]
+        try:
+            expected = graded_orl(str(query), one)
+        except QueryBuildError as exc:
+            assert type(together[query]) is type(exc) and str(together[query]) == str(exc)
+            continue
+        assert together[query] == expected

@@ -31,7 +31,9 @@ def judgments() -> pd.DataFrame:
 
 
 def _states(frame: pd.DataFrame, margin: float | None) -> dict[str, list[str | None]]:
-    params, outcome = build_orls(frame, BuildParameters(source="pairwise", margin=margin))
+    # the states come from the max-t test, which a posterior build runs only with --margin
+    params = BuildParameters(source="pairwise", margin=margin, tiering="simultaneous")
+    params, outcome = build_orls(frame, params)
     assert params.margin == margin and params.to_json()["margin"] == margin
     return {q: [d.state for d in o.decisions] for q, o in outcome.orls.items()}
 

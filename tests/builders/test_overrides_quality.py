@@ -69,12 +69,14 @@ def test_quality_counts_agreement_per_annotator_and_cycles() -> None:
     pairs = report.pairs.set_index(["item_a", "item_b"])["comparisons"]
     assert pairs[("a", "b")] == 8 + 2
     per = report.annotators.set_index("annotator")
-    assert per.loc["careless", "agreement"] == 0.0
+    assert per.loc["careless", "agreement_all"] == 0.0
     assert per.loc["good", "contradicted"] == 0 and per.loc["good", "tied"] == 3
-    assert per.loc["good", "agreement"] == 32 / 35
+    assert per.loc["good", "agreement_all"] == 32 / 35
     assert per.loc["good", "agreement_ordered"] == 1.0  # x, y, z share a tier: not ordered
     assert per.loc["careless", "agreement_ordered"] == 0.0
     assert report.agreement == pytest.approx(32 / 41)
+    counts = ["preferences", "consistent", "contradicted", "tied", "shared"]
+    assert all(per[c].dtype.kind == "i" for c in counts)  # issue 40: counts are integers
     assert report.cycles.to_dict("records") == [{"query": "q", "length": 3, "cycle": "x > y > z"}]
 
 

@@ -37,10 +37,12 @@ def test_stored_form_is_plain_strings_and_reads_back_to_members() -> None:
     stored = resolved.to_json()
     assert {type(value) for value in stored.values()} <= {str, int, float, bool, type(None)}
     assert [k for k, v in stored.items() if v is None] == ["margin"]  # no --margin: null
-    assert stored["tiering"] == "simultaneous" and stored["method"] == "bt"
+    # issue 32: posterior is bt's default tiering, with its fdr recorded
+    assert stored["tiering"] == "posterior" and stored["method"] == "bt"
+    assert stored["fdr"] == 0.05
     again = BuildParameters.from_json(json.loads(json.dumps(stored)))
     assert again == resolved
-    assert again.tiering is TieringProcedure.simultaneous
+    assert again.tiering is TieringProcedure.posterior
 
 
 def test_an_unknown_word_is_a_config_error_naming_the_option() -> None:

@@ -186,6 +186,7 @@ def test_resolved_parameters_name_every_default() -> None:
         "seed": 0,
         "disconnected": "fail",
         "tiering": "simultaneous",  # issue 10: the default procedure, recorded
+        "fdr": None,  # issue 32: posterior only
         "mc_draws": 2000,
         "step_down": True,
         "backed": True,

@@ -81,7 +81,7 @@ def test_step_down_keeps_the_false_split_rate_and_gains_power() -> None:
         design = CalibrationDesign(queries=80, seed=4, comparisons_per_pair=8)
         frame, truth = simulated_queries(design, mixed=mixed)
         for step_down in (True, False):
-            params = BuildParameters(source="pairwise", step_down=step_down)
+            params = BuildParameters(source="pairwise", tiering="simultaneous", step_down=step_down)
             orls = build_orls(frame, params)[1].orls
             tiers[mixed, step_down] = sum(len(o.tiers) for o in orls.values())
             if not mixed:
@@ -201,7 +201,10 @@ def test_adjusted_rand_index_known_values() -> None:
 
 
 def test_tiering_parameters() -> None:
-    assert resolve_parameters(BuildParameters(source="pairwise")).tiering == "simultaneous"
+    # issue 32: posterior is the default of bt, simultaneous of the other scored methods
+    assert resolve_parameters(BuildParameters(source="pairwise")).tiering == "posterior"
+    rank_centrality = BuildParameters(source="pairwise", method="rank-centrality")
+    assert resolve_parameters(rank_centrality).tiering == "simultaneous"
     assert resolve_parameters(BuildParameters(source="graded")).tiering == "none"
     assert BuildParameters.from_json({"source": "graded", "method": "graded"}).tiering is None
     for options in ({"source": "pairwise", "method": "rank-centrality"}, {"source": "graded"}):
@@ -252,7 +255,7 @@ def test_report_shows_the_procedure_and_the_critical_value() -> None:
     from orlbuild.report import ReportData, render_report
 
     frame = pd.concat([_two_groups(8, 10), _two_groups(6, 10).assign(query="r")])
-    _, outcome = build_orls(frame, BuildParameters(source="pairwise"))
+    _, outcome = build_orls(frame, BuildParameters(source="pairwise", tiering="simultaneous"))
     scores = pd.DataFrame({"nDCG@10": [0.5, 0.6]}, index=pd.Index(["q", "r"], name="query"))
     data = ReportData(
         title="t",
@@ -311,7 +314,9 @@ def test_pipeline_config_takes_the_tiering(tmp_path: Path) -> None:
 
 def test_audit_of_an_overridden_build_keeps_the_procedure(migrated_db_url: str) -> None:
     store_judgments(migrated_db_url, "pairwise", _two_groups(9, 10))
-    build = cli_json(migrated_db_url, "build", "--source", "pairwise")["build"]
+    build = cli_json(migrated_db_url, "build", "--source", "pairwise", "--tiering", "simultaneous")[
+        "build"
+    ]
     derived = cli_json(
         migrated_db_url, "audit", "override", str(build), "--query", "q", "--merge-tiers", "1",
         "--reason", "equally good", "--by", "tester",

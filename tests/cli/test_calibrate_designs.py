@@ -66,3 +66,27 @@ def test_design_options_are_checked() -> None:
     # a word option like every other: Typer's usage error names the words (exit 2)
     code, _, err = _run("--design", "planned", "--scenario", "other")
     assert code == 2 and "'other' is not one of 'mixed', 'equal', 'sparse'" in err
+
+
+def test_posterior_designs_plan_from_the_posterior() -> None:
+    """``--tiering posterior`` with ``--design``: every design measured, its predicted share
+    beside the realised one, the rows reproducible; the sparse scenario and a bad ``--fdr``
+    are refused with one line."""
+    args = ["--design", "uniform", "--design", "planned", "--tiering", "posterior", *SMALL,
+            "--rounds", "1", "--tiers", "2-3", "--gap", "1.5", "--format", "json"]  # fmt: skip
+    code, out, err = _run(*args)
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [(r["design"], r["round"], r["tiering"]) for r in rows] == [
+        ("uniform", 0, "posterior"), ("uniform", 1, "posterior"),
+        ("planned", 0, "posterior"), ("planned", 1, "posterior"),
+    ]  # fmt: skip
+    assert {r["judgments_per_query"] for r in rows} == {24, 40}
+    assert all(0.0 <= r["predicted_share"] <= 0.05 + 1e-9 for r in rows)
+    assert rows[0]["ari"] == rows[2]["ari"]  # the same start
+    again = json.loads(_run(*args)[1])
+    assert [{**r, "seconds": 0} for r in again] == [{**r, "seconds": 0} for r in rows]
+    for bad, word in ((["--scenario", "sparse"], "sparse"), (["--fdr", "1.5"], "--fdr")):
+        code, _, err = _run("--design", "planned", "--tiering", "posterior", *SMALL, *bad)
+        assert code == 1 and word in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1

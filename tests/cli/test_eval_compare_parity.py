@@ -16,10 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from orlbuild.cli.main import app
+from tests.sample_store import SAMPLE, SYSTEMS, graded_sample_store
 
-ROOT = Path(__file__).parents[2]
-SAMPLE = ROOT / "sample_data"
-SYSTEMS = ("bm25", "dense", "hybrid", "tfidf")
 MEASURES = ("RDQm2-a1@10", "RDQm1@10")
 runner = CliRunner()
 
@@ -34,11 +32,7 @@ def _ok(args: list[str]) -> str:
 def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
     folder = tmp_path_factory.mktemp("parity")
     db = ["--db", str(folder / "orlbuild.db")]
-    _ok([*db, "db", "upgrade"])
-    _ok([*db, "ingest", "graded", str(SAMPLE / "graded.qrels")])
-    for system in SYSTEMS:
-        _ok([*db, "ingest", "run", str(SAMPLE / "runs" / f"{system}.trec"), "--system", system])
-    _ok([*db, "build", "--source", "graded", "--name", "g"])
+    graded_sample_store(db, _ok)
     qrels = folder / "g.qrels"
     _ok([*db, "orl", "export", "g", "--format", "qrels", "-o", str(qrels)])
     return db, qrels
@@ -67,7 +61,7 @@ def test_eval_compare_and_compare_agree(
     compared = json.loads(
         _ok([*db, "compare", "--build", "g", *chosen, *measures, *settings, "--format", "json"])
     )
-    got, want = _verdicts(evaluated["comparisons"]), _verdicts(compared["pairs"])
+    got, want = _verdicts(evaluated["pairs"]), _verdicts(compared["pairs"])
     assert (
         got.keys() == want.keys()
         and len(got) == len(MEASURES) * len(systems) * (len(systems) - 1) // 2
@@ -75,6 +69,11 @@ def test_eval_compare_and_compare_agree(
     for key, (p_adjusted, significant) in want.items():
         assert got[key][0] == pytest.approx(p_adjusted), key
         assert got[key][1] == significant, key
+    # one JSON shape (issue 38): the same settings, naming the test, permutations and seed
+    assert evaluated["settings"] == compared["settings"]
+    assert evaluated["settings"]["seed"] == 5 and evaluated["settings"]["permutations"] >= 400
+    pair_keys = {frozenset(p) for p in compared["pairs"]}
+    assert {frozenset(p) for p in evaluated["pairs"]} == pair_keys
     expected_test = "max-t" if len(systems) > 2 and options[:1] != ["--test"] else None
     if expected_test:
         assert compared["settings"]["test"] == expected_test

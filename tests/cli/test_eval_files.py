@@ -135,7 +135,7 @@ def test_several_runs_table_json_and_per_query(tmp_path: Path) -> None:
     run_b = _write(tmp_path / "b.run", RUN_B)
     args = ["eval", str(qrels), str(run_a), str(run_b), *_m(MEASURES)]
     doc = _ok([*args, "--format", "json"])
-    assert set(doc) >= {"systems", "conventions"} and "comparisons" not in doc
+    assert set(doc) >= {"systems", "conventions"} and "pairs" not in doc and "settings" not in doc
     assert list(doc["systems"]) == ["alpha", "beta"]  # named by run tag
     for name, text in (("alpha", RUN_A), ("beta", RUN_B)):
         expected = _expected(text)
@@ -175,7 +175,7 @@ def test_compare_tests_every_pair_with_the_defaults_of_compare(tmp_path: Path) -
     ]
     args = ["eval", str(qrels), *map(str, runs), "-m", "AP", "--compare", "--format", "json"]
     doc = _ok([*args, "--permutations", "500", "--seed", "3"])
-    pairs = doc["comparisons"]
+    pairs = doc["pairs"]
     assert {(p["a"], p["b"]) for p in pairs} == {
         ("alpha", "beta"),
         ("alpha", "gamma"),

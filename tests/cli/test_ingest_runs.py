@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import orlbuild.cli.ingest as ingest_cli
-import orlbuild.services.ingests as ingests
+import orlbuild.services.run_ingests as run_ingests
 from orlbuild.store import list_systems, load_run
 from tests.files import Write
 from tests.store_cli import cli, cli_json, one_error_line
@@ -56,7 +56,8 @@ def test_systems_from_tags(migrated_db_url: str, tmp_path: Path) -> None:
     code, out, err = cli(migrated_db_url, "ingest", "run", *paths, "--system-from", "tag")
     assert code == 0, err
     assert out.splitlines() == [
-        f"stored 6 run rows from {path} as batch {batch} (system {tag!r})"
+        f"stored 6 run rows from {path} as batch {batch} (system {tag!r}; "
+        "read as trec: query Q0 item rank score tag)"
         for batch, (path, tag) in enumerate(
             zip(paths, ("bm25", "dense", "t5"), strict=True), start=1
         )
@@ -245,7 +246,7 @@ def _interrupt_second_file(
 ) -> tuple[int, str, list[Path]]:
     """``ingest run`` of three runs with Ctrl-C in the second file's ``ingest_file``: before it
     stores anything, or just after its commit; the exit code, standard error and the files."""
-    real = ingests.ingest_file
+    real = run_ingests.ingest_file
     calls = [0]
 
     def interrupted_second(*args: Any, **kwargs: Any) -> Any:
@@ -257,7 +258,7 @@ def _interrupt_second_file(
             raise KeyboardInterrupt
         return result
 
-    monkeypatch.setattr(ingests, "ingest_file", interrupted_second)
+    monkeypatch.setattr(run_ingests, "ingest_file", interrupted_second)
     files = _run_files(tmp_path, 3)
     code, _, err = cli(url, "ingest", "run", *map(str, files), "--system-from", "tag")
     return code, err, files
@@ -298,7 +299,7 @@ def test_ctrl_c_while_checking_stores_nothing(
     def interrupted(*_args: Any, **_kwargs: Any) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ingests, "check_run_files", interrupted)
+    monkeypatch.setattr(run_ingests, "check_run_files", interrupted)
     files = _run_files(tmp_path, 2)
     code, _, err = cli(migrated_db_url, "ingest", "run", *map(str, files), "--system-from", "tag")
     assert code == 130 and err.strip() == "interrupted: nothing was stored"

@@ -124,3 +124,85 @@ def test_an_output_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path)
     umask = os.umask(0)
     os.umask(umask)
     assert (fresh.stat().st_mode & 0o777) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_fifo_a_device_or_a_socket_is_refused_and_left_in_place(
+    store: Path, command: str, tmp_path: Path
+) -> None:
+    import socket
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    _refused(store, command, fifo, "is a FIFO", "not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    device = tmp_path / "null-link"
+    device.symlink_to("/dev/null")
+    _refused(store, command, device, "/dev/null", "character device")
+    assert device.is_symlink() and stat.S_ISCHR(os.stat(device).st_mode)
+    sock_path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        _refused(store, command, sock_path, "is a socket")
+    (tmp_path / "folder").mkdir()
+    _refused(store, command, tmp_path / "folder", "is a directory")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_link_to_a_regular_file_is_written_through(
+    store: Path, command: str, tmp_path: Path
+) -> None:
+    real = tmp_path / "elsewhere" / "real.out"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "link.out"
+    link.symlink_to(real)
+    code, _, err = cli(f"sqlite:///{store}", *_commands(link)[command])
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() != b"old" and real.stat().st_size > 0
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_stored_input_is_refused_by_path_and_by_content(
+    store: Path, command: str, tmp_path: Path
+) -> None:
+    listwise = tmp_path / "l.tsv"
+    _refused(store, command, listwise, "refusing to write", "the input of batch 1", "--force")
+    assert listwise.read_text() == LISTWISE
+    run = tmp_path / "r1.trec"
+    _refused(store, command, run, "the input of batch 3 (run)")
+    copy = tmp_path / "copy-of-l.tsv"
+    copy.write_text(LISTWISE)
+    _refused(store, command, copy, "the input of batch 1", "same content")
+    assert copy.read_text() == LISTWISE
+    run_copy = tmp_path / "copy.trec"
+    run_copy.write_bytes(run.read_bytes())
+    _refused(store, command, run_copy, "batch 3", "same content")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_force_overwrites_an_input_and_names_it(store: Path, command: str, tmp_path: Path) -> None:
+    copy = tmp_path / "copy-of-l.tsv"
+    copy.write_text(LISTWISE)
+    code, _, err = cli(f"sqlite:///{store}", *_commands(copy)[command], "--force")
+    assert code == 0, err
+    assert "--force: overwriting" in err and "the input of batch 1" in err, err
+    assert copy.read_bytes() != LISTWISE.encode()
+    # the store is protected even with --force
+    _refused_forced = cli(f"sqlite:///{store}", *_commands(store)[command], "--force")
+    assert _refused_forced[0] == 1 and "the store" in _refused_forced[2]
+
+
+def test_a_stored_input_is_refused_on_postgresql_too(db_url: str, tmp_path: Path) -> None:
+    pairs = tmp_path / "pw.tsv"
+    pairs.write_text("query\titem_a\titem_b\twinner\n" + "q1\tx\ty\tx\nq1\ty\tz\ty\n" * 3)
+    build = ("build", "--source", "pairwise", "--name", "p")
+    for step in (("db", "upgrade"), ("ingest", "pairwise", str(pairs)), build):
+        code, _, err = cli(db_url, *step)
+        assert code == 0, err
+    before = pairs.read_bytes()
+    code, out, err = cli(db_url, "orl", "export", "p", "-o", str(pairs))
+    assert code == 1 and out == "" and "the input of batch" in err and err.count("\n") == 1, err
+    assert pairs.read_bytes() == before

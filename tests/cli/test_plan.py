@@ -127,7 +127,7 @@ def test_a_model_build_is_planned_for_its_cuts(planned_db: str) -> None:
     doc = cli_json(url, "plan", "m", "--budget", "24", "--seed", "2")
     default = cli_json(url, "plan", "b", "--budget", "24", "--seed", "2")
     assert doc["settings"]["tiering"] == "model"
-    assert default["settings"]["tiering"] == "simultaneous"
+    assert default["settings"]["tiering"] == "posterior"  # the default tiering since issue 32
     assert len(doc["pairs"]) == 24
     # a pair serves a cut (named by the two items either side of it), a placement (the item)
     # or a poorly measured item's pair; never a max-t boundary or tie

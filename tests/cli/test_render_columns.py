@@ -72,3 +72,20 @@ def test_lazy_frame_equals_the_eager_one() -> None:
     assert result.per_query is result.per_query  # built once
     with pytest.raises(TypeError):
         EvaluationResult()
+
+
+def test_a_big_json_document_is_the_same_document_one_record_per_line(capsys) -> None:
+    """Issue 39: over BIG_DOCUMENT records the C encoder writes each record on one line."""
+    import json
+
+    from orlbuild.cli import render
+
+    small = {"build": 1, "annotators": [{"a": "x", "v": float("nan")}], "tiers": {"q": 2}}
+    big = {"build": 1, "annotators": [{"a": f"é{i}", "v": i / 3} for i in range(20_001)]}
+    big["tiers"] = {"q": 2}
+    big["empty"] = []
+    for payload in (small, big):
+        render.print_json(payload)
+        out = capsys.readouterr().out
+        assert json.loads(out) == render.jsonable(payload)
+    assert out.count("\n") == 20_001 + 9 and '"é0"' in out

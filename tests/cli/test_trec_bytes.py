@@ -127,7 +127,6 @@ ODD_RUNS = {
     "leading_zero_ids": "01 Q0 007 1 1 t\n1 Q0 7 2 0 t\n",
     "na_like_ids": "NA Q0 nan 1 1 t\nnull Q0 None 2 0 t\n",
     "quotes_in_ids": 'q"1 Q0 "d1" 1 1 t\n',
-    "delete_in_ids": "q\x7f Q0 d\x7f1 1 1 t\n",
     "no_newline_at_end": "q1 Q0 d1 1 2.5 t",
     "long_id": f"q1 Q0 {'d' * 512} 1 2.5 t\nq1 Q0 {'e' * 24} 2 1 t\n",
     "zero_rank": "q1 Q0 d1 0 2.5 t\n",
@@ -135,6 +134,7 @@ ODD_RUNS = {
     "max_rank": "q1 Q0 d1 2147483647 2.5 t\n",
 }
 BAD_RUNS = {
+    "delete_in_ids": "q\x7f Q0 d\x7f1 1 1 t\n",  # a control character (issue 39): refused
     "unicode_ids": "q\u00e9 Q0 d\u4e2d 1 1 t\n",
     "form_feed": "q1 Q0 d1\x0c 1 1 t\n",
     "nul": "q1 Q0 d\x001 1 1 t\n",

@@ -355,8 +355,8 @@ def test_downgrade_dropping_rows_is_refused_without_yes(
     assert "--yes" in message
     with disposed(create_store_engine(migrated_db_url)) as engine:
         assert current_revision(engine) == head_revision()  # nothing changed
-    saved = run_cli(migrated_db_url, "results", "list")
-    assert saved.exit_code == 0 and "nDCG@10" in saved.output
+    saved = run_cli(migrated_db_url, "results", "list", "--format", "json")
+    assert saved.exit_code == 0 and "nDCG(grade=native,gain=linear)@10" in saved.output  # saved
 
     assert run_cli(migrated_db_url, "db", "downgrade", "0002_builds", "--yes").exit_code == 0
     with disposed(create_store_engine(migrated_db_url)) as engine:

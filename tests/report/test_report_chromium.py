@@ -13,7 +13,14 @@ from PIL import Image
 
 from orlbuild.errors import OrlbuildError
 from orlbuild.report import ReportData, write_report
-from orlbuild.report.screenshot import find_chromium, load_page, main, screenshot
+from orlbuild.report.screenshot import (
+    MAX_HEIGHT,
+    find_chromium,
+    load_page,
+    main,
+    page_height,
+    screenshot,
+)
 from tests.report.html_page import Page
 
 pytestmark = pytest.mark.skipif(
@@ -72,3 +79,28 @@ def test_screenshot_without_chromium_says_what_to_install(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(OrlbuildError, match="apt-get install chromium"):
         screenshot(report_file, tmp_path / "never.png")
+
+
+def test_screenshot_takes_the_whole_page_by_default(tmp_path: Path) -> None:
+    """Issue 40, item 10: a 5,400 px page is shot whole, not cut at a fixed height."""
+    page = tmp_path / "tall.html"
+    page.write_text(
+        "<html><body style='margin:0'><div style='height:5400px;background:"
+        "linear-gradient(red,blue)'></div></body></html>"
+    )
+    target = tmp_path / "tall.png"
+    main([str(page), "-o", str(target), "--width", "800"])
+    with Image.open(target) as image:
+        assert image.size == (800, 5400)
+        bottom = image.convert("RGB").getpixel((400, 5390))
+    assert bottom[2] > 200 and bottom[0] < 60  # the blue end of the gradient was drawn
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tall.html", "tall.png"]
+
+
+def test_screenshot_of_the_report_is_as_tall_as_the_report(
+    report_file: Path, tmp_path: Path
+) -> None:
+    height = page_height(report_file, width=1000)
+    assert height > 1400
+    with Image.open(screenshot(report_file, tmp_path / "full.png", width=1000)) as image:
+        assert image.size == (1000, min(height, MAX_HEIGHT))

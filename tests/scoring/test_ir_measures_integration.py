@@ -141,3 +141,41 @@ def test_readme_block_runs_and_is_five_lines() -> None:
     result = eval(last, namespace)
     assert result[RDQ_m2_a1 @ 10] < 1.0  # the run inverts the two tiers
     assert result[KendallTau] == pytest.approx(-1.0)
+
+
+def test_measures_are_nameable_as_strings() -> None:
+    """``parse_measure`` and the top-level functions take the names as ir_measures' own."""
+    assert ir_measures.parse_measure("RDQ_m2_a1@10") == RDQ_m2_a1 @ 10
+    assert ir_measures.parse_measure("RDQ_m1@5") == RDQ_m1 @ 5
+    assert ir_measures.parse_measure("KendallTau") == KendallTau
+    qrels, run = _random_data(3)
+    by_name = ir_measures.calc_aggregate(["RDQ_m1@10", "nDCG@10", "CMP@5"], qrels, run)
+    objects = [RDQ_m1 @ 10, ir_measures.nDCG @ 10, CMP @ 5]
+    by_object = ir_measures.calc_aggregate(objects, qrels, run)
+    assert {str(m): v for m, v in by_name.items()} == {str(m): v for m, v in by_object.items()}
+    frame = run.rename(columns={"query_id": "query", "doc_id": "item"})
+    ours = evaluate_run(qrels_as_orls(qrels), frame, ["RDQm1@10", "nDCG@10"]).per_query.mean()
+    assert by_name[RDQ_m1 @ 10] == pytest.approx(ours["RDQm1@10"], abs=1e-12)
+    assert by_name[ir_measures.nDCG @ 10] == pytest.approx(ours["nDCG@10"], abs=1e-12)
+    assert len(list(ir_measures.iter_calc(["RDQ_m2_a1@10"], qrels, run))) == 25
+
+
+def test_the_command_line_knows_rdq(tmp_path: Path) -> None:
+    """``python -m scoring.integrations.ir_measures`` is ir_measures' CLI with RDQ known."""
+    qrels, run = _random_data(4)
+    qrels_file, run_file = tmp_path / "qrels", tmp_path / "run"
+    qrels_columns = ["query_id", "it", "doc_id", "relevance"]
+    qrels.assign(it=0)[qrels_columns].to_csv(qrels_file, sep=" ", header=False, index=False)
+    run_columns = ["query_id", "q0", "doc_id", "rank", "score", "tag"]
+    run.assign(q0="Q0", rank=0, tag="t")[run_columns].to_csv(
+        run_file, sep=" ", header=False, index=False
+    )
+    command = [sys.executable, "-m", "scoring.integrations.ir_measures"]
+    arguments = [str(qrels_file), str(run_file), "RDQ_m2_a1@10", "nDCG@10"]
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [*command, *arguments], capture_output=True, text=True, check=True, cwd=root
+    )
+    got = dict(line.split("\t") for line in done.stdout.splitlines())
+    expected = ir_measures.calc_aggregate([RDQ_m2_a1 @ 10, ir_measures.nDCG @ 10], qrels, run)
+    assert got == {str(m): f"{v:.4f}" for m, v in expected.items()}

@@ -23,7 +23,8 @@ REGISTRY = [
     "RR@5", "RR", "P@5", "P@1", "KendallTau@10", "KendallTau", "SpearmanRho@12",
     "R@5", "R", "Rprec", "Success@1", "Success@5", "Bpref", "infAP", "IPrec@0",
     "IPrec@0.3", "IPrec@1", "NumRet", "NumRel", "NumRelRet", "ERR@5", "ERR(grade=tiers)",
-    "Judged@5", "Judged",
+    "Judged@5", "Judged", "Hits@5", "nDCG(grade=bi,gain=exp)@5", "AP(rel=2)", "RR(rel=2)@5",
+    "P(rel=3)@5", "IPrec(rel=2)@0.5", "NumRelRet(rel=2)", "Bpref(rel=2)", "infAP(rel=2)",
 ]  # fmt: skip
 CORRELATIONS = {"KendallTau", "SpearmanRho"}
 RDQ_NAMES = [n for n in REGISTRY if n.startswith("RDQ")]

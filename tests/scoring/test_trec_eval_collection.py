@@ -5,7 +5,8 @@ trec_eval ships qrels, a run and the outputs it must print for them
 ``out.test.meas_params`` whose measure orlbuild implements (docs/measures.md,
 "trec_eval, gdeval and ir_measures measures") must equal orlbuild's value
 printed as trec_eval prints it (``%.4f``; counts as integers), per query and on
-the ``all`` line (the mean over queries; the sum for the counts). The files are
+the ``all`` line (orlbuild's ``mean`` row: the mean over queries, the sum for the counts);
+``ndcg_cut.k`` is the bare ``nDCG@k``. The files are
 read as ``orlbuild eval`` reads them, ``#`` comment lines included.
 """
 
@@ -17,7 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from orlbuild.cli.score_tables import score_payload
 from orlbuild.services.file_evaluations import evaluate_files
+from scoring import EvaluationResult
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 QRELS = DATA / "qrels.test.with-comments"
@@ -34,7 +37,7 @@ PLAIN_NAMES = {
     "num_ret": "NumRet",
     "num_rel": "NumRel",
     "num_rel_ret": "NumRelRet",
-    "ndcg": "nDCG(grade=native,gain=linear)",
+    "ndcg": "nDCG",
 }
 #: trec_eval ``name_<cutoff>`` -> orlbuild ``name@cutoff``.
 CUTOFF_NAMES = {
@@ -42,10 +45,8 @@ CUTOFF_NAMES = {
     "recall": "R",
     "success": "Success",
     "map_cut": "AP",
-    "ndcg_cut": "nDCG(grade=native,gain=linear)",
+    "ndcg_cut": "nDCG",
 }
-#: Sums on trec_eval's "all" line.
-COUNTS = {"NumRet", "NumRel", "NumRelRet"}
 #: trec_eval measures orlbuild does not implement: left out, listed so that a
 #: measure added to orlbuild without a mapping here makes the test fail.
 NOT_IMPLEMENTED = {
@@ -83,13 +84,18 @@ def printed(value: float, like: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def per_query() -> pd.DataFrame:
+def scored() -> EvaluationResult:
     names = {orlbuild_name(m) for out in OUTPUTS for m, _, _ in expected_lines(out)}
     result = evaluate_files(QRELS, [RUN], sorted(n for n in names if n is not None))
     (evaluation,) = result.evaluations.values()
     assert any("3 comment line(s)" in note and str(QRELS) in note for note in result.notes)
     assert any("3 comment line(s)" in note and str(RUN) in note for note in result.notes)
-    return evaluation.per_query
+    return evaluation
+
+
+@pytest.fixture(scope="module")
+def per_query(scored: EvaluationResult) -> pd.DataFrame:
+    return scored.per_query
 
 
 def test_every_trec_eval_measure_is_mapped_or_known_missing() -> None:
@@ -102,23 +108,25 @@ def test_every_trec_eval_measure_is_mapped_or_known_missing() -> None:
 
 
 @pytest.mark.parametrize("output", OUTPUTS)
-def test_values_equal_trec_eval_to_the_printed_digit(output: str, per_query: pd.DataFrame) -> None:
-    checked = 0
+def test_values_equal_trec_eval_to_the_printed_digit(
+    output: str, scored: EvaluationResult, per_query: pd.DataFrame
+) -> None:
+    all_row = score_payload(scored)["mean"]  # what orlbuild eval prints
+    checked, measures = 0, set()
     wrong = []
     for measure, query, value in expected_lines(output):
         ours = orlbuild_name(measure)
         if ours is None:
             continue
-        column = per_query[ours]
-        if query == "all":
-            got = column.sum() if ours in COUNTS else column.mean()
-        else:
-            got = column.loc[query]
+        # orlbuild's all row holds sums for the counts (scoring.aggregation)
+        got = all_row[ours] if query == "all" else per_query[ours].loc[query]
         checked += 1
+        measures.add(re.sub(r"_\d+$|_[01]\.\d\d$", "", measure))
         if printed(float(got), value) != value:
             wrong.append((measure, query, value, float(got)))
     assert not wrong, wrong
     assert checked == {"out.test.aq": 236, "out.test.meas_params": 64}[output]
+    assert len(measures) == {"out.test.aq": 15, "out.test.meas_params": 5}[output]
 
 
 def test_queries_are_trec_evals(per_query: pd.DataFrame) -> None:

@@ -54,3 +54,36 @@ def test_per_query_parity_with_trec_eval(seed: int) -> None:
         got, evaluate_run(orls, run, list(ours), missing="skip").to_frame()
     )
     assert_per_query_parity(got, expected, ours, 1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bare_ndcg_of_an_ungraded_orl_is_trec_eval_on_its_qrels_export(seed: int) -> None:
+    """An ORL without native grades (pairwise, listwise) is exported as qrels with grade
+    ``T - rank + 1``; trec_eval's ``ndcg_cut`` on that export is the bare ``nDCG@k``
+    (docs/measures.md, "Baselines"), and ``-l N`` on it is ``rel=N``."""
+    rng = np.random.default_rng(seed)
+    orls, qrels, run = {}, {}, {}
+    for q in range(30):
+        items = [f"d{j}" for j in rng.choice(200, size=int(rng.integers(2, 25)), replace=False)]
+        ranks = np.sort(rng.integers(1, 6, size=len(items)))
+        tiers = [
+            [i for i, r in zip(items, ranks, strict=True) if r == t] for t in sorted(set(ranks))
+        ]
+        orl = ORL.from_tiers(tiers)
+        assert orl.grades is None
+        orls[f"q{q}"] = orl
+        qrels[f"q{q}"] = {i: orl.n_tiers - rank + 1 for i, rank in orl.items()}
+        pool = items + [f"x{j}" for j in range(10)]
+        shown = rng.permutation(pool)[: int(rng.integers(1, len(pool)))]
+        run[f"q{q}"] = {
+            d: float(s) for d, s in zip(shown, rng.permutation(len(shown)), strict=True)
+        }
+    names = {f"nDCG@{k}": f"ndcg_cut_{k}" for k in CUTOFFS} | {"AP(rel=2)": "map"}
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels, {"ndcg_cut." + ",".join(map(str, CUTOFFS))}
+    ).evaluate(run)
+    at_two = pytrec_eval.RelevanceEvaluator(qrels, {"map"}, relevance_level=2).evaluate(run)
+    for query in expected:
+        expected[query] |= at_two[query]
+    got = evaluate_run(orls, run, list(names)).to_frame()
+    assert_per_query_parity(got, expected, names, 1e-12)

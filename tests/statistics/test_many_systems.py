@@ -102,7 +102,7 @@ def test_sign_flips_are_raised_until_holm_can_reject(many_store: str) -> None:
     assert extreme["significant"]
 
 
-def test_report_finds_the_pair_and_shows_tiers_and_a_top_k_view(
+def test_report_finds_the_pair_and_shows_tiers_and_a_heat_map(
     many_store: str, tmp_path: Path
 ) -> None:
     target = tmp_path / "many.html"
@@ -112,12 +112,15 @@ def test_report_finds_the_pair_and_shows_tiers_and_a_top_k_view(
     glance = re.search(r"(\d+) of (\d+)", target.read_text())
     assert glance is not None and int(glance.group(2)) == 1953 and int(glance.group(1)) > 0
     table = page.table(id="systems-table")
-    assert table[0] == ["#", "system", MEASURE, "tier", "letters"]
+    # beyond 10 systems the letters give way to rank intervals (issue 36)
+    assert table[0] == ["#", "system", MEASURE, "tier", "ranks"]
     rows = {r[1]: r for r in table[1:]}
-    best_tier, best_letters = rows["best"][3:5]
-    worst_tier, worst_letters = rows["worst"][3:5]
+    best_tier, best_ranks = rows["best"][3:5]
+    worst_tier, worst_ranks = rows["worst"][3:5]
     assert best_tier == "1" and int(worst_tier) > 1
-    assert not set(best_letters) & set(worst_letters)  # no shared letter: significant
-    matrix = page.table(**{"class": "matrix", "data-measure": MEASURE})
-    assert len(matrix) == 1 + 10 and matrix[0][1] == "best"  # top 10 of 63, best first
+    best_high = int(best_ranks.split("–")[1])
+    worst_low = int(worst_ranks.split("–")[0])
+    assert best_high < worst_low  # significant, and the intervals say so
+    heat = page.table(**{"class": "diffmap", "data-measure": MEASURE})
+    assert len(heat) == 1 + N_SYSTEMS and heat[1][0] == "1. best"  # every system, best first
     assert "Tukey HSD" in target.read_text()

@@ -81,7 +81,9 @@ def test_db_commands_and_refusal_of_out_of_date_databases(db_url: str, tmp_path)
 
     data = tmp_path / "p.tsv"
     data.write_text("query\twinner\tloser\nq1\td1\td2\n")
-    refused = run_cli(db_url, "ingest", "pairwise", str(data))
+    # A missing SQLite file is created by an ingest (issue 40: tests/cli/test_first_hour.py);
+    # every other command still refuses a store without the schema.
+    refused = run_cli(db_url, "status")
     assert refused.exit_code == 1
     assert "run `orlbuild db upgrade`" in refused.output
 

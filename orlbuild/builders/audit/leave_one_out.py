@@ -20,6 +20,7 @@ import numpy as np
 from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, ReliabilityFit
 from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import BuildParameters
+from orlbuild.builders.tiering.posterior import PosteriorPrior
 from orlbuild.builders.tiering.query_orl import orl_from_model
 from orlbuild.records import AnnotatorReliability, QueryBuildError, QueryORL
 
@@ -59,6 +60,7 @@ def leave_one_annotator_out(
     fit: ReliabilityFit,
     orls: dict[str, QueryORL],
     rng_of: Callable[[str], np.random.Generator],
+    prior: PosteriorPrior | None = None,
 ) -> list[AnnotatorReliability]:
     """The annotators' reliabilities with the number of flipped pairs filled in.
 
@@ -74,6 +76,9 @@ def leave_one_annotator_out(
         The built ORLs (queries missing here, failed ones, are not counted).
     rng_of
         ``query -> numpy.random.Generator``, the build's generator of a query.
+    prior
+        The build's empirical-Bayes prior (a ``posterior`` build tiers each
+        leave-one-out fit with it).
     """
     flips = np.zeros(len(fit.names), dtype=np.int64)
     for query, comps in queries:
@@ -87,7 +92,7 @@ def leave_one_annotator_out(
             # from the build's strengths of the query (Newton then needs a few steps)
             model = CrowdBTModel(_without(comps, local), params.reg, fit, fit.scores.get(query))
             try:
-                alone = orl_from_model(query, model, params, rng_of(query))
+                alone = orl_from_model(query, model, params, rng_of(query), prior)
             except QueryBuildError:
                 continue
             flips[int(np.searchsorted(fit.names, name))] += flipped_pairs(built, alone)

@@ -15,7 +15,14 @@
     on the pairs both judged (outcomes first-id wins / second-id wins / tie,
     every judgment of the annotator against every judgment of the others on
     the same pair; :func:`annotator_kappa`);
-  - agreement with the ORL (``agreement``, ``agreement_ordered``).
+  - agreement with the ORL: ``agreement_ordered``, the share of their strict
+    preferences between items the ORL puts in different tiers that side with
+    the ORL (the figure to quote: a careless annotator is near 0.5), and
+    ``agreement_all``, the share of all their preferences consistent with the
+    ORL (a strict preference between items of one tier counts against it).
+
+Counts (``preferences``, ``consistent``, ``contradicted``, ``tied``,
+``shared``) are integers.
 
 A row's ``count`` (counted rows) weighs it everywhere.
 
@@ -117,9 +124,10 @@ class QualityReport:
     agreement
         Share of raw preferences consistent with the ORL (NaN with none).
     annotators
-        ``annotator, preferences, consistent, contradicted, tied, agreement,
-        agreement_ordered`` (consistent share among the strict preferences
-        whose two items the ORL puts in different tiers), ``position_bias``
+        ``annotator, preferences, consistent, contradicted, tied`` (integer
+        counts), ``agreement_ordered`` (consistent share among the strict
+        preferences whose two items the ORL puts in different tiers),
+        ``agreement_all`` (consistent share of all preferences), ``position_bias``
         (share of strict preferences won by the item shown first; NaN when
         the data do not say), ``kappa`` and ``shared`` (Cohen's kappa with the
         other annotators, and the judgment pairs it is computed from).
@@ -255,6 +263,10 @@ def _classify(prefs: pd.DataFrame, ranks: pd.Series) -> pd.DataFrame:
     )
 
 
+#: Per-annotator columns that count judgments (printed as integers).
+_COUNT_COLUMNS = ("preferences", "consistent", "contradicted", "tied", "shared")
+
+
 def build_quality(
     prefs: pd.DataFrame, ranks: dict[str, dict[str, int]], *, min_comparisons: int = 5
 ) -> QualityReport:
@@ -309,16 +321,18 @@ def build_quality(
         sided=("sided", "sum"),
         sided_total=("ordered", "sum"),
     )
-    per["agreement"] = per["consistent"] / per["preferences"]
     # Among strict preferences whose items the ORL orders: how often the annotator sided
     # with the ORL (a careless annotator is near 0.5, an adversarial one below).
     per["agreement_ordered"] = per.pop("sided") / (per["sided_total"])
+    per["agreement_all"] = per["consistent"] / per["preferences"]
     per = per.drop(columns="sided_total")
     per.index = per.index.astype(str)
     per["position_bias"] = position_bias(prefs).reindex(per.index)
     kappa = annotator_kappa(prefs).set_index("annotator")
     per["kappa"] = kappa["kappa"].reindex(per.index)
     per["shared"] = kappa["shared"].reindex(per.index).fillna(0.0)
+    for count in _COUNT_COLUMNS:  # weighed by integer counts: whole numbers
+        per[count] = per[count].round().astype(np.int64)
     agreement = (
         float(weighted["consistent"].sum() / weighted["n"].sum())
         if len(classified)

@@ -42,7 +42,12 @@ from scipy.special import expit
 
 from orlbuild.builders.arrays import FloatArray, IntArray
 from orlbuild.builders.build import build_orls
-from orlbuild.builders.calibration.simulation import adjusted_rand_index, tiered_strengths
+from orlbuild.builders.calibration.simulation import (
+    adjusted_rand_index,
+    random_composition,
+    tiered_strengths,
+    uniform_pairs,
+)
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.planning.evidence import pairwise_evidence
 from orlbuild.builders.planning.planner import REPEAT_LIMIT, plan_comparisons
@@ -144,9 +149,7 @@ def _strengths(study: DesignStudy, rng: np.random.Generator) -> tuple[FloatArray
         ranks[np.argsort(-strengths)] = np.arange(1, n + 1)
         return strengths, ranks
     parts = int(rng.integers(study.tiers[0], study.tiers[1] + 1))
-    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
-    sizes = np.diff(np.concatenate([[0], cuts, [n]]))
-    return tiered_strengths(sizes.tolist(), study.gap)
+    return tiered_strengths(random_composition(rng, n, parts), study.gap)
 
 
 def _judged(
@@ -165,11 +168,6 @@ def _judged(
     )
 
 
-def _uniform_pairs(rng: np.random.Generator, n: int, k: int) -> tuple[IntArray, IntArray]:
-    a = rng.integers(0, n, k)
-    return a, (a + rng.integers(1, n, k)) % n
-
-
 def _start(
     study: DesignStudy, rng: np.random.Generator, query: str, strengths: FloatArray
 ) -> pd.DataFrame:
@@ -179,7 +177,7 @@ def _start(
         weight = np.exp(strengths)[first] * np.exp(strengths)[second]
         pick = rng.choice(len(first), size=study.start, p=weight / weight.sum())
         return _judged(rng, query, strengths, first[pick], second[pick])
-    return _judged(rng, query, strengths, *_uniform_pairs(rng, n, study.start))
+    return _judged(rng, query, strengths, *uniform_pairs(rng, n, study.start))
 
 
 def _wrong_orders(tiers: Sequence[Sequence[str]], strengths: FloatArray) -> tuple[int, int]:
@@ -363,7 +361,7 @@ def _more(
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     for query, (strengths, _) in truth.items():
         if design == PlanDesign.uniform.value:
-            a, b = _uniform_pairs(rng, len(strengths), k)
+            a, b = uniform_pairs(rng, len(strengths), k)
         else:
             order = orders[query]
             idx = np.arange((round_ - 1) * k, round_ * k) % len(order)

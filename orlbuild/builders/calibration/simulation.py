@@ -48,11 +48,13 @@ __all__ = [
     "CalibrationVariant",
     "adjusted_rand_index",
     "calibrate_tierings",
+    "random_composition",
     "simulate_pairwise",
     "simulate_round_robin",
     "simulated_queries",
     "tier_recovery",
     "tiered_strengths",
+    "uniform_pairs",
     "wrong_stated_orders",
 ]
 
@@ -100,10 +102,14 @@ def simulate_pairwise(
 
     Items are named ``d00, d01, ...`` in the order of ``strengths``.
     """
-    n = len(strengths)
-    first = rng.integers(0, n, n_comparisons)
-    second = (first + rng.integers(1, n, n_comparisons)) % n
+    first, second = uniform_pairs(rng, len(strengths), n_comparisons)
     return _frame(rng, strengths, first, second, query, n_annotators)
+
+
+def uniform_pairs(rng: np.random.Generator, n: int, k: int) -> tuple[IntArray, IntArray]:
+    """``k`` pairs of distinct items drawn uniformly from ``n``: first and second indices."""
+    first = rng.integers(0, n, k)
+    return first, (first + rng.integers(1, n, k)) % n
 
 
 def simulate_round_robin(
@@ -126,7 +132,7 @@ def simulate_round_robin(
     )
 
 
-def _composition(rng: np.random.Generator, n: int, parts: int) -> list[int]:
+def random_composition(rng: np.random.Generator, n: int, parts: int) -> list[int]:
     """A uniformly drawn composition of ``n`` into ``parts`` positive sizes."""
     cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
     return np.diff(np.concatenate([[0], cuts, [n]])).tolist()
@@ -201,7 +207,7 @@ def simulated_queries(
         n = int(rng.integers(low, high + 1))
         if mixed:
             parts = int(rng.integers(design.tiers[0], min(design.tiers[1], n) + 1))
-            strengths, ranks = tiered_strengths(_composition(rng, n, parts), design.gap)
+            strengths, ranks = tiered_strengths(random_composition(rng, n, parts), design.gap)
         else:
             strengths, ranks = np.zeros(n), np.ones(n, dtype=np.int64)
         query = f"{'m' if mixed else 'e'}{k:04d}"

@@ -81,6 +81,7 @@ from orlbuild.builders.planning.model_cuts import (
     stack_model_cuts,
 )
 from orlbuild.builders.tiering.equivalence import EQUIVALENT, SEPARATED, UNDECIDED, pair_state_codes
+from orlbuild.builders.tiering.posterior import PosteriorPrior
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import OpenDecision, PairState, PlanObjective, QueryStatus
 
@@ -767,6 +768,7 @@ def plan_comparisons(
     seed: int = 0,
     objective: PlanObjective | str = PlanObjective.tiers,
     margin: float | None = None,
+    prior: PosteriorPrior | None = None,
 ) -> Plan:
     """Propose ``budget`` comparisons over the queries of ``evidence``.
 
@@ -787,6 +789,11 @@ def plan_comparisons(
         ``tiers`` (every open decision) or ``top`` (decisions of the top tier).
     margin
         Equivalence margin (log-strength), or ``None``.
+    prior
+        The empirical-Bayes prior of a build tiered by ``posterior``: the queries are then
+        planned by the Thompson-style rule of
+        :mod:`orlbuild.builders.planning.posterior_plan` (``objective`` is not used);
+        ``None``: the max-t decisions (or a ``model`` query's cuts) described above.
 
     Returns
     -------
@@ -800,6 +807,18 @@ def plan_comparisons(
     """
     check_plan_options(budget, max_per_query, repeat_limit)
     goal = PlanObjective(objective)
+    if prior is not None:
+        from orlbuild.builders.planning.posterior_plan import posterior_plan
+
+        return posterior_plan(
+            evidence,
+            budget,
+            prior,
+            max_per_query=max_per_query,
+            repeat_limit=repeat_limit,
+            seed=seed,
+            margin=margin,
+        )
     rng = np.random.default_rng([seed, 0x706C616E])
     by_size: dict[int, list[QueryEvidence]] = {}
     plan = Plan(pairs=[])

@@ -11,6 +11,14 @@ The steps (docs/tiers-and-audit.md, "Build routes" and "How tiers are decided an
    and each decision's rule names its component;
 3. fit (choix), estimate the uncertainty, decide the tiers with the
    ``--tiering`` procedure (:mod:`orlbuild.builders.tiering.deciding`).
+
+Every scored query also carries, per component, what the build's posterior pass
+needs (:class:`~orlbuild.records.PosteriorInput`): the pass fits the
+empirical-Bayes prior over all the build's queries, then tiers the
+``posterior`` queries and scores every query's stated orders on the posterior
+scale (:mod:`orlbuild.builders.tiering.posterior_pass`). A ``posterior`` query
+leaves this module in one provisional tier; given the build's ``prior``
+(:func:`orl_from_model`), it is tiered here at once.
 """
 
 from __future__ import annotations
@@ -46,7 +54,17 @@ from orlbuild.builders.tiering.deciding import (
     tiering_evidence,
 )
 from orlbuild.builders.tiering.equivalence import with_pair_states
-from orlbuild.records import EstimationError, QueryBuildError, QueryORL, TieDecision
+from orlbuild.builders.tiering.posterior import PosteriorPrior
+from orlbuild.builders.tiering.posterior_pass import apply_posterior, tiers_by_posterior
+from orlbuild.builders.tiering.walk import score_order, tiers_from_scores
+from orlbuild.records import (
+    EstimationError,
+    PosteriorInput,
+    QueryBuildError,
+    QueryORL,
+    TieDecision,
+)
+from orlbuild.vocabulary import TieringProcedure
 
 __all__ = ["UNCERTAINTY_ESTIMATORS", "orl_from_model", "score_uncertainty"]
 
@@ -133,13 +151,24 @@ def _component_orl(
         unc = score_uncertainty(model, params, rng)
     except EstimationError as exc:
         raise QueryBuildError(query, str(exc)) from exc
-    procedure = TIERING_PROCEDURES[str(params.tiering)]
+    posterior = tiers_by_posterior(params)
+    names = [str(i) for i in items]
     try:
-        evidence = tiering_evidence(unc, params)
-        tiers, decisions = procedure(TieringCase(query, items, unc, model, params, evidence))
+        if params.tiering is TieringProcedure.posterior and params.margin is None:
+            # no family-wise test is needed
+            evidence = TieringEvidence(None, None, np.ones(len(items), dtype=bool))
+        else:
+            evidence = tiering_evidence(unc, params)
+        if posterior:  # one provisional tier, tiered by the build's posterior pass
+            order = score_order(items, unc.scores)
+            tiers, decisions = [[names[k] for k in order]], []
+        elif params.tiering is TieringProcedure.posterior:  # --sig 0: a strict order
+            tiers, decisions = tiers_from_scores(query, items, unc, sig=0.0)
+        else:
+            procedure = TIERING_PROCEDURES[str(params.tiering)]
+            tiers, decisions = procedure(TieringCase(query, items, unc, model, params, evidence))
     except EstimationError as exc:
         raise QueryBuildError(query, str(exc)) from exc
-    names = [str(i) for i in items]
     orl = QueryORL(
         query=query,
         tiers=tiers,
@@ -149,9 +178,27 @@ def _component_orl(
             for n, lo, hi in zip(names, unc.low.tolist(), unc.high.tolist(), strict=True)
         },
         decisions=decisions,
+        posterior_inputs=[_posterior_input(items, unc, evidence)],
     )
+    if posterior:
+        return orl
     return with_pair_states(
         _with_backing(orl, items, evidence), items, evidence.critical, params.margin
+    )
+
+
+def _posterior_input(
+    items: npt.NDArray[np.object_], unc: ScoreUncertainty, evidence: TieringEvidence
+) -> PosteriorInput:
+    order = score_order(items, unc.scores)
+    block = np.ix_(order, order)
+    return PosteriorInput(
+        items=tuple(str(items[k]) for k in order),
+        scores=np.asarray(unc.scores[order], dtype=np.float64),
+        se=np.asarray(unc.se[block], dtype=np.float64),
+        p_value=np.asarray(unc.p_value[block], dtype=np.float64),
+        variance=unc.variance,
+        critical=None if evidence.critical is None else evidence.critical[block],
     )
 
 
@@ -231,6 +278,7 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
         decisions=decisions,
         components=components,
         under_judged=sorted(i for p in parts for i in p.under_judged),
+        posterior_inputs=[i for p in parts for i in p.posterior_inputs],
         stated_orders=stated if within is not None else None,
         unbacked_orders=unbacked,
         warnings=[w for p in parts for w in p.warnings if parse_unbacked_note(w) is None]
@@ -243,7 +291,11 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
 
 
 def orl_from_model(
-    query: str, model: StrengthModel, params: BuildParameters, rng: np.random.Generator
+    query: str,
+    model: StrengthModel,
+    params: BuildParameters,
+    rng: np.random.Generator,
+    prior: PosteriorPrior | None = None,
 ) -> QueryORL:
     """Build the ORL of one query from a score model.
 
@@ -258,6 +310,10 @@ def orl_from_model(
         Resolved build parameters (sig, uncertainty, reg, disconnected, ...).
     rng
         Random generator of this query (bootstrap).
+    prior
+        The build's empirical-Bayes prior: the query is tiered (``posterior``)
+        and its orders scored at once, as the build's posterior pass does;
+        ``None``: left to the pass (:class:`~orlbuild.records.PosteriorInput`).
 
     Returns
     -------
@@ -269,6 +325,15 @@ def orl_from_model(
         For never-compared items, a disconnected graph (policy ``fail``), a
         failed fit or non-convergence, naming the query and the cause.
     """
+    orl = _orl_from_model(query, model, params, rng)
+    if prior is None:
+        return orl
+    return apply_posterior({query: orl}, params, prior)[query]
+
+
+def _orl_from_model(
+    query: str, model: StrengthModel, params: BuildParameters, rng: np.random.Generator
+) -> QueryORL:
     comparisons = model.comparisons
     if comparisons.n_items == 1:
         return _single_item(query, str(comparisons.items[0]))

@@ -1,0 +1,71 @@
+"""Why a measure is undefined for some queries (``score``, ``eval``): one reason per query,
+counted (docs/measures.md, "Undefined values")."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from scoring import ORL, EvaluationResult
+
+__all__ = ["NO_RESULTS", "ONE_TIER", "OTHER_ITEMS", "UNKNOWN", "undefined_reasons"]
+
+#: The reasons, in the words the warnings use.
+ONE_TIER = "one tier in the ORL"
+NO_RESULTS = "the run has no results for the query"
+OTHER_ITEMS = "the run's items (to the cutoff) are not the ORL's items"
+UNKNOWN = "undefined by the measure"
+
+
+def undefined_reasons(
+    evaluation: EvaluationResult, orls: Mapping[str, ORL]
+) -> dict[str, dict[str, int]]:
+    """Per measure with undefined (NaN) queries, how many are undefined for each reason.
+
+    The rank correlations (``KendallTau``, ``SpearmanRho``) are defined only
+    when the ORL has more than one tier and the run, to the cutoff, holds
+    exactly the ORL's items (docs/measures.md): a query is counted under
+    :data:`ONE_TIER` when its ORL is one tier (whatever the run), else under
+    :data:`NO_RESULTS` when the run does not answer it, else under
+    :data:`OTHER_ITEMS`. Another measure's undefined value is :data:`UNKNOWN`.
+
+    Returns
+    -------
+    dict
+        ``{measure: {reason: queries}}``, reasons by decreasing count; only
+        measures with an undefined query.
+    """
+    from scoring import parse_measures
+
+    scores = evaluation.scores
+    columns = list(scores.measures)
+    undefined = np.isnan(scores.matrix)
+    if not undefined.any():
+        return {}
+    measures = dict(zip(columns, parse_measures(columns), strict=True))
+    missing = set(evaluation.missing_queries)
+    queries = [str(q) for q in scores.queries]
+    out: dict[str, dict[str, int]] = {}
+    for j, name in enumerate(columns):
+        rows = np.flatnonzero(undefined[:, j])
+        if not rows.size:
+            continue
+        correlation = hasattr(measures[name], "correlation")
+        counts: Counter[str] = Counter()
+        for row in rows.tolist():
+            query = queries[row]
+            orl = orls.get(query)
+            if not correlation:
+                counts[UNKNOWN] += 1
+            elif orl is not None and orl.n_tiers <= 1:
+                counts[ONE_TIER] += 1
+            elif query in missing:
+                counts[NO_RESULTS] += 1
+            else:
+                counts[OTHER_ITEMS] += 1
+        out[name] = dict(counts.most_common())
+    return out
