@@ -10,7 +10,9 @@
 * ``pure`` - the same for planned rounds without the uniform quarter (seeds 0-2);
 * ``model`` - ``--tiering model`` on uniform data at the same budgets (seed 0, a build per point);
 * ``equal`` - 100 all-equal queries of 20 items, 240 to start, 4 planned rounds of 40;
-* ``careless`` - design A with a quarter of the judgments answered at random, planned rounds;
+* ``careless`` - design A with a quarter of the judgments answered at random by a second
+  annotator, 60 queries, 2 planned rounds of 60, seeds 0-7, fitted four ways (``--annotators
+  equal`` or ``reliability``, ``--reg`` 1 or 10);
 * ``stopping`` - settled queries after planned rounds, their tiers when the judgments double;
 * ``speed`` - planning 5,000 queries of 20 items.
 """
@@ -138,12 +140,21 @@ def main(sections: list[str]) -> None:
         for row in posterior_designs(study, ["planned"]):
             print(f"equal planned {row['judgments_per_query']}: split {row['false_split']:.3f}")
     if "careless" in sections:
-        for seed in range(1):
-            study = PosteriorStudy(careless=0.25, rounds=5, seed=seed)
-            rows = posterior_designs(study, ["planned"])
-            for row in rows:
-                print(f"careless seed {seed} {row['design']} {row['judgments_per_query']}: "
-                      f"wrong {row['wrong_share']:.3f} ari {row['ari']:.3f}")  # fmt: skip
+        fits_ = (("equal", 1.0), ("reliability", 1.0), ("reliability", 10.0), ("equal", 10.0))
+        for annotators, reg in fits_:
+            per_round: dict[int, list[tuple[float, float]]] = {}
+            for seed in range(8):
+                study = PosteriorStudy(queries=60, rounds=2, round_size=60, careless=0.25,
+                                       annotators=annotators, reg=reg, seed=seed)  # fmt: skip
+                for row in posterior_designs(study, ["planned"]):
+                    per_round.setdefault(int(row["round"]), []).append(
+                        (float(row["wrong_share"]), float(row["ari"])))  # fmt: skip
+            for round_, pairs in sorted(per_round.items()):
+                wrong, ari = np.array(pairs).T
+                print(
+                    f"careless {annotators} reg {reg:g} round {round_}: wrong mean "
+                    f"{wrong.mean():.3f} max {wrong.max():.3f}, ari {ari.mean():.2f}"
+                )
     if "stopping" in sections:
         for seed, rounds, items, gap in ((0, 3, 10, 1.5), (0, 6, 20, 1.0)):
             study = PosteriorStudy(rounds=rounds, seed=seed, items=items, gap=gap, queries=60)

@@ -16,7 +16,10 @@ round:
 
 Scenarios: ``mixed`` (``items`` items in ``tiers`` true tiers ``gap`` apart, sizes a uniform
 composition) and ``equal`` (every item equal: any split is false). With ``careless``, that
-share of the judgments comes from an annotator answering at random.
+share of the judgments comes from a second annotator answering at random; with
+``annotators="reliability"`` the fit is the build's ``--annotators reliability`` (Crowd-BT:
+every annotator's reliability fitted jointly over all queries, then each query's strengths
+and their Fisher covariance with the reliabilities profiled out).
 
 Measured after every round: mean adjusted Rand against the true tiers, the pooled share of
 stated orders that are wrong (the better-placed item is not truly better) and the share the
@@ -45,7 +48,9 @@ from orlbuild.builders.estimation.bradley_terry import (
     bradley_terry_pairwise,
     regularisation_information,
 )
+from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, fit_reliabilities
 from orlbuild.builders.estimation.uncertainty import fisher_uncertainty
+from orlbuild.builders.pairwise_data import PairwiseComparisons
 from orlbuild.builders.parameters import DEFAULT_REG
 from orlbuild.builders.planning.posterior_pairs import UNIFORM_SHARE, posterior_pairs
 from orlbuild.builders.tiering.posterior import (
@@ -56,13 +61,14 @@ from orlbuild.builders.tiering.posterior import (
     posterior_tiers,
 )
 from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import PlanDesign, values
+from orlbuild.vocabulary import AnnotatorWeighting, PlanDesign, values
 
 __all__ = [
     "PosteriorStudy",
     "Simulated",
     "double_judgments",
     "fit_queries",
+    "fit_study",
     "judge",
     "measure",
     "posterior_designs",
@@ -97,6 +103,11 @@ class PosteriorStudy:
         Share of each planned round spent on uniformly drawn pairs.
     careless
         Share of the judgments answered at random by one careless annotator.
+    annotators
+        ``equal`` (every judgment counts the same, the build's default) or ``reliability``
+        (Crowd-BT, the build's ``--annotators reliability``).
+    reg
+        The build's ``--reg``.
     seed
         Seed of the simulation.
     """
@@ -112,6 +123,8 @@ class PosteriorStudy:
     fdr: float = DEFAULT_FDR
     uniform_share: float = UNIFORM_SHARE
     careless: float = 0.0
+    annotators: str = AnnotatorWeighting.equal.value
+    reg: float = DEFAULT_REG
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -127,6 +140,13 @@ class PosteriorStudy:
             raise ConfigError(f"--fdr must be in [0, 1), got {self.fdr}")
         if not 0.0 <= self.careless < 1.0:
             raise ConfigError(f"careless share must be in [0, 1), got {self.careless}")
+        weightings = (AnnotatorWeighting.equal.value, AnnotatorWeighting.reliability.value)
+        if self.annotators not in weightings:
+            raise ConfigError(
+                f"--annotators must be {' or '.join(weightings)}, got {self.annotators!r}"
+            )
+        if not self.reg > 0.0:
+            raise ConfigError(f"--reg must be > 0, got {self.reg}")
 
 
 @dataclass
@@ -139,15 +159,18 @@ class Simulated:
         ``(Q, n)`` true log-strengths and true tier ranks (1 best).
     wins
         ``(Q, n, n)``: ``wins[q, i, j]`` judgments of query ``q`` that ``i`` won against ``j``.
+    careless_wins
+        The part of ``wins`` that the careless annotator gave (zeros without one).
     """
 
     strengths: FloatArray
     ranks: IntArray
     wins: FloatArray
+    careless_wins: FloatArray
 
     def copy(self) -> Simulated:
         """A copy whose judgments can grow independently."""
-        return Simulated(self.strengths, self.ranks, self.wins.copy())
+        return Simulated(self.strengths, self.ranks, self.wins.copy(), self.careless_wins.copy())
 
 
 def _truth(study: PosteriorStudy, rng: np.random.Generator) -> tuple[FloatArray, IntArray]:
@@ -172,9 +195,12 @@ def judge(
     a, b = pairs[:, 0], pairs[:, 1]
     s = sim.strengths[query]
     p = 1.0 / (1.0 + np.exp(s[b] - s[a]))
-    p = np.where(rng.random(len(a)) < careless, 0.5, p)
+    at_random = rng.random(len(a)) < careless
+    p = np.where(at_random, 0.5, p)
     a_wins = rng.random(len(a)) < p
-    np.add.at(sim.wins[query], (np.where(a_wins, a, b), np.where(a_wins, b, a)), 1.0)
+    winners, losers = np.where(a_wins, a, b), np.where(a_wins, b, a)
+    np.add.at(sim.wins[query], (winners, losers), 1.0)
+    np.add.at(sim.careless_wins[query], (winners[at_random], losers[at_random]), 1.0)
 
 
 def simulate_start(study: PosteriorStudy) -> Simulated:
@@ -186,23 +212,65 @@ def simulate_start(study: PosteriorStudy) -> Simulated:
         np.stack([t[0] for t in truth]),
         np.stack([t[1] for t in truth]),
         np.zeros((study.queries, n, n)),
+        np.zeros((study.queries, n, n)),
     )
     for q in range(study.queries):
         judge(sim, q, np.column_stack(uniform_pairs(rng, n, study.start)), rng, study.careless)
     return sim
 
 
-def fit_queries(wins: FloatArray) -> list[tuple[FloatArray, FloatArray]]:
-    """Per query ``(scores, cov)``: the Bradley-Terry fit of a pairwise build (ILSR, the default
-    regularisation, Fisher covariance of the centred scores)."""
+def fit_queries(wins: FloatArray, reg: float = DEFAULT_REG) -> list[tuple[FloatArray, FloatArray]]:
+    """Per query ``(scores, cov)``: the Bradley-Terry fit of a pairwise build (ILSR, the
+    regularisation ``reg / n``, Fisher covariance of the centred scores)."""
     out = []
     n = wins.shape[1]
-    alpha = DEFAULT_REG / n
+    alpha = reg / n
     for counts in wins:
         scores = bradley_terry_pairwise(counts, alpha=alpha)
         information = bradley_terry_information(scores, counts + counts.T)
         information += regularisation_information(scores, alpha=alpha, solver="ilsr")
         fit = fisher_uncertainty(scores, information)
+        assert fit.cov is not None
+        out.append((fit.scores, fit.cov))
+    return out
+
+
+def _annotated(sim: Simulated, query: int) -> PairwiseComparisons:
+    """Query ``query``'s judgments one row each: annotator 0 careful, 1 careless."""
+    n = sim.wins.shape[1]
+    winners, losers, annotators = [], [], []
+    for code, counts in enumerate(
+        (sim.wins[query] - sim.careless_wins[query], sim.careless_wins[query])
+    ):
+        whole = np.rint(counts).astype(np.int64)
+        i, j = np.nonzero(whole)
+        winners.append(np.repeat(i, whole[i, j]))
+        losers.append(np.repeat(j, whole[i, j]))
+        annotators.append(np.full(int(whole.sum()), code, dtype=np.int64))
+    w, lo, g = np.concatenate(winners), np.concatenate(losers), np.concatenate(annotators)
+    return PairwiseComparisons(
+        items=np.array([f"i{k:03d}" for k in range(n)], dtype=object),
+        winners=w,
+        losers=lo,
+        units=np.arange(len(w), dtype=np.int64),
+        annotators=g,
+        annotator_names=np.array(["careful", "careless"], dtype=object),
+    )
+
+
+def fit_study(sim: Simulated, study: PosteriorStudy) -> list[tuple[FloatArray, FloatArray]]:
+    """Per query ``(scores, cov)`` as the build fits them under ``study.annotators`` and
+    ``study.reg``: :func:`fit_queries`, or Crowd-BT with the reliabilities fitted jointly
+    over every query (the build's ``--annotators reliability``)."""
+    if study.annotators != AnnotatorWeighting.reliability.value:
+        return fit_queries(sim.wins, study.reg)
+    queries = [(f"q{q}", _annotated(sim, q)) for q in range(len(sim.wins))]
+    reliabilities = fit_reliabilities(queries, reg=study.reg)
+    out = []
+    for _, comparisons in queries:
+        model = CrowdBTModel(comparisons, study.reg, reliabilities)
+        scores = model.fit()
+        fit = fisher_uncertainty(scores, model.information(scores))
         assert fit.cov is not None
         out.append((fit.scores, fit.cov))
     return out
@@ -341,13 +409,13 @@ def posterior_designs(
         every = np.column_stack(np.triu_indices(study.items, 1))
         orders = [rng.permutation(every) for _ in range(study.queries)]
         sim = start.copy()
-        fits = fit_queries(sim.wins)
+        fits = fit_study(sim, study)
         prior, tiered = tier_queries(fits, study.fdr)
         for round_ in range(study.rounds + 1):
             began = time.perf_counter()
             if round_:
                 _add_round(design, study, sim, fits, prior, tiered, rng, orders, round_)
-                fits = fit_queries(sim.wins)
+                fits = fit_study(sim, study)
                 prior, tiered = tier_queries(fits, study.fdr)
             settled = _settled(fits, prior, sim.wins, tiered)
             rows.append(
@@ -394,15 +462,15 @@ def stopping_check(study: PosteriorStudy, design: str = "planned") -> dict[str, 
     rng = np.random.default_rng([study.seed, 0x73746F70])
     every = np.column_stack(np.triu_indices(study.items, 1))
     orders = [rng.permutation(every) for _ in range(study.queries)]
-    fits = fit_queries(sim.wins)
+    fits = fit_study(sim, study)
     prior, tiered = tier_queries(fits, study.fdr)
     for round_ in range(1, study.rounds + 1):
         _add_round(design, study, sim, fits, prior, tiered, rng, orders, round_)
-        fits = fit_queries(sim.wins)
+        fits = fit_study(sim, study)
         prior, tiered = tier_queries(fits, study.fdr)
     settled = np.array(_settled(fits, prior, sim.wins, tiered))
     doubled = double_judgments(sim, rng)
-    _, after = tier_queries(fit_queries(doubled.wins), study.fdr)
+    _, after = tier_queries(fit_study(doubled, study), study.fdr)
     same = np.array([np.array_equal(a.tiers, b.tiers) for a, b in zip(tiered, after, strict=True)])
     mean = lambda x: float(np.mean(x)) if len(x) else float("nan")  # noqa: E731
     return {
