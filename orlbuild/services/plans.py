@@ -20,7 +20,8 @@ from sqlalchemy import Engine
 
 from orlbuild.builders.parameters import BuildParameters, PlanSettings
 from orlbuild.builders.planning.evidence import pairwise_evidence
-from orlbuild.builders.planning.planner import Plan, plan_comparisons
+from orlbuild.builders.planning.plan_records import Plan
+from orlbuild.builders.planning.planner import plan_comparisons
 from orlbuild.builders.planning.posterior_plan import evidence_prior
 from orlbuild.builders.tiering.equivalence import check_margin
 from orlbuild.errors import ConfigError

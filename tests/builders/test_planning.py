@@ -10,10 +10,11 @@ import pytest
 
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.planning.evidence import pairwise_evidence
-from orlbuild.builders.planning.planner import QueryEvidence, plan_comparisons
+from orlbuild.builders.planning.plan_records import QueryEvidence
+from orlbuild.builders.planning.planner import plan_comparisons
 from orlbuild.builders.tiering.equivalence import pair_state_codes, pair_states
 from orlbuild.errors import ConfigError
-from orlbuild.vocabulary import PairState
+from orlbuild.vocabulary import PairState, PlanObjective
 from tests.builders.simulation import simulate_pairwise, simulate_round_robin, tiered_strengths
 
 
@@ -127,19 +128,19 @@ def test_planned_pairs_reduce_the_variance_of_open_decisions_more_than_random_on
 ) -> None:
     """The rank-one update the planner optimises: its 20 pairs shrink the open pairs' variance
     (weighted as the planner weighs them) more than 20 random pairs of the same queries."""
-    from orlbuild.builders.planning import planner as planning
+    from orlbuild.builders.planning import pair_values as planning
 
     def open_variance(pairs: list[tuple[str, int, int]]) -> float:
         total = 0.0
         for ev in mixed_evidence:
-            group = planning._stack([ev], planning.PlanObjective.tiers)
+            group = planning.stack_group([ev], PlanObjective.tiers)
             mine = [(i, j) for q, i, j in pairs if q == ev.query]
             for i, j in mine:
                 k = int(np.flatnonzero((group.first == min(i, j)) & (group.second == max(i, j)))[0])
-                planning._update(group, np.array([0]), np.array([k]))
-            view = planning._pair_view(group, np.arange(1), None)
-            base = planning._pair_view(
-                planning._stack([ev], planning.PlanObjective.tiers), np.arange(1), None
+                planning.add_comparisons(group, np.array([0]), np.array([k]))
+            view = planning.pair_view(group, np.arange(1), None)
+            base = planning.pair_view(
+                planning.stack_group([ev], PlanObjective.tiers), np.arange(1), None
             )
             total += float((base.weight * view.var / base.var).sum())
         return total
@@ -200,12 +201,12 @@ def test_boundary_weights_go_to_the_pairs_that_block_a_plausible_cut() -> None:
     """Scores 3, 2.9 | 0.6, 0.5 | 0 (pair standard errors 0.85, critical value 3): no pair
     is separated yet, and the cut after the second item is the plausible one (its crossing pairs
     are 2.3-3 apart); its closest crossing pairs weigh most."""
-    from orlbuild.builders.planning import planner as planning
+    from orlbuild.builders.planning import pair_values as planning
 
     ev = _hand_built([3.0, 2.9, 0.6, 0.5, 0.0], 0.6, [1] * 5)
-    group = planning._stack([ev], planning.PlanObjective.tiers)
-    view = planning._pair_view(group, np.arange(1), None)
-    weights = planning._cut_weights(group, np.arange(1), view)[0]
+    group = planning.stack_group([ev], PlanObjective.tiers)
+    view = planning.pair_view(group, np.arange(1), None)
+    weights = planning.cut_weights(group, np.arange(1), view)[0]
     pairs = list(zip(group.first.tolist(), group.second.tolist(), strict=True))
     ranked = [pairs[k] for k in np.argsort(-weights)]
     assert ranked[0] == (1, 2)  # 2.9 vs 0.6: the weakest pair across the gap
@@ -216,18 +217,18 @@ def test_boundary_weights_go_to_the_pairs_that_block_a_plausible_cut() -> None:
 
 def test_objective_top_values_the_cuts_that_shrink_the_top_tier_most() -> None:
     # two about equally plausible cuts: after item 1 (top tier 1) and after item 4 (top tier 4)
-    from orlbuild.builders.planning import planner as planning
+    from orlbuild.builders.planning import pair_values as planning
 
     ev = _hand_built([5.0, 3.0, 2.95, 2.9, 1.0], 0.6, [1] * 5)
     pairs = list(zip(*np.triu_indices(5, 1), strict=True))
     ratio = {}
-    for goal in (planning.PlanObjective.top, planning.PlanObjective.tiers):
-        group = planning._stack([ev], goal)
-        view = planning._pair_view(group, np.arange(1), None)
-        weights = planning._cut_weights(group, np.arange(1), view)[0]
+    for goal in (PlanObjective.top, PlanObjective.tiers):
+        group = planning.stack_group([ev], goal)
+        view = planning.pair_view(group, np.arange(1), None)
+        weights = planning.cut_weights(group, np.arange(1), view)[0]
         ratio[goal] = weights[pairs.index((0, 1))] / weights[pairs.index((3, 4))]
-    assert 0.5 < ratio[planning.PlanObjective.tiers] < 2.0
-    assert ratio[planning.PlanObjective.top] > 3 * ratio[planning.PlanObjective.tiers]
+    assert 0.5 < ratio[PlanObjective.tiers] < 2.0
+    assert ratio[PlanObjective.top] > 3 * ratio[PlanObjective.tiers]
 
 
 def test_the_default_repeat_limit_lets_the_planner_insist(

@@ -11,7 +11,8 @@ import pytest
 from orlbuild.builders import BuildParameters, build_orls
 from orlbuild.builders.planning.evidence import model_cuts, pairwise_evidence
 from orlbuild.builders.planning.model_cuts import ModelCuts, cut_chances, stack_model_cuts
-from orlbuild.builders.planning.planner import QueryEvidence, plan_comparisons
+from orlbuild.builders.planning.plan_records import QueryEvidence
+from orlbuild.builders.planning.planner import plan_comparisons
 from tests.builders.simulation import simulate_pairwise, tiered_strengths
 
 

@@ -20,7 +20,8 @@ from orlbuild.builders.calibration.posterior_rounds import (
     stopping_check,
     tier_queries,
 )
-from orlbuild.builders.planning.planner import QueryEvidence, plan_comparisons
+from orlbuild.builders.planning.plan_records import QueryEvidence
+from orlbuild.builders.planning.planner import plan_comparisons
 from orlbuild.builders.planning.posterior_pairs import posterior_pairs, posterior_status
 from orlbuild.builders.tiering.partition_sampling import cut_probabilities, sample_partitions
 from orlbuild.builders.tiering.posterior import (
@@ -167,7 +168,7 @@ def test_all_equal_queries_stay_unsplit_under_planning() -> None:
 def test_a_careless_annotator_weighted_by_reliability_keeps_the_error_control(seed: int) -> None:
     """A quarter of the judgments answered at random by a second annotator (start and planned
     rounds), fitted as ``--annotators reliability --reg 10`` builds them (docs/planning.md,
-    "A careless annotator": measured over seeds 0-7, worst round 4.8%)."""
+    "What it buys and what it keeps": over seeds 0-7 the worst round was 4.8%)."""
     study = PosteriorStudy(
         queries=60,
         rounds=2,

@@ -32,7 +32,7 @@ from orlbuild.builders.pairwise import PAIRWISE_MODELS
 from orlbuild.builders.pairwise_data import comparisons_from_arrays, pair_arrays, query_blocks
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.planning.model_cuts import ModelCuts
-from orlbuild.builders.planning.planner import QueryEvidence
+from orlbuild.builders.planning.plan_records import QueryEvidence
 from orlbuild.builders.tiering.deciding import simultaneous_critical
 from orlbuild.builders.tiering.model_selection import model_tiers, ordered_split_penalty
 from orlbuild.builders.tiering.query_orl import score_uncertainty

@@ -1,4 +1,4 @@
-"""A :class:`~orlbuild.builders.planning.planner.Plan` for a build tiered by ``posterior``
+"""A :class:`~orlbuild.builders.planning.plan_records.Plan` for a build tiered by ``posterior``
 (docs/planning.md, "Planning for `--tiering posterior`").
 
 :func:`~orlbuild.builders.planning.planner.plan_comparisons` hands a query set to
@@ -25,18 +25,13 @@ from typing import Any
 import numpy as np
 
 from orlbuild.builders.arrays import FloatArray
-from orlbuild.builders.planning.planner import (
-    Plan,
-    PlannedPair,
-    QueryEvidence,
-    QueryPlan,
-    pair_state_counts,
-)
+from orlbuild.builders.planning.plan_records import Plan, PlannedPair, QueryEvidence, QueryPlan
 from orlbuild.builders.planning.posterior_pairs import (
     MIN_COMPARISONS,
     OPEN_CUT,
     posterior_pairs,
 )
+from orlbuild.builders.planning.query_status import pair_state_counts
 from orlbuild.builders.tiering.posterior import PosteriorPrior, fit_prior
 from orlbuild.vocabulary import OpenDecision, QueryStatus
 
