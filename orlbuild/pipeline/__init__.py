@@ -9,8 +9,9 @@ The schema is documented in :mod:`orlbuild.pipeline.config`;
 ``sample_data/pipeline.toml`` is a complete, commented example.
 """
 
-from orlbuild.pipeline.config import PipelineConfig, load_config, parse_config
+from orlbuild.pipeline.config import load_config, parse_config
 from orlbuild.pipeline.runner import PipelineResult, run_pipeline
+from orlbuild.pipeline.specs import PipelineConfig
 from orlbuild.services.build_evaluation import BuildEvaluation, evaluate_stored_build
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The pipeline configuration file: a TOML schema validated into frozen dataclasses.
+"""The pipeline configuration file: a TOML schema validated into frozen dataclasses
+(:mod:`orlbuild.pipeline.specs`, read table by table with :mod:`orlbuild.pipeline.toml_tables`).
 
 One file lists the inputs to ingest, the ORL builds to make, the measures, the
 systems to score and compare, an optional power analysis and the report. Every
@@ -35,7 +36,6 @@ import contextlib
 import glob
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
@@ -44,7 +44,6 @@ from typing import Any, TypeVar, cast
 from orlbuild.builders.parameters import (
     METHODS,
     NUMBER_RULES,
-    BuildParameters,
     PlanSettings,
     check_number,
     resolve_parameters,
@@ -54,16 +53,34 @@ from orlbuild.executor import resolve_executor
 from orlbuild.ingest.column_names import parse_column_map
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
-from orlbuild.limits import COUNT_LIMITS, NAME_MAX, SEED_MAX, count_problem
+from orlbuild.limits import COUNT_LIMITS, count_problem
 from orlbuild.nesting import checked_toml_text
 from orlbuild.output_files import check_output, sqlite_store_files
+from orlbuild.pipeline.specs import (
+    BuildSpec,
+    ExecutionSpec,
+    InputSpec,
+    PipelineConfig,
+    PlanSpec,
+    ReportSpec,
+    ScoringSpec,
+    builder_parameters,
+)
+from orlbuild.pipeline.toml_tables import (
+    Problems,
+    Table,
+    count_rule,
+    name_rule,
+    non_empty,
+    probability_rule,
+    seed_rule,
+)
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import (
     BUILD_OPTION_WORDS,
     InputFormat,
     InputKind,
     Method,
-    OnError,
     Source,
     SystemNameSource,
     values,
@@ -86,15 +103,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 __all__ = [
     "BUILD_METHODS",
     "INPUT_FORMATS",
-    "BuildSpec",
-    "ExecutionSpec",
-    "InputSpec",
-    "PipelineConfig",
-    "PlanSpec",
-    "ReportSpec",
-    "ScoringSpec",
     "load_config",
     "parse_config",
+    "pipeline_inputs",
 ]
 
 
@@ -123,322 +134,6 @@ _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
         | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS, *_FLAG_PARAMETERS},
     }
 )
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One file to ingest (``[[inputs]]``).
-
-    Attributes
-    ----------
-    kind
-        ``listwise``, ``pairwise``, ``graded`` or ``run``.
-    path
-        Absolute path of the file (given relative to the config file).
-    collection
-        Collection the rows go to.
-    system
-        System name: for runs given by ``system``, or by ``system_from`` from
-        the run's tag or file stem; ``None`` otherwise.
-    format
-        Explicit input format, or ``None`` to detect it from the extension.
-    query
-        Pairwise only: every row goes into this one query (``--query``).
-    columns
-        The file's column names mapped onto ours (``columns = {preferred = "winner"}``
-        or ``columns = "preferred=winner,other=loser"``, as ``ingest --columns``).
-    key
-        The table it comes from (``inputs[2]``), for messages; a glob's files share it.
-    """
-
-    kind: InputKind
-    path: Path
-    collection: str
-    system: str | None = None
-    format: str | None = None
-    query: str | None = None
-    columns: tuple[tuple[str, str], ...] = ()
-    key: str = field(default="inputs", compare=False)
-
-
-@dataclass(frozen=True)
-class BuildSpec:
-    """One ORL build (``[[builds]]``): source, method and builder parameters."""
-
-    name: str
-    source: Source
-    method: Method | None
-    collection: str
-    parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def on_error(self) -> OnError:
-        """``stop`` (default) or ``skip``: what a failed query does."""
-        return OnError(self.parameters.get("on_error", OnError.stop))
-
-    def builder_parameters(self) -> BuildParameters:
-        """The builder's options (every parameter but ``on_error``, which is not stored)."""
-        return builder_parameters(self.source, self.method, self.parameters)
-
-
-def builder_parameters(
-    source: Source, method: Method | None, parameters: Mapping[str, Any]
-) -> BuildParameters:
-    """:class:`BuildParameters` of a ``[[builds]]`` entry's source, method and parameters."""
-    options = {k: v for k, v in parameters.items() if k != "on_error"}
-    return BuildParameters(source=source, method=method, **options)
-
-
-@dataclass(frozen=True)
-class ScoringSpec:
-    """Which build the systems are scored against (``[scoring]``)."""
-
-    build: str
-    systems: tuple[str, ...]
-    missing: MissingPolicy = MissingPolicy.zero
-    score_precision: ScorePrecisionName = ScorePrecisionName.float32
-
-
-@dataclass(frozen=True)
-class ReportSpec:
-    """Where the HTML report goes (``[report]``)."""
-
-    path: Path
-    title: str = "orlbuild report"
-
-
-@dataclass(frozen=True)
-class PlanSpec:
-    """The next round of judgments to propose (``[plan]``; docs/planning.md, "Planning the next
-    judgments"): ``budget`` comparisons for ``build`` (default: the scored build), written to
-    ``output`` in the arena shape (the extension picks tsv, csv, jsonl or json), with the
-    planner's ``settings``."""
-
-    settings: PlanSettings
-    output: Path
-    build: str
-
-    @property
-    def format(self) -> str:
-        """``tsv``, ``csv``, ``jsonl`` or ``json``, from the output's extension."""
-        return self.output.suffix.lstrip(".").lower()
-
-
-@dataclass(frozen=True)
-class ExecutionSpec:
-    """Where the per-query work of the builds runs (``[execution]``).
-
-    ``jobs = 1`` (default) runs serially, ``N`` on ``N`` local processes, ``-1``
-    on every core; ``scheduler = "tcp://HOST:PORT"`` on a Dask cluster (when not
-    given, ``$ORLBUILD_SCHEDULER`` is used at run time). Execution is not a
-    build parameter: it is not stored with the build and does not change it.
-    """
-
-    jobs: int = 1
-    scheduler: str | None = None
-
-
-@dataclass(frozen=True)
-class PipelineConfig:
-    """A validated pipeline configuration (see :func:`load_config`)."""
-
-    source: Path
-    database_url: str
-    inputs: tuple[InputSpec, ...]
-    builds: tuple[BuildSpec, ...]
-    measures: tuple[str, ...]
-    scoring: ScoringSpec
-    compare: TestSettings
-    power: PowerSpec | None = None
-    #: ``[compare] reference_resamples``: annotator-bootstrap rebuilds of the
-    #: reference (0: off; docs/comparing-systems.md, "Comparing many systems").
-    reference_resamples: int = 0
-    report: ReportSpec | None = None
-    collection: str = "default"
-    execution: ExecutionSpec = field(default_factory=ExecutionSpec)
-    plan: PlanSpec | None = None
-
-    @property
-    def database_is_sqlite_file(self) -> bool:
-        """Whether the database is an SQLite file (the pipeline may create and migrate it)."""
-        return self.database_url.startswith("sqlite:///")
-
-    def build(self, name: str) -> BuildSpec:
-        """Return the build called ``name``."""
-        return next(b for b in self.builds if b.name == name)
-
-
-# --- reading -----------------------------------------------------------------------------
-
-T = TypeVar("T")
-_MISSING: Any = object()
-
-
-class _Problems:
-    """Collects every problem in a config file so they are reported together."""
-
-    def __init__(self, file: Path) -> None:
-        self.file = file
-        self.items: list[str] = []
-
-    def add(self, key: str, message: str) -> None:
-        self.items.append(f"{key}: {message}")
-
-    def raise_if_any(self) -> None:
-        if not self.items:
-            return
-        count = len(self.items)
-        head = f"{self.file}: {count} problem{'s' if count > 1 else ''} in the pipeline config: "
-        raise ConfigError(head + "; ".join(self.items))
-
-
-class _Table:
-    """One TOML table being read: typed look-ups that record problems under the key's path."""
-
-    def __init__(self, data: object, where: str, problems: _Problems) -> None:
-        self.where = where
-        self.problems = problems
-        self.used: set[str] = set()
-        if isinstance(data, dict):
-            self.data: dict[str, Any] = data
-        else:
-            self.data = {}
-            problems.add(where, f"must be a table (got {_type_name(data)})")
-
-    def key(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
-
-    def get(
-        self,
-        name: str,
-        kind: type[T] | tuple[type, ...],
-        default: Any = _MISSING,
-        *,
-        choices: Sequence[Any] | None = None,
-        check: Callable[[Any], str | None] | None = None,
-    ) -> T:
-        """Return ``data[name]`` if well-typed (and passing ``check``), else ``default``."""
-        self.used.add(name)
-        if name not in self.data:
-            if default is _MISSING:
-                self.problems.add(self.key(name), _required(kind, choices))
-                return cast(T, None)
-            return cast(T, default)
-        value = self.data[name]
-        if not _is_instance(value, kind):
-            self.problems.add(self.key(name), f"{_expected(kind, choices)} (got {value!r})")
-            return cast(T, default if default is not _MISSING else None)
-        if choices is not None and value not in choices:
-            allowed = ", ".join(str(c) for c in choices)
-            self.problems.add(self.key(name), f"must be one of {allowed} (got {value!r})")
-            return cast(T, default if default is not _MISSING else None)
-        if check is not None and (reason := check(value)) is not None:
-            self.problems.add(self.key(name), f"{reason} (got {value!r})")
-            return cast(T, default if default is not _MISSING else None)
-        return cast(T, value)
-
-    def strings(self, name: str, *, required: bool = False) -> tuple[str, ...]:
-        """A list of distinct non-empty strings (empty tuple when absent or invalid)."""
-        values = self.get(name, list, _MISSING if required else None)
-        if not isinstance(values, list):
-            return ()
-        bad = [v for v in values if not isinstance(v, str) or not v.strip()]
-        if bad:
-            self.problems.add(
-                self.key(name), f"must be a list of non-empty strings (got {bad[0]!r})"
-            )
-            return ()
-        stripped = tuple(v.strip() for v in values)
-        duplicates = [v for v in stripped if stripped.count(v) > 1]
-        if duplicates:
-            self.problems.add(self.key(name), f"lists {duplicates[0]!r} twice")
-        return tuple(dict.fromkeys(stripped))
-
-    def table(self, name: str) -> _Table | None:
-        """A sub-table, or ``None`` when absent."""
-        self.used.add(name)
-        if name not in self.data:
-            return None
-        return _Table(self.data[name], self.key(name), self.problems)
-
-    def tables(self, name: str) -> list[_Table]:
-        """An array of tables (``[[name]]``)."""
-        self.used.add(name)
-        value = self.data.get(name, [])
-        if not isinstance(value, list):
-            self.problems.add(self.key(name), f"must be an array of tables [[{name}]]")
-            return []
-        return [_Table(v, f"{self.key(name)}[{i}]", self.problems) for i, v in enumerate(value)]
-
-    def finish(self, allowed: Sequence[str] | None = None) -> None:
-        """Report keys that are not part of the schema (typos), listing the allowed ones."""
-        known = sorted(self.used if allowed is None else set(allowed))
-        for name in self.data:
-            if name not in known:
-                self.problems.add(self.key(name), f"unknown key; allowed here: {', '.join(known)}")
-
-
-def _is_instance(value: object, kind: type | tuple[type, ...]) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds:
-        return False  # TOML true/false is not a number
-    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    return isinstance(value, kinds)
-
-
-def _type_name(value: object) -> str:
-    return {dict: "a table", list: "an array", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _expected(kind: type | tuple[type, ...], choices: Sequence[Any] | None) -> str:
-    if choices is not None:
-        return "must be one of " + ", ".join(str(c) for c in choices)
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        bool: "true or false",
-        list: "an array",
-    }
-    return "must be " + " or ".join(names.get(k, k.__name__) for k in kinds)
-
-
-def _required(kind: type | tuple[type, ...], choices: Sequence[Any] | None) -> str:
-    return "is required and " + _expected(kind, choices)
-
-
-def _non_empty(value: str) -> str | None:
-    return None if value.strip() else "must not be empty"
-
-
-def _seed(value: int) -> str | None:
-    return None if 0 <= value <= SEED_MAX else f"must be a whole number from 0 to {SEED_MAX}"
-
-
-def _count(name: str) -> Callable[[int], str | None]:
-    """The documented limit of a count that sizes work, as a TOML key check."""
-    return lambda value: count_problem(name, value)
-
-
-def _name(value: str) -> str | None:
-    return _non_empty(value) or (
-        None if len(value.strip()) <= NAME_MAX else f"must have at most {NAME_MAX} characters"
-    )
-
-
-def _positive(value: int) -> str | None:
-    return None if value >= 1 else "must be >= 1"
-
-
-def _probability(value: float) -> str | None:
-    return None if 0.0 < value < 1.0 else "must be between 0 and 1 (exclusive)"
-
-
-# --- the schema -------------------------------------------------------------------------
 
 
 def load_config(path: str | Path) -> PipelineConfig:
@@ -486,10 +181,10 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     """
     source = Path(source).resolve()
     base = source.parent
-    problems = _Problems(source)
-    root = _Table(dict(data), "", problems)
+    problems = Problems(source)
+    root = Table(dict(data), "", problems)
 
-    collection = root.get("collection", str, "default", check=_non_empty).strip()
+    collection = root.get("collection", str, "default", check=non_empty).strip()
     measures = root.strings("measures", required=True)
     if not measures and isinstance(root.data.get("measures"), list):
         problems.add("measures", "must list at least one measure, e.g. ['RDQm2-a1@10', 'nDCG@10']")
@@ -510,9 +205,9 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     scoring_table = root.table("scoring")
     if scoring_table is None:
         problems.add("scoring", "a [scoring] table is required (build = NAME of one of [[builds]])")
-        scoring_table = _Table({}, "scoring", problems)
+        scoring_table = Table({}, "scoring", problems)
     scoring = _scoring(scoring_table, builds, inputs)
-    compare_table = root.table("compare") or _Table({}, "compare", problems)
+    compare_table = root.table("compare") or Table({}, "compare", problems)
     compare, reference_resamples = _compare(compare_table, len(scoring.systems))
     power_table = root.table("power")
     rel_level = root.data.get("rel_level")
@@ -548,11 +243,11 @@ def parse_config(data: Mapping[str, Any], *, source: str | Path) -> PipelineConf
     )
 
 
-def _database(table: _Table | None, base: Path) -> str:
+def _database(table: Table | None, base: Path) -> str:
     if table is None:
         return f"sqlite:///{base / 'orlbuild.db'}"
-    url = table.get("url", str, None, check=_non_empty)
-    path = table.get("path", str, None, check=_non_empty)
+    url = table.get("url", str, None, check=non_empty)
+    path = table.get("path", str, None, check=non_empty)
     table.finish(("url", "path"))
     if url is not None and path is not None:
         table.problems.add("database", "give either url or path, not both")
@@ -561,10 +256,10 @@ def _database(table: _Table | None, base: Path) -> str:
     return f"sqlite:///{(base / (path or 'orlbuild.db')).resolve()}"
 
 
-def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
+def _input(table: Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
     """One ``[[inputs]]`` table: one file, or every run file its glob matches, sorted."""
     kind = table.get("kind", str, choices=tuple(INPUT_FORMATS))
-    raw_path = table.get("path", str, check=_non_empty)
+    raw_path = table.get("path", str, check=non_empty)
     pattern = bool(raw_path) and glob.has_magic(raw_path)
     path = (base / raw_path).resolve() if raw_path else base
     paths = _run_glob(table, kind, base, raw_path) if pattern else [path]
@@ -572,7 +267,7 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
         table.problems.add(table.key("path"), f"file not found: {path}")
     formats = INPUT_FORMATS.get(kind or "", ())
     fmt = table.get("format", str, None, choices=formats or None)
-    system = table.get("system", str, None, check=_non_empty)
+    system = table.get("system", str, None, check=non_empty)
     system_from = table.get("system_from", str, None, choices=values(SystemNameSource))
     if kind == "run" and system is None and system_from is None and "system" not in table.data:
         table.problems.add(
@@ -590,13 +285,13 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
             table.key("system"),
             "names one run: give system_from = 'tag'|'stem' instead, for a glob or not at all",
         )
-    query = table.get("query", str, None, check=_non_empty)
+    query = table.get("query", str, None, check=non_empty)
     if kind is not None and kind != "pairwise" and query is not None:
         table.problems.add(
             table.key("query"), f"only allowed for kind = 'pairwise' (this is {kind!r})"
         )
     columns = _column_map(table, kind)
-    coll = table.get("collection", str, collection, check=_non_empty).strip()
+    coll = table.get("collection", str, collection, check=non_empty).strip()
     table.finish(
         ("kind", "path", "format", "system", "system_from", "collection", "query", "columns")
     )
@@ -618,7 +313,7 @@ def _input(table: _Table, base: Path, collection: str) -> tuple[InputSpec, ...]:
     )
 
 
-def _column_map(table: _Table, kind: str | None) -> tuple[tuple[str, str], ...]:
+def _column_map(table: Table, kind: str | None) -> tuple[tuple[str, str], ...]:
     """``columns``: a table or ``"a=b,c=d"`` (docs/pipeline.md), checked as ``--columns`` is."""
     given: str | dict[str, Any] | None = table.get("columns", (str, dict), None)
     if given is None or kind is None:
@@ -633,7 +328,7 @@ def _column_map(table: _Table, kind: str | None) -> tuple[tuple[str, str], ...]:
         return ()
 
 
-def _run_glob(table: _Table, kind: str | None, base: Path, pattern: str) -> list[Path]:
+def _run_glob(table: Table, kind: str | None, base: Path, pattern: str) -> list[Path]:
     """The files a run ``path`` glob matches, sorted (docs/pipeline.md, "Many runs: a glob")."""
     if kind is not None and kind != "run":
         table.problems.add(table.key("path"), f"a glob is for kind = 'run' (this is {kind!r})")
@@ -649,7 +344,7 @@ def _run_glob(table: _Table, kind: str | None, base: Path, pattern: str) -> list
 
 
 def _run_systems(
-    table: _Table,
+    table: Table,
     paths: list[Path],
     system_from: SystemNameSource,
     fmt: str | None,
@@ -695,14 +390,14 @@ def _word(vocabulary: type[W], word: str | None) -> W:
     return vocabulary(word) if word in values(vocabulary) else cast(W, word)
 
 
-def _build(table: _Table, collection: str) -> BuildSpec:
-    name = table.get("name", str, check=lambda v: _name(v) or _build_name(v))
+def _build(table: Table, collection: str) -> BuildSpec:
+    name = table.get("name", str, check=lambda v: name_rule(v) or _build_name(v))
     source = _word(Source, table.get("source", str, choices=values(Source)))
     methods = BUILD_METHODS.get(source, ())
     word = table.get("method", str, None, choices=methods or None)
     method = None if word is None else _word(Method, word)
-    coll = table.get("collection", str, collection, check=_non_empty).strip()
-    params_table = table.table("parameters") or _Table({}, table.key("parameters"), table.problems)
+    coll = table.get("collection", str, collection, check=non_empty).strip()
+    params_table = table.table("parameters") or Table({}, table.key("parameters"), table.problems)
     parameters = _parameters(params_table, source)
     table.finish(("name", "source", "method", "collection", "parameters"))
     if source in BUILD_METHODS and (method is None or method in BUILD_METHODS[source]):
@@ -716,7 +411,7 @@ def _build(table: _Table, collection: str) -> BuildSpec:
     )
 
 
-def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
+def _parameters(table: Table, source: str | None) -> dict[str, Any]:
     allowed = sorted(_PARAMETERS_BY_SOURCE.get(source or "", frozenset()))
     chosen: dict[str, Any] = {}
     for name in allowed:
@@ -732,13 +427,13 @@ def _parameters(table: _Table, source: str | None) -> dict[str, Any]:
             kind = float if name in _NUMBER_PARAMETERS else int
             chosen[name] = table.get(name, kind, None, check=_builder_rule(name))
         else:
-            chosen[name] = table.get(name, int, None, check=_seed if name == "seed" else None)
+            chosen[name] = table.get(name, int, None, check=seed_rule if name == "seed" else None)
     table.finish(allowed)
     return {k: v for k, v in chosen.items() if v is not None}
 
 
 def _check_with_builder(
-    table: _Table, source: Source, method: Method | None, parameters: Mapping[str, Any]
+    table: Table, source: Source, method: Method | None, parameters: Mapping[str, Any]
 ) -> None:
     """Let the builder resolve the options: catches combinations that do not apply."""
     try:
@@ -763,9 +458,7 @@ def _builder_rule(name: str) -> Callable[[float], str | None]:
     return check
 
 
-def _scoring(
-    table: _Table, builds: Sequence[BuildSpec], inputs: Sequence[InputSpec]
-) -> ScoringSpec:
+def _scoring(table: Table, builds: Sequence[BuildSpec], inputs: Sequence[InputSpec]) -> ScoringSpec:
     names = tuple(b.name for b in builds if b.name)
     build = table.get("build", str, choices=names or None)
     # the runs are read from the scored build's collection
@@ -801,7 +494,7 @@ def _scoring(
     )
 
 
-def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
+def _compare(table: Table, n_systems: int) -> tuple[TestSettings, int]:
     tests = [t.value for t in SignificanceTest]
     test = SignificanceTest(table.get("test", str, default_test(n_systems).value, choices=tests))
     family_wise = test.family_wise
@@ -817,18 +510,18 @@ def _compare(table: _Table, n_systems: int) -> tuple[TestSettings, int]:
     spec = TestSettings(
         test=test,
         permutations=table.get(
-            "permutations", int, TestSettings.permutations, check=_count("permutations")
+            "permutations", int, TestSettings.permutations, check=count_rule("permutations")
         ),
         correction=None if family_wise or correction is None else CorrectionName(correction),
-        alpha=table.get("alpha", float, TestSettings.alpha, check=_probability),
-        seed=table.get("seed", int, TestSettings.seed, check=_seed),
+        alpha=table.get("alpha", float, TestSettings.alpha, check=probability_rule),
+        seed=table.get("seed", int, TestSettings.seed, check=seed_rule),
     )
-    resamples = table.get("reference_resamples", int, 0, check=_count("reference_resamples"))
+    resamples = table.get("reference_resamples", int, 0, check=count_rule("reference_resamples"))
     table.finish()
     return spec, resamples
 
 
-def _at_rel_level(root: _Table, measures: tuple[str, ...]) -> tuple[str, ...]:
+def _at_rel_level(root: Table, measures: tuple[str, ...]) -> tuple[str, ...]:
     """``rel_level = N`` (trec_eval's ``-l N``, the CLI's ``--rel-level``): ``rel=N`` on every
     binary measure of ``measures`` that sets no level of its own (docs/pipeline.md)."""
     level = root.get("rel_level", (int, float), None, check=_positive_level)
@@ -845,7 +538,7 @@ def _positive_level(value: Any) -> str | None:
     return None
 
 
-def _power(table: _Table, measures: Sequence[str], rel_level: Any = None) -> PowerSpec:
+def _power(table: Table, measures: Sequence[str], rel_level: Any = None) -> PowerSpec:
     budgets = table.get("budgets", list)
     clean: tuple[int, ...] = ()
     if isinstance(budgets, list):
@@ -870,21 +563,23 @@ def _power(table: _Table, measures: Sequence[str], rel_level: Any = None) -> Pow
         )
     spec = PowerSpec(
         budgets=clean,
-        subsamples=table.get("subsamples", int, PowerSpec.subsamples, check=_count("subsamples")),
-        permutations=table.get(
-            "permutations", int, PowerSpec.permutations, check=_count("permutations")
+        subsamples=table.get(
+            "subsamples", int, PowerSpec.subsamples, check=count_rule("subsamples")
         ),
-        alpha=table.get("alpha", float, PowerSpec.alpha, check=_probability),
-        seed=table.get("seed", int, PowerSpec.seed, check=_seed),
+        permutations=table.get(
+            "permutations", int, PowerSpec.permutations, check=count_rule("permutations")
+        ),
+        alpha=table.get("alpha", float, PowerSpec.alpha, check=probability_rule),
+        seed=table.get("seed", int, PowerSpec.seed, check=seed_rule),
         measures=chosen or tuple(measures),
     )
     table.finish()
     return spec
 
 
-def _execution(table: _Table) -> ExecutionSpec:
+def _execution(table: Table) -> ExecutionSpec:
     jobs = table.get("jobs", int, 1)
-    scheduler = table.get("scheduler", str, None, check=_non_empty)
+    scheduler = table.get("scheduler", str, None, check=non_empty)
     table.finish(("jobs", "scheduler"))
     # The same checks as ``orlbuild build --jobs/--scheduler``, one problem per key.
     for key, jobs_scheduler in (("jobs", (jobs, None)), ("scheduler", (1, scheduler))):
@@ -895,21 +590,21 @@ def _execution(table: _Table) -> ExecutionSpec:
     return ExecutionSpec(jobs=jobs, scheduler=None if scheduler is None else scheduler.strip())
 
 
-def _report(table: _Table, base: Path) -> ReportSpec:
-    path = table.get("path", str, "report.html", check=_non_empty)
-    title = table.get("title", str, "orlbuild report", check=_non_empty)
+def _report(table: Table, base: Path) -> ReportSpec:
+    path = table.get("path", str, "report.html", check=non_empty)
+    title = table.get("title", str, "orlbuild report", check=non_empty)
     table.finish()
     return ReportSpec(path=(base / path).resolve(), title=title)
 
 
-def _plan(table: _Table, base: Path, builds: Sequence[BuildSpec], scored: str) -> PlanSpec:
+def _plan(table: Table, base: Path, builds: Sequence[BuildSpec], scored: str) -> PlanSpec:
     from orlbuild.builders.planning.planner import check_plan_options
     from orlbuild.builders.tiering.equivalence import check_margin
     from orlbuild.vocabulary import PlanFormat, PlanObjective
 
     names = tuple(b.name for b in builds if b.source == "pairwise")
     budget = table.get("budget", int)
-    output = table.get("output", str, "plan.tsv", check=_non_empty)
+    output = table.get("output", str, "plan.tsv", check=non_empty)
     build = table.get("build", str, scored, choices=names or None)
     if build and build not in names and "build" not in table.data:
         table.problems.add(
@@ -973,7 +668,7 @@ def pipeline_inputs(
 
 
 def _check_output_path(
-    problems: _Problems, key: str, path: Path, protected: list[tuple[str, Path]]
+    problems: Problems, key: str, path: Path, protected: list[tuple[str, Path]]
 ) -> None:
     try:
         check_output(path, protected=protected)
@@ -982,7 +677,7 @@ def _check_output_path(
 
 
 def _cross_checks(
-    problems: _Problems, inputs: Sequence[InputSpec], builds: Sequence[BuildSpec]
+    problems: Problems, inputs: Sequence[InputSpec], builds: Sequence[BuildSpec]
 ) -> None:
     seen: set[str] = set()
     for index, build in enumerate(builds):

@@ -24,7 +24,8 @@ import pandas as pd
 from orlbuild.builders import QueryORL
 from orlbuild.executor import Executor, resolve_executor
 from orlbuild.output_files import check_output
-from orlbuild.pipeline.config import BuildSpec, InputSpec, PipelineConfig, pipeline_inputs
+from orlbuild.pipeline.config import pipeline_inputs
+from orlbuild.pipeline.specs import BuildSpec, InputSpec, PipelineConfig
 from orlbuild.progress import ingest_progress, progress_bar
 from orlbuild.report import write_report
 from orlbuild.services.build_evaluation import (

@@ -16,8 +16,9 @@ from store_cli import cli, cli_json
 from orlbuild.builders import BuildParameters
 from orlbuild.errors import ConfigError
 from orlbuild.executor import resolve_executor
-from orlbuild.pipeline.config import ExecutionSpec, load_config
+from orlbuild.pipeline.config import load_config
 from orlbuild.pipeline.runner import run_pipeline
+from orlbuild.pipeline.specs import ExecutionSpec
 from orlbuild.services.builds import build_and_store
 from orlbuild.store.builds import get_build, load_query_orls
 from orlbuild.store.models import Build, OrlEntry, TieDecisionRow

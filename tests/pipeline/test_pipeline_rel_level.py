@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from orlbuild.errors import ConfigError
-from orlbuild.pipeline.config import PipelineConfig, load_config
+from orlbuild.pipeline.config import load_config
+from orlbuild.pipeline.specs import PipelineConfig
 from tests.pipeline_configs import pipeline_toml
 
 
