@@ -367,13 +367,15 @@ class IngestedInput:
     created: bool
     rows: int
     warnings: tuple[str, ...] = ()
+    shape: str | None = None
 
     @property
     def message(self) -> str:
-        """The lines for the log (the outcome, then any warning about the file)."""
+        """The lines for the log (the outcome, with the shape read, then any warning)."""
         what = f"{self.kind} {self.path.name}" + (f" ({self.system})" if self.system else "")
         if self.created:
             text = f"ingested {what}: {self.rows} rows as batch {self.batch_id}"
+            text += f" (read as {self.shape})" if self.shape else ""
             return "\n".join([text, *(f"warning: {w}" for w in self.warnings)])
         return f"skipped {what}: already stored as batch {self.batch_id}"
 
@@ -465,4 +467,5 @@ def ingest_unless_stored(
         result.created,
         result.rows,
         tuple(result.warnings),
+        result.shape,
     )

@@ -40,6 +40,7 @@ __all__ = [
     "report_texts",
     "shorten",
     "text_fields",
+    "text_shape_words",
 ]
 
 #: Characters of a text shown beside a name in ``orl show`` and ``audit``.
@@ -82,8 +83,8 @@ class TextIngestResult:
         """One line: what was read, kept and stored."""
         what = "query texts" if self.of is TextOf.queries else "item texts"
         read = (
-            f"{self.file_name} ({self.format}): {self.lines:,} lines read, {self.kept:,} "
-            f"{what} kept, {self.skipped:,} skipped"
+            f"{self.file_name} (read as {text_shape_words(self.format, self.of)}): "
+            f"{self.lines:,} lines read, {self.kept:,} {what} kept, {self.skipped:,} skipped"
         )
         if self.batch_id is None:
             if self.kept == 0 and self.filtered:
@@ -98,6 +99,24 @@ class TextIngestResult:
         if self.unchanged:
             stored += f", {self.unchanged:,} unchanged"
         return f"{read}; {stored}"
+
+
+def text_shape_words(fmt: TextFormat, of: TextOf) -> str:
+    """How a text file was read, for the message: ``tsv: id text``, ``trec-topics: num title
+    desc narr`` (docs/input-formats.md, "Query and item text").
+
+    Examples
+    --------
+    >>> text_shape_words(TextFormat.title_tsv, TextOf.items)
+    'title-tsv: id title text'
+    """
+    fields = {
+        TextFormat.tsv: "id text",
+        TextFormat.title_tsv: "id text description" if of is TextOf.queries else "id title text",
+        TextFormat.jsonl: "one object a line",
+        TextFormat.trec_topics: "num title desc narr",
+    }
+    return f"{fmt.value}: {fields[fmt]}"
 
 
 def ingest_text(

@@ -122,7 +122,10 @@ def test_table_summary(tmp_path: Path) -> None:
         "correction, alpha 0.05)"
     ) in out
     assert f"Report: {config.parent / 'report.html'}" in out
-    assert "ingested pairwise pairwise.tsv: 6672 rows as batch 1" in err
+    assert (
+        "ingested pairwise pairwise.tsv: 6672 rows as batch 1 "
+        "(read as native tsv: query annotator winner loser tie)"
+    ) in err
 
 
 def test_db_option_overrides_the_config(tmp_path: Path, db_url: str) -> None:

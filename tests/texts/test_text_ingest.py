@@ -44,7 +44,7 @@ def test_msmarco_collection_tsv_keeps_only_named_items(judged: str, tmp_path: Pa
     code, out, err = ingest(judged, path, "--of", "items")
     assert code == 0, err
     assert "4 lines read, 2 item texts kept, 2 skipped" in out
-    assert "(tsv)" in out and "stored as text batch" in out
+    assert "(read as tsv: id text): " in out and "stored as text batch" in out
     assert stored(judged, "items") == {
         "d1": (None, "first passage", None),
         "d3": (None, "third", None),
@@ -94,7 +94,7 @@ def test_title_tsv_is_sniffed_and_bz2_read(judged: str, tmp_path: Path) -> None:
     path.write_bytes(bz2.compress(b"d1\tA title\tthe body\nd2\t\tno title\n"))
     code, out, err = ingest(judged, path, "--of", "items")
     assert code == 0, err
-    assert "(title-tsv)" in out
+    assert "(read as title-tsv: id title text): " in out
     assert stored(judged, "items") == {
         "d1": ("A title", "the body", None),
         "d2": (None, "no title", None),
@@ -119,7 +119,7 @@ def test_beir_corpus_and_queries_jsonl(judged: str, tmp_path: Path) -> None:
     )
     code, out, err = ingest(judged, corpus, "--of", "items")
     assert code == 0, err
-    assert "(jsonl)" in out and "2 item texts kept" in out
+    assert "(read as jsonl: one object a line): " in out and "2 item texts kept" in out
     assert stored(judged, "items") == {
         "d1": ("T1", "body one", None),
         "d2": (None, "body two", "https://x.org/2"),
@@ -170,7 +170,10 @@ def test_trec_topic_file(judged: str, tmp_path: Path) -> None:
     path.write_text(TOPICS)
     code, out, err = ingest(judged, path, "--of", "queries")
     assert code == 0, err
-    assert "(trec-topics)" in out and "1 query texts kept, 1 skipped" in out
+    assert (
+        "(read as trec-topics: num title desc narr): " in out
+        and "1 query texts kept, 1 skipped" in out
+    )
     assert stored(judged, "queries") == {
         "q1": (
             "International Organized Crime",
