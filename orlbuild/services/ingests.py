@@ -211,9 +211,13 @@ def _reading_words(
     score_precision: ScorePrecisionName,
     query: str | None = None,
     columns: Mapping[str, str] | None = None,
+    shape: str | None = None,
 ) -> str:
-    """The reading options in the words of the command line, for messages."""
+    """The reading options in the words of the command line, for messages; with ``shape``
+    (known once the file is read) the shape read, as ``batches list`` shows it."""
     words = [f"--format {fmt.value}" if fmt is not None else "detected format"]
+    if shape:
+        words.append(f"read as {shape}")
     words.append(f"--duplicates {DuplicatePolicy(duplicates).value}")
     if kind == "run":
         words.append(f"--score-precision {ScorePrecisionName(score_precision).value}")
@@ -323,7 +327,13 @@ def ingest_file(
                 file_name=read.label,
                 created_by=current_user(),
                 chunks=read,
-                provenance=lambda: Provenance(read.sha256, read.reading_sha256()),
+                provenance=lambda: Provenance(
+                    read.sha256,
+                    read.reading_sha256(),
+                    _reading_words(
+                        kind, fmt, duplicates, score_precision, query, renames, read.shape_read
+                    ),
+                ),
                 name_columns=NAME_COLUMNS,
                 system=system,
                 reading=_reading_words(kind, fmt, duplicates, score_precision, query, renames),

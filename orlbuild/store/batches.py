@@ -85,10 +85,12 @@ FACT_TABLES: dict[InputKind, Table] = {
 
 @dataclass(frozen=True)
 class Provenance:
-    """What is known of a file once it has been read: its content and reading digests."""
+    """What is known of a file once it has been read: its content and reading digests, and
+    the reading's words with the shape read (``None``: the words given at the start)."""
 
     sha256: str
     reading_sha256: str | None = None
+    reading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -324,7 +326,12 @@ def _store_batch(
             connection.execute(
                 update(IngestBatch)
                 .where(IngestBatch.id == batch_id)
-                .values(sha256=key, row_count=writer.rows, reading_sha256=provenance.reading_sha256)
+                .values(
+                    sha256=key,
+                    row_count=writer.rows,
+                    reading_sha256=provenance.reading_sha256,
+                    reading=(provenance.reading or batch.reading or "")[:200] or None,
+                )
             )
     except _AlreadyStored as found:
         assert provenance is not None
@@ -443,7 +450,8 @@ def _same_reading(existing: StoredBatch, batch: NewBatch, provenance: Provenance
     stored, new = existing.reading_sha256, provenance.reading_sha256
     if stored is None or new is None or stored == new:
         return existing
-    if _digest_scheme(stored) != _digest_scheme(new) and existing.reading == batch.reading:
+    words = {batch.reading, provenance.reading} - {None}  # stored with the shape read, or not
+    if _digest_scheme(stored) != _digest_scheme(new) and existing.reading in words:
         return existing
     raise StoreError(
         f"{batch.file_name}: already stored as batch {existing.id} when read with "

@@ -64,6 +64,13 @@ def test_ingest_names_the_shape_it_read(migrated_db_url: str, write_file: Write)
         f"stored 2 run rows from {run} as batch 3 "
         "(system 'bm25'; read as trec: query Q0 item rank score tag)\n"
     )
+    listed = cli_json(migrated_db_url, "batches", "list")
+    assert [row["reading"] for row in listed] == [
+        "detected format, read as prefs-release: qid a b winner, --duplicates error",
+        "detected format, read as arena csv: query item_a item_b winner, --duplicates error",
+        "detected format, read as trec: query Q0 item rank score tag, --duplicates error, "
+        "--score-precision float32",
+    ]
 
 
 PLAN = "query\titem_a\titem_b\twinner\nq1\td1\td2\ta\nq1\td2\td3\t\nq1\td1\td3\tb\nq2\td1\td2\t\n"
