@@ -27,6 +27,7 @@ from orlbuild.services import comparisons as service
 from orlbuild.services.builds import built_orls
 from orlbuild.services.evaluations import missing_queries_note, score_systems
 from orlbuild.services.texts import report_texts
+from orlbuild.services.undefined_scores import left_out_reasons, reasons_words
 from orlbuild.store import list_systems
 from orlbuild.store.builds import (
     BuildRecord,
@@ -107,6 +108,9 @@ class BuildEvaluation:
         Measure -> how its pairs were tested (test, draws, what was changed, warnings).
     texts
         The stored texts of the ORLs' queries and items, shown on hover in the report.
+    panel_notes
+        One per measure whose paired panel lost queries, with why and how many
+        (:func:`orlbuild.services.comparisons.panels_from_scores`).
     """
 
     build: Mapping[str, Any]
@@ -122,6 +126,7 @@ class BuildEvaluation:
     without_run: Sequence[str] = ()
     plans: Mapping[str, TestPlan] = field(default_factory=dict)
     texts: ReportTexts | None = None
+    panel_notes: Sequence[str] = ()
 
     def test_label(self) -> str:
         """The test as run, in words (empty when nothing was compared)."""
@@ -221,12 +226,17 @@ class BuildEvaluation:
         return pd.DataFrame(rows, columns=[*columns, "details"] if many else columns)
 
     def run_notes(self) -> list[str]:
-        """Warnings about the runs: systems left out, ORL queries a run misses (named)."""
+        """Warnings about the runs: systems left out, ORL queries a run misses (named), queries
+        left out of a measure's paired panel (why, with counts)."""
         notes = [f"{s} has no run (its batches were deleted): left out" for s in self.without_run]
-        return notes + [
-            missing_queries_note(system, queries, self.missing)
-            for system, queries in self.missing_queries.items()
-            if queries
+        return [
+            *notes,
+            *(
+                missing_queries_note(system, queries, self.missing)
+                for system, queries in self.missing_queries.items()
+                if queries
+            ),
+            *self.panel_notes,
         ]
 
     def report_data(self, title: str, *, notes: Sequence[str] = ()) -> ReportData:
@@ -235,9 +245,13 @@ class BuildEvaluation:
         lines += [f"no ORL for {failure}" for failure in self.failures]
         if not self.comparisons.empty:
             compared = set(self.comparisons["measure"])
+            frame = next(iter(self.per_query.values()))
+            tiers = {query: len(orl.tiers) for query, orl in self.orls.items()}
             lines += [
-                f"{m} is undefined on every query: not compared"
-                for m in next(iter(self.per_query.values())).columns
+                f"{m} is undefined on every query: not compared ("
+                + reasons_words(left_out_reasons(str(m), [str(q) for q in frame.index], tiers))
+                + ")"
+                for m in frame.columns
                 if m not in compared
             ]
         lines += self.run_notes()
@@ -437,7 +451,12 @@ def evaluate_stored_build(
     )
     per_query = {name: score.per_query for name, score in scores.items()}
     settings = compare or TestSettings()
-    panels = comparable_panels(per_query, measures)
+    tiers = dict(next(iter(scores.values())).orl_tiers)
+    panels, panel_notes = (
+        service.panels_from_scores(per_query, measures, undefined=UndefinedPanels.drop, tiers=tiers)
+        if len(per_query) >= 2
+        else ({}, [])
+    )
     comparison = service.compare_panels(panels, settings) if panels else None
     results = None
     if comparison is not None and power is not None:
@@ -461,4 +480,5 @@ def evaluate_stored_build(
         without_run=without_run,
         plans={} if comparison is None else dict(comparison.plans),
         texts=report_texts(engine, record.collection, orls.values()),
+        panel_notes=tuple(panel_notes),
     )

@@ -50,6 +50,7 @@ def panels_from_scores(
     measures: Sequence[str],
     *,
     undefined: UndefinedPanels = UndefinedPanels.error,
+    tiers: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Lay per-system scores out as one paired panel per measure.
 
@@ -63,6 +64,10 @@ def panels_from_scores(
         A measure without any query that every system scored with a defined
         value (e.g. Kendall tau when no run retrieves the ORL's items):
         ``error`` raises, ``drop`` leaves the measure out (the report).
+    tiers
+        Query -> its ORL's number of tiers: the notes (and the error) then name
+        why queries were left out, with counts
+        (:func:`orlbuild.services.undefined_scores.left_out_reasons`).
 
     Returns
     -------
@@ -77,25 +82,35 @@ def panels_from_scores(
     ConfigError
         ``undefined="error"`` and a measure has an empty panel.
     """
+    from orlbuild.services.undefined_scores import left_out_reasons, reasons_words
     from scoring.statistics import score_panels
 
     panels = score_panels(per_query, measures)
     longest = max((len(frame) for frame in per_query.values()), default=0)
+    every = list(dict.fromkeys(q for frame in per_query.values() for q in frame.index))
     notes: list[str] = []
     kept: dict[str, pd.DataFrame] = {}
     for measure, panel in panels.items():
+        why = ""
+        if tiers is not None and len(panel) < len(every):
+            shown = set(panel.index)
+            gone = [q for q in every if q not in shown]
+            why = reasons_words(left_out_reasons(measure, gone, tiers))
         if panel.empty:
             if undefined is UndefinedPanels.drop:
                 continue
             raise ConfigError(
-                f"no query has a defined {measure} for every system (with --missing skip, "
-                "only queries all runs answer count); leave it out or use --missing zero"
+                f"no query has a defined {measure} for every system"
+                + (f" ({why})" if why else "")
+                + " (with --missing skip, only queries all runs answer count); leave it out "
+                "or use --missing zero"
             )
         if len(panel) < longest:
+            said = why or "not scored by every system, or undefined"
+            lost = len(every) - len(panel) if why else longest - len(panel)
             notes.append(
-                f"{measure}: {longest - len(panel)} queries left out (not scored by every "
-                "system, or undefined); paired tests use the other "
-                f"{len(panel)}"
+                f"{measure}: {lost} queries left out ({said}); paired tests "
+                f"use the other {len(panel)}"
             )
         kept[measure] = panel
     return kept, notes
@@ -121,6 +136,7 @@ def compare_scores(
     settings: TestSettings,
     *,
     undefined: UndefinedPanels = UndefinedPanels.error,
+    tiers: Mapping[str, int] | None = None,
 ) -> tuple[SystemComparison | None, list[str]]:
     """Lay per-system scores out as panels and test every pair per measure.
 
@@ -135,7 +151,7 @@ def compare_scores(
         The measures to compare.
     settings
         As in :func:`compare_panels`.
-    undefined
+    undefined, tiers
         As in :func:`panels_from_scores`.
 
     Returns
@@ -146,7 +162,7 @@ def compare_scores(
     notes : list of str
         One per measure whose panel lost queries, saying how many.
     """
-    panels, notes = panels_from_scores(per_query, measures, undefined=undefined)
+    panels, notes = panels_from_scores(per_query, measures, undefined=undefined, tiers=tiers)
     if not panels:
         return None, notes
     return compare_panels(panels, settings), notes

@@ -113,6 +113,9 @@ class SystemScores:
     undefined_reasons
         Why each measure is undefined where it is
         (:func:`orlbuild.services.undefined_scores.undefined_reasons`).
+    orl_tiers
+        Query -> the number of tiers of its ORL (why a query is left out of a
+        paired panel, :func:`orlbuild.services.undefined_scores.left_out_reasons`).
     """
 
     build: BuildRecord
@@ -121,6 +124,7 @@ class SystemScores:
     missing: str
     run_file: str | None = None
     undefined_reasons: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    orl_tiers: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def per_query(self) -> pd.DataFrame:
@@ -484,6 +488,7 @@ def _system_scores(
         missing=missing,
         run_file=run_file,
         undefined_reasons=undefined_reasons(result, orls),
+        orl_tiers={query: orl.n_tiers for query, orl in orls.items()},
     )
 
 
@@ -547,5 +552,6 @@ def panels_for_systems(
         {name: result.per_query for name, result in scored.items()},
         measures,
         undefined=undefined,
+        tiers=next(iter(scored.values())).orl_tiers,
     )
     return SystemPanels(next(iter(scored.values())).build, panels, notes + dropped, scored)

@@ -155,7 +155,8 @@ def evaluate_files(
 
     frames = {name: evaluation.per_query for name, evaluation in evaluations.items()}
     measured = list(next(iter(frames.values())).columns)
-    panels, dropped = panels_from_scores(frames, measured)
+    tiers = {query: orl.n_tiers for query, orl in orls.items()}
+    panels, dropped = panels_from_scores(frames, measured, tiers=tiers)
     comparison = compare_panels(panels, compare) if panels else None
     queries = {measure: len(panel) for measure, panel in panels.items()}
     return FileEvaluation(evaluations, notes, comparison, dropped, reasons, queries)

@@ -408,3 +408,52 @@ def test_undefined_measures_say_why_with_counts(migrated_db_url: str, write_file
         "KendallTau is undefined for some queries in 2 of 2 runs (left out of their means): "
         "u (2), u#2 (2); one tier in the ORL (2); the run has no results for the query (2)"
     ) in result.stderr
+
+
+def test_queries_left_out_of_a_comparison_say_why_with_counts(
+    migrated_db_url: str, write_file: Write, tmp_path: Path
+) -> None:
+    """Item 8: ``compare``, ``eval --compare`` and ``report`` name why queries were left out
+    of a measure's paired panel, with counts (q1 is one tier; the runs hold q3's d3, graded
+    0, which its ORL leaves out)."""
+    from typer.testing import CliRunner
+
+    from orlbuild.cli.main import app
+
+    qrels = write_file(
+        "u.qrels", "q1 0 d1 1\nq1 0 d2 1\nq2 0 d1 2\nq2 0 d2 1\nq3 0 d1 2\nq3 0 d2 1\nq3 0 d3 0\n"
+    )
+    lines = "q1 d1 d2\nq2 d1 d2\nq3 d1 d2 d3\n".splitlines()
+    runs = {}
+    for name in ("r", "s"):
+        body = "".join(
+            f"{q} Q0 {doc} {rank} {10 - rank} {name}\n"
+            for q, *docs in (line.split() for line in lines)
+            for rank, doc in enumerate(docs if name == "r" else docs[::-1], start=1)
+        )
+        runs[name] = write_file(f"{name}.trec", body)
+    assert cli(migrated_db_url, "ingest", "graded", str(qrels))[0] == 0
+    for name, path in runs.items():
+        assert cli(migrated_db_url, "ingest", "run", str(path), "--system", name)[0] == 0
+    assert cli(migrated_db_url, "build", "--source", "graded", "--name", "g")[0] == 0
+    note = (
+        "KendallTau: 2 queries left out (one tier in the ORL (1), undefined or not scored for "
+        "some system (1)); paired tests use the other 1"
+    )
+    systems = ("--system", "r", "--system", "s")
+    code, _, err = cli(migrated_db_url, "compare", "--build", "g", *systems, "-m", "KendallTau")
+    assert code == 0 and f"Warning: {note}\n" in err
+    result = CliRunner().invoke(
+        app, ["eval", str(qrels), str(runs["r"]), str(runs["s"]), "-m", "KendallTau", "--compare"]
+    )
+    assert result.exit_code == 0 and f"Warning: {note}\n" in result.stderr
+    report = tmp_path / "rep.html"
+    code, _, err = cli(
+        migrated_db_url, "report", "-b", "g", "-m", "KendallTau", "-m", "KendallTau@1",
+        "-o", str(report),
+    )  # fmt: skip
+    assert code == 0 and f"Warning: {note}\n" in err
+    assert (
+        "KendallTau@1 is undefined on every query: not compared (undefined or not scored for "
+        "some system (2), one tier in the ORL (1))"
+    ) in report.read_text()
