@@ -122,3 +122,44 @@ def ingest_progress(
     )
     with Progress(*columns, console=Console(file=sys.stderr), transient=False) as progress:
         yield IngestProgress(progress, total_bytes, description)
+
+
+class _RateColumn(ProgressColumn):
+    """Answers per second and the tokens used so far (``orlbuild judge``)."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed or 0.0
+        tokens = int(task.fields.get("tokens", 0))
+        return Text(f"{speed:,.1f} answers/s  {tokens:,} tokens", style="progress.data.speed")
+
+
+@contextmanager
+def answer_progress(
+    description: str, *, quiet: bool = False
+) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on standard error for answers arriving, with their rate and tokens.
+
+    Disabled with ``quiet=True`` or when standard error is not a terminal.
+
+    Yields
+    ------
+    Callable[[int, int], None]
+        Call it with the answers and the tokens so far.
+    """
+    if quiet or not sys.stderr.isatty():
+        yield lambda answers, tokens: None
+        return
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} answers"),
+        TimeElapsedColumn(),
+        _RateColumn(),
+    )
+    with Progress(*columns, console=Console(file=sys.stderr)) as progress:
+        task = progress.add_task(description, total=None, tokens=0)
+
+        def update(answers: int, tokens: int) -> None:
+            progress.update(task, completed=answers, tokens=tokens)
+
+        yield update

@@ -376,3 +376,33 @@ BUILD_OPTION_WORDS: Mapping[str, type[Word]] = MappingProxyType(
         "on_error": OnError,
     }
 )
+
+
+class JudgeOrders(str, Enum):
+    """``orlbuild judge --orders``: ask each pair in both presentation orders, or in one at random.
+
+    docs/llm-judges.md, "Both orders".
+    """
+
+    both = "both"
+    random = "random"
+
+
+class Verdict(str, Enum):
+    """What an LLM judge's answer is parsed to (docs/llm-judges.md, "Parsing the answer")."""
+
+    a = "a"
+    b = "b"
+    tie = "tie"
+    unparseable = "unparseable"
+
+
+class Disagreement(str, Enum):
+    """``orlbuild judge --disagreement``: how a pair whose two orders disagree is written.
+
+    ``keep``: both judgments as answered; ``tie``: one tie in their place
+    (docs/llm-judges.md, "Both orders in the likelihood").
+    """
+
+    keep = "keep"
+    tie = "tie"

@@ -31,6 +31,11 @@ RULES = [
         (*HIGHER, "sqlalchemy"),
     ),
     Rule(
+        "the LLM-judge client asks and caches: no store, services, pipeline or CLI",
+        ("judging",),
+        (*HIGHER, "sqlalchemy"),
+    ),
+    Rule(
         "the report renders: no store, services, pipeline or CLI",
         ("report",),
         (*HIGHER, "sqlalchemy"),

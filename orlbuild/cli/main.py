@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "plan",
         "Propose the next comparisons of a pairwise build, and say which queries are settled.",
     ),
+    "judge": (
+        "judge",
+        "Ask an LLM judge each planned pair, in both presentation orders, and write its answers.",
+    ),
     "quality": (
         "quality",
         "Check a build: comparisons per item/pair, agreement overall and per annotator, cycles.",

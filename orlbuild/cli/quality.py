@@ -49,6 +49,7 @@ def quality_command(
                 "pairs": report.pairs.to_dict("records"),
                 "flagged_items": flagged.to_dict("records"),
                 "cycles": report.cycles.to_dict("records"),
+                "judges": [] if quality.judges is None else quality.judges.to_dict("records"),
             }
         )
         return
@@ -73,6 +74,8 @@ def quality_command(
     )
     emit(fmt, frame=summary, title=f"quality of build {record.id}")
     emit(fmt, frame=report.annotators, title="agreement per annotator")
+    if quality.judges is not None and len(quality.judges):
+        emit(fmt, frame=quality.judges, title="LLM judges (docs/llm-judges.md)")
     if len(flagged):
         emit(fmt, frame=flagged, title=f"items under --min-comparisons {min_comparisons}")
     if len(report.cycles):

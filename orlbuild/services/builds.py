@@ -637,6 +637,7 @@ class BuildQuality:
     record: BuildRecord
     preferences: int
     report: QualityReport
+    judges: pd.DataFrame | None = None
 
 
 def assess_build(engine: Engine, build: str | int, *, min_comparisons: int = 5) -> BuildQuality:
@@ -672,7 +673,10 @@ def assess_build(engine: Engine, build: str | int, *, min_comparisons: int = 5) 
     report = build_quality(
         prefs, {q: dict(orl.items()) for q, orl in orls.items()}, min_comparisons=min_comparisons
     )
-    return BuildQuality(record=record, preferences=len(prefs), report=report)
+    from orlbuild.builders.audit.judge_quality import judge_figures
+
+    judges = judge_figures(prefs) if record.source == "pairwise" else None
+    return BuildQuality(record=record, preferences=len(prefs), report=report, judges=judges)
 
 
 TIERING_COLUMNS = [
