@@ -68,19 +68,23 @@ def judge_command(
     interrupted run resumes where it stopped; Ctrl-C keeps what was answered.
     Ingest the output with orlbuild ingest pairwise, like any person's.
     """
+    from orlbuild.judging.chat_client import ChatSettings
     from orlbuild.progress import answer_progress
     from orlbuild.services.judging import JudgeOptions, judge_plan
 
-    options = JudgeOptions(
+    chat = ChatSettings(
         base_url=base_url,
         model=model,
-        api_key_env=api_key_env,
-        prompt=prompt,
         temperature=temperature,
         max_tokens=max_tokens,
         concurrency=concurrency,
         timeout=timeout,
         retries=retries,
+    )
+    options = JudgeOptions(
+        chat=chat,
+        api_key_env=api_key_env,
+        prompt=prompt,
         orders=orders,
         disagreement=disagreement,
         seed=seed,

@@ -17,7 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from orlbuild.errors import ConfigError, InputError
@@ -56,24 +56,18 @@ class PlanRow:
 class JudgeOptions:
     """What ``orlbuild judge`` was asked (docs/commands.md, ``judge``).
 
-    ``api_key_env`` names the variable holding the key; the key itself is read
-    when the run starts and kept only in the client's headers.
+    ``chat`` is where and how to ask, without a key: ``api_key_env`` names the
+    variable holding it, read when the run starts and kept only in the
+    client's headers.
     """
 
-    base_url: str
-    model: str
+    chat: ChatSettings
     api_key_env: str | None = None
     prompt: Path | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
-    concurrency: int = 8
-    timeout: float = 60.0
-    retries: int = 5
     orders: JudgeOrders = JudgeOrders.both
     disagreement: Disagreement = Disagreement.keep
     seed: int = 0
     cache: Path | None = None
-    backoff: float = 0.5
 
 
 @dataclass
@@ -221,17 +215,7 @@ def judge_plan(
             template = options.prompt.read_text(encoding="utf-8")
         except OSError as error:
             raise ConfigError(f"--prompt {options.prompt}: {error.strerror}") from None
-    settings = ChatSettings(
-        base_url=options.base_url,
-        model=options.model,
-        api_key=_api_key(options.api_key_env),
-        temperature=options.temperature,
-        max_tokens=options.max_tokens,
-        concurrency=options.concurrency,
-        timeout=options.timeout,
-        retries=options.retries,
-        backoff=options.backoff,
-    )
+    settings = replace(options.chat, api_key=_api_key(options.api_key_env))
     digest = prompt_hash(template)
     summary = JudgeSummary(output=output, sidecar=sidecar_path(output))
     summary.cache = options.cache or output.with_name(output.name + ".cache.sqlite")
@@ -239,7 +223,9 @@ def judge_plan(
     with AnswerCache(summary.cache) as cache:
 
         def key(row: PlanRow, first: str, second: str) -> str:
-            return cache_key(options.base_url, options.model, digest, row.query, first, second)
+            return cache_key(
+                options.chat.base_url, options.chat.model, digest, row.query, first, second
+            )
 
         def requests() -> Iterator[Request]:
             for row in read_plan_rows(plan):
@@ -295,7 +281,7 @@ def _write(
     """The answered file and the sidecar, in plan order, from the cache (docs/llm-judges.md,
     "Output"). A pair whose two orders disagree is written as answered (``keep``) or as one
     tie (``tie``); an unparseable answer is only in the sidecar."""
-    annotator = f"llm:{options.model}"
+    annotator = f"llm:{options.chat.model}"
     kind = _suffix(output)
     summary.unparseable = summary.rows_written = 0
     tmp_out = output.with_name(output.name + ".tmp")

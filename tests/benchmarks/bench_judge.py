@@ -3,7 +3,7 @@
 Target (issue 37): at least 200 pairs per second at ``--concurrency 16`` (each pair in
 both orders: two requests), memory flat in the plan's length. The fake server runs in a
 separate process so that it does not share the client's interpreter. Prints figures;
-``python tests/benchmarks/bench_judge.py [pairs] [memory_pairs]``.
+``PYTHONPATH=.:tests python tests/benchmarks/bench_judge.py [pairs] [memory_pairs]``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tempfile import TemporaryDirectory
 
 from fake_judge import FakeJudge, serving
 
+from orlbuild.judging.chat_client import ChatSettings
 from orlbuild.services.judging import JudgeOptions, judge_plan
 from orlbuild.vocabulary import JudgeOrders
 from tests.judging.test_judge import write_plan
@@ -39,7 +40,9 @@ def main() -> None:
         with TemporaryDirectory() as tmp:
             plan = Path(tmp) / "plan.tsv"
             write_plan(plan, pairs, items=2000)
-            options = JudgeOptions(base_url=url, model="fake", concurrency=16, timeout=10)
+            options = JudgeOptions(
+                chat=ChatSettings(base_url=url, model="fake", concurrency=16, timeout=10)
+            )
             started = time.perf_counter()
             summary = judge_plan(plan, Path(tmp) / "a.tsv", options)
             seconds = time.perf_counter() - started
@@ -53,7 +56,8 @@ def main() -> None:
                 plan = Path(tmp) / f"plan{n}.tsv"
                 write_plan(plan, n, items=2000)
                 options = JudgeOptions(
-                    base_url=url, model="fake", concurrency=16, orders=JudgeOrders.random
+                    chat=ChatSettings(base_url=url, model="fake", concurrency=16),
+                    orders=JudgeOrders.random,
                 )
                 tracemalloc.start()
                 judge_plan(plan, Path(tmp) / f"a{n}.tsv", options)

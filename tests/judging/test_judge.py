@@ -12,7 +12,7 @@ import pytest
 from fake_judge import FakeJudge, serving
 
 from orlbuild.errors import ConfigError
-from orlbuild.judging.chat_client import JudgeRequestError
+from orlbuild.judging.chat_client import ChatSettings, JudgeRequestError
 from orlbuild.judging.prompts import parse_verdict
 from orlbuild.services.judging import JudgeOptions, judge_plan, sidecar_path
 from orlbuild.vocabulary import Verdict
@@ -48,18 +48,17 @@ def write_plan(path: Path, pairs: int, *, items: int = 40, seed: int = 0) -> dic
     return strengths
 
 
-def options(url: str, **kw: object) -> JudgeOptions:
-    base = {
+def options(url: str, **chat: object) -> JudgeOptions:
+    settings = {
         "base_url": url,
         "model": "fake-1",
-        "api_key_env": "ORLB_TEST_KEY",
         "concurrency": 8,
         "timeout": 0.5,
         "retries": 3,
         "backoff": 0.01,
     }
-    base.update(kw)
-    return JudgeOptions(**base)  # type: ignore[arg-type]
+    settings.update(chat)
+    return JudgeOptions(chat=ChatSettings(**settings), api_key_env="ORLB_TEST_KEY")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
