@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
@@ -978,6 +978,13 @@ def valid_names() -> str:
 _RANX_LEVEL = re.compile(r"^(?P<body>.+)-l(?P<level>\d+)$")
 
 
+def _with_level(measure: Measure, level: float) -> Measure:
+    """``measure`` at relevance level ``level`` (measures whose ``PARAMS`` name ``rel``)."""
+    # ``rel`` is a field of the graded subclasses only, which the base type does not declare.
+    leveled: Measure = replace(cast(Any, measure), rel=level)
+    return leveled
+
+
 def _parse_one(name: str) -> Measure:
     """Parse one measure name or raise ``ValueError`` with the reason."""
     leveled = _RANX_LEVEL.match(name.strip())
@@ -985,7 +992,7 @@ def _parse_one(name: str) -> Measure:
         measure = _parse_one(leveled["body"])
         if "rel" not in measure.PARAMS:
             raise ValueError(f"{measure.NAME} takes no relevance level (-l{leveled['level']})")
-        return replace(measure, rel=_level(leveled["level"]))
+        return _with_level(measure, _level(leveled["level"]))
     match = _NAME_RE.match(name.strip())
     if not match:
         raise ValueError("not of the form NAME(param=value,...)@k")
@@ -1109,7 +1116,7 @@ def with_rel_level(names: Iterable[str], level: float) -> list[str]:
     out = []
     for name, measure in zip(names, parse_measures(names), strict=True):
         if "rel" in measure.PARAMS and getattr(measure, "rel", None) is None:
-            out.append(str(replace(measure, rel=level)))
+            out.append(str(_with_level(measure, level)))
         else:
             out.append(name)
     return out
