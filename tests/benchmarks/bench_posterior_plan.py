@@ -5,9 +5,10 @@
 
 * ``curve`` - design A (60 queries of 20 items, 2-5 true tiers, gap 1.0), 240 uniform
   judgments per query to start: uniform at 430, 620, 810, 1,000 and 1,190, planned in
-  rounds of 40 to 920, seeds 0-2; the judgments per query planned rounds need to reach
-  uniform's adjusted Rand at 1,000, and the wrong share of every planned round;
-* ``pure`` - the same for planned rounds without the uniform quarter (seeds 0-2);
+  rounds of 40 to 920, seeds 0-19 (``heldout``: 20-39); the judgments per query planned
+  rounds need to reach uniform's adjusted Rand at 1,000, and the wrong share of every
+  planned round (about 100 s per 20 seeds and design at low load);
+* ``quarter`` - the same with a quarter of each planned round spent uniformly (seeds 0-19);
 * ``model`` - ``--tiering model`` on uniform data at the same budgets (seed 0, a build per point);
 * ``equal`` - 100 all-equal queries of 20 items, 240 to start, 4 planned rounds of 40;
 * ``careless`` - design A with a quarter of the judgments answered at random by a second
@@ -32,10 +33,10 @@ from orlbuild.builders.calibration.posterior_rounds import (
     simulate_start,
     stopping_check,
 )
-from orlbuild.builders.planning.posterior_pairs import posterior_pairs
+from orlbuild.builders.planning.posterior_pairs import UNIFORM_SHARE, posterior_pairs
 from orlbuild.builders.tiering.posterior import fit_prior
 
-SEEDS = range(3)
+SEEDS = range(20)
 
 
 def _curves(share: float, seeds: range) -> dict[str, dict[int, list[float]]]:
@@ -130,9 +131,11 @@ def _model() -> None:
 
 def main(sections: list[str]) -> None:
     if "curve" in sections:
+        _curves(UNIFORM_SHARE, SEEDS)
+    if "heldout" in sections:
+        _curves(UNIFORM_SHARE, range(20, 40))
+    if "quarter" in sections:
         _curves(0.25, SEEDS)
-    if "pure" in sections:
-        _curves(0.0, range(3))
     if "model" in sections:
         _model()
     if "equal" in sections:
@@ -177,4 +180,7 @@ def main(sections: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["curve", "pure", "model", "equal", "careless", "stopping", "speed"])
+    main(
+        sys.argv[1:]
+        or ["curve", "heldout", "quarter", "model", "equal", "careless", "stopping", "speed"]
+    )

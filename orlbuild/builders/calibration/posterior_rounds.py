@@ -29,6 +29,7 @@ queries settled.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -70,7 +71,9 @@ __all__ = [
     "fit_queries",
     "fit_study",
     "judge",
+    "judgments_to_reach",
     "measure",
+    "planning_savings",
     "posterior_designs",
     "simulate_start",
     "stopping_check",
@@ -484,3 +487,54 @@ def stopping_check(study: PosteriorStudy, design: str = "planned") -> dict[str, 
 def with_rounds(study: PosteriorStudy, rounds: int) -> PosteriorStudy:
     """``study`` with another number of rounds."""
     return replace(study, rounds=rounds)
+
+
+def judgments_to_reach(curve: Sequence[tuple[float, float]], target: float) -> float:
+    """Judgments per query at which a curve ``(judgments, ari)`` first reaches ``target``,
+    interpolated linearly between rounds; nan when it never does."""
+    points = sorted(curve)
+    if points and points[0][1] >= target:
+        return points[0][0]
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if y1 >= target:
+            return x0 + (target - y0) / (y1 - y0) * (x1 - x0) if y1 > y0 else x1
+    return float("nan")
+
+
+def planning_savings(
+    seeds: Sequence[int], study: PosteriorStudy | None = None, *, reference: int = 1000
+) -> dict[str, float]:
+    """Fewer judgments planned rounds need to reach uniform pairs' adjusted Rand at
+    ``reference`` judgments per query, on the curves averaged over ``seeds``.
+
+    ``study`` (default: design A) sets the planned rounds (``start``, ``round_size``,
+    ``rounds``, ``uniform_share``); uniform pairs run from the same start to ``reference``.
+
+    Returns
+    -------
+    dict
+        ``target`` (uniform's mean adjusted Rand at ``reference``), ``needed`` (judgments
+        per query at which the planned mean curve reaches it, nan if it does not),
+        ``savings`` (``1 - needed / reference``), ``wrong_share`` (the largest over rounds of
+        the realised wrong share averaged over seeds) and ``worst_wrong_share`` (the largest of
+        any round and seed), the start included.
+    """
+    study = study or PosteriorStudy(rounds=19)
+    targets, curves, wrong = [], [], []
+    for seed in seeds:
+        this = replace(study, seed=seed)
+        uniform = replace(this, rounds=1, round_size=reference - study.start)
+        targets.append(float(posterior_designs(uniform, [PlanDesign.uniform.value])[-1]["ari"]))
+        rows = posterior_designs(this, [PlanDesign.planned.value])
+        curves.append([float(r["ari"]) for r in rows])
+        wrong.append([float(r["wrong_share"]) for r in rows])
+    budgets = [study.start + k * study.round_size for k in range(study.rounds + 1)]
+    target = float(np.mean(targets))
+    needed = judgments_to_reach(list(zip(budgets, np.mean(curves, axis=0), strict=True)), target)
+    return {
+        "target": target,
+        "needed": needed,
+        "savings": 1.0 - needed / reference,
+        "wrong_share": float(np.max(np.mean(wrong, axis=0))),
+        "worst_wrong_share": float(np.max(wrong)),
+    }
