@@ -126,10 +126,12 @@ LAYER_TWINS = {
     "orl.py": {"orlbuild/cli", "scoring"},
     "power.py": {"orlbuild/cli", "scoring/statistics"},
     "quality.py": {"orlbuild/builders/audit", "orlbuild/cli"},
+    "rounds.py": {"orlbuild/cli", "orlbuild/services", "orlbuild/store"},
     "reference_resampling.py": {"orlbuild/report", "orlbuild/services"},
     "status.py": {"orlbuild/cli", "orlbuild/store"},
     "texts.py": {"orlbuild/ingest", "orlbuild/services", "orlbuild/store"},
     "vocabulary.py": {"orlbuild", "scoring"},
+    "web_users.py": {"orlbuild/cli", "orlbuild/services", "orlbuild/store"},
 }
 
 
