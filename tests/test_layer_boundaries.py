@@ -56,6 +56,11 @@ RULES = [
         ("orlbuild.store", "sqlalchemy", "alembic"),
     ),
     Rule(
+        "the web application calls services: no store, no SQLAlchemy, no CLI or pipeline",
+        ("web",),
+        ("orlbuild.store", "sqlalchemy", "alembic", "orlbuild.cli", "orlbuild.pipeline"),
+    ),
+    Rule(
         "the pipeline is service calls: no store, no SQLAlchemy",
         ("pipeline",),
         ("orlbuild.store", "sqlalchemy", "alembic"),

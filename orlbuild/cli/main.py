@@ -85,6 +85,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "rounds",
         "Open a round of the planned pairs of a build, list the rounds, close one.",
     ),
+    "serve": ("serve", "Serve the judging pages of the open rounds to the team's browsers."),
     "systems": ("listings", "List the systems that have runs."),
     "collections": ("listings", "List the collections."),
 }

@@ -31,7 +31,8 @@ from orlbuild.services.ingests import ingest_file
 from orlbuild.services.plans import plan_build
 from orlbuild.services.texts import display_texts
 from orlbuild.services.web_users import WebUserRecord
-from orlbuild.store.rounds import (
+from orlbuild.store.rounds import (  # LeaseRefused: for the front ends to catch
+    LeaseRefused,  # noqa: F401
     JudgmentRecord,
     LeaseRecord,
     NewAssignment,
