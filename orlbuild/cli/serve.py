@@ -78,8 +78,8 @@ def serve_command(
     if not is_loopback(host):
         typer.echo(
             f"Warning: listening on {host}, reachable from other machines, without TLS: put a "
-            "reverse proxy that terminates HTTPS in front of it (docs/judging-in-the-browser.md, "
-            '"Running it for a team"), or use the default --host 127.0.0.1',
+            "reverse proxy that terminates HTTPS in front of it (see the page "
+            "judging-in-the-browser.md of the docs), or use the default --host 127.0.0.1",
             err=True,
         )
     app = create_app(engine, secret=os.environ.get(SECRET_ENV_VAR) or None)

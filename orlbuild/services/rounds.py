@@ -32,9 +32,9 @@ from orlbuild.services.plans import plan_build
 from orlbuild.services.texts import display_texts
 from orlbuild.services.web_users import WebUserRecord
 from orlbuild.store.rounds import (  # LeaseRefused: for the front ends to catch
-    LeaseRefused,  # noqa: F401
     JudgmentRecord,
     LeaseRecord,
+    LeaseRefused,  # noqa: F401
     NewAssignment,
     RoundRecord,
     SealedRow,
