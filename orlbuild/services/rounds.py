@@ -44,6 +44,7 @@ from orlbuild.store.rounds import (  # LeaseRefused: for the front ends to catch
     lease_next,
     list_rounds,
     mark_sealed,
+    round_collection,
     round_progress,
     submit_judgment,
     undo_last_judgment,
@@ -163,7 +164,7 @@ class ShownPair:
 
 
 def _shown(engine: Engine, lease: LeaseRecord, user: WebUserRecord) -> ShownPair:
-    collection = get_round(engine, lease.round_id).collection
+    collection = round_collection(engine, lease.round_id)
     left, right = (lease.item_a, lease.item_b) if lease.a_left else (lease.item_b, lease.item_a)
     queries = display_texts(engine, collection, "queries", [lease.query])
     items = display_texts(engine, collection, "items", [left, right])

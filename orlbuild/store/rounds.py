@@ -40,6 +40,7 @@ __all__ = [
     "lease_next",
     "list_rounds",
     "mark_sealed",
+    "round_collection",
     "round_progress",
     "submit_judgment",
     "undo_last_judgment",
@@ -249,6 +250,17 @@ def get_round(bind: Bind, round_id: int) -> RoundRecord:
     if not rows:
         raise StoreError(f"no round {round_id} (see `orlbuild round list`)")
     return rows[0]
+
+
+def round_collection(bind: Bind, round_id: int) -> str:
+    """The collection of a round's build (one indexed row, for every pair shown)."""
+    with connect(bind) as connection:
+        name = connection.execute(
+            select(WebRound.collection).where(WebRound.id == round_id)
+        ).scalar()
+    if name is None:
+        raise StoreError(f"no round {round_id} (see `orlbuild round list`)")
+    return str(name)
 
 
 def _lease_row(connection: Connection, where: ColumnElement[bool]) -> LeaseRecord | None:
