@@ -52,7 +52,7 @@ from orlbuild.store.rounds import (  # LeaseRefused: for the front ends to catch
     user_judgments,
 )
 from orlbuild.store.users import acting_as, current_user
-from orlbuild.vocabulary import InputFormat
+from orlbuild.vocabulary import InputFormat, InputKind
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -286,7 +286,7 @@ def close_round(engine: Engine, round_id: int, *, by: str | None = None) -> Clos
             content = _batch_file(round_id, own)
             result = ingest_file(
                 engine,
-                "pairwise",
+                InputKind.pairwise,
                 f"round-{round_id}-{annotator}.tsv",
                 collection=record.collection,
                 stream=io.BytesIO(content),

@@ -503,7 +503,11 @@ def user_judgments(bind: Bind, user_id: int) -> list[JudgmentRecord]:
             .where(WebJudgment.user_id == user_id, WebJudgment.outcome.is_not(None))
             .order_by(WebJudgment.judged_at.desc(), WebJudgment.id.desc())
         ).all()
-    return [JudgmentRecord(*row[:6], bool(row[6]), row[7], row[8], as_utc(row[9])) for row in rows]
+    # every row has an outcome, and so a judged_at (the query keeps only those)
+    return [
+        JudgmentRecord(*row[:6], bool(row[6]), str(row[7]), row[8], as_utc(row[9]))  # type: ignore[arg-type]
+        for row in rows
+    ]
 
 
 def round_progress(bind: Bind, round_id: int, user_id: int) -> tuple[int, int, int]:
@@ -572,7 +576,7 @@ def unsealed_judgments(bind: Bind, round_id: int) -> list[SealedRow]:
             row[2],
             row[3] if row[5] else row[4],
             row[4] if row[5] else row[3],
-            row[6],
+            str(row[6]),
         )
         for row in rows
     ]

@@ -8,8 +8,10 @@ SHA-256 of a token, which is all the store ever holds of one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -56,8 +58,8 @@ _COLUMNS = (
 )
 
 
-def _record(row: object) -> WebUserRecord:
-    values = tuple(row)  # type: ignore[call-overload]
+def _record(row: Sequence[Any]) -> WebUserRecord:
+    values = tuple(row)
     return WebUserRecord(
         int(values[0]),
         values[1],

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 from orlbuild.services.rounds import all_rounds, my_judgments
-from orlbuild.services.web_users import WebUserRecord  # type: ignore[attr-defined]
+from orlbuild.services.web_users import WebUserRecord
 from orlbuild.web.sessions import api_user, engine_of
 
 __all__ = ["router"]

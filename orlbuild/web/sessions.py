@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Form, Header, Request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-from orlbuild.services.web_users import (  # type: ignore[attr-defined]
+from orlbuild.services.web_users import (
     AccessRefused,
     WebUserRecord,
     allowed,
