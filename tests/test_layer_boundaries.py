@@ -56,6 +56,11 @@ RULES = [
         ("orlbuild.store", "sqlalchemy", "alembic"),
     ),
     Rule(
+        "the web application calls services: no store, no SQLAlchemy, no CLI or pipeline",
+        ("web",),
+        ("orlbuild.store", "sqlalchemy", "alembic", "orlbuild.cli", "orlbuild.pipeline"),
+    ),
+    Rule(
         "the pipeline is service calls: no store, no SQLAlchemy",
         ("pipeline",),
         ("orlbuild.store", "sqlalchemy", "alembic"),
@@ -126,10 +131,12 @@ LAYER_TWINS = {
     "orl.py": {"orlbuild/cli", "scoring"},
     "power.py": {"orlbuild/cli", "scoring/statistics"},
     "quality.py": {"orlbuild/builders/audit", "orlbuild/cli"},
+    "rounds.py": {"orlbuild/cli", "orlbuild/services", "orlbuild/store"},
     "reference_resampling.py": {"orlbuild/report", "orlbuild/services"},
     "status.py": {"orlbuild/cli", "orlbuild/store"},
     "texts.py": {"orlbuild/ingest", "orlbuild/services", "orlbuild/store"},
     "vocabulary.py": {"orlbuild", "scoring"},
+    "web_users.py": {"orlbuild/cli", "orlbuild/services", "orlbuild/store"},
 }
 
 

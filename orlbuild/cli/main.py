@@ -77,6 +77,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("results", "List, show and export saved evaluations (orlbuild score --save)."),
     "ingest": ("ingest", "Load judgments and runs into the store (one batch per file)."),
     "batches": ("batches", "List and delete ingest batches."),
+    "users": (
+        "web_users",
+        "Add, list and disable the users of `orlbuild serve`, and make their login links.",
+    ),
+    "round": (
+        "rounds",
+        "Open a round of the planned pairs of a build, list the rounds, close one.",
+    ),
+    "serve": ("serve", "Serve the judging pages of the open rounds to the team's browsers."),
     "systems": ("listings", "List the systems that have runs."),
     "collections": ("listings", "List the collections."),
 }

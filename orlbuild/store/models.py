@@ -626,3 +626,7 @@ class EvaluationValue(Base):
     query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
     measure: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
     value: Mapped[float | None] = mapped_column(Float(precision=53), nullable=True)
+
+
+# The tables of ``orlbuild serve`` share this Base (migration 0018_web_rounds).
+from orlbuild.store import web_models as _web_models  # noqa: E402, F401
