@@ -177,3 +177,22 @@ def test_first_position_and_flip_rate_recovered(
     assert abs(figures["flip_rate"] - expected_flip) < 0.03
     assert figures["first_position_low"] < 0.7 < figures["first_position_high"]
     assert not math.isnan(figures["inconsistent_share"])
+
+
+def test_fake_answers_do_not_depend_on_arrival_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request at a time or 16 at once, with faults retried: the same answered file."""
+    monkeypatch.setenv("ORLB_TEST_KEY", KEY)
+    plan = tmp_path / "plan.tsv"
+    write_plan(plan, 200)
+    rows = list(csv.DictReader(plan.open(), delimiter="\t"))
+    outputs = []
+    for concurrency, faulty in ((1, False), (16, True)):
+        faults = {f"{r['item_a']}|{r['item_b']}": ["500"] for r in rows[:20]} if faulty else {}
+        out = tmp_path / f"a{concurrency}.tsv"
+        with serving(FakeJudge(seed=7, faults=faults)) as url:
+            judge_plan(plan, out, options(url, concurrency=concurrency))
+        outputs.append((out.read_text(), sidecar_path(out).read_text()))
+    assert outputs[0] == outputs[1]
+    assert "unparseable" in outputs[0][1] and "\tb\n" in outputs[0][0]
