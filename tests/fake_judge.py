@@ -23,7 +23,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -65,6 +65,7 @@ class FakeJudge:
     headers: list[str] = field(default_factory=list)
     port: int = 0
     answered: dict[str, int] = field(default_factory=dict)
+    stop: Callable[[], None] = lambda: None  # set by serving(): stop the server now
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
@@ -115,7 +116,7 @@ def _free_port() -> int:
 def serving(judge: FakeJudge) -> Iterator[str]:
     """Serve ``judge`` in a thread; yields its base URL; stops on exit."""
     app = Starlette(routes=[Route("/v1/chat/completions", judge.chat, methods=["POST"])])
-    judge.port = _free_port()
+    judge.port = judge.port or _free_port()  # a given port: a restarted server, same URL
     config = uvicorn.Config(app, host="127.0.0.1", port=judge.port, log_level="critical")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -123,8 +124,13 @@ def serving(judge: FakeJudge) -> Iterator[str]:
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.01)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(10)
+
+    judge.stop = stop
     try:
         yield f"http://127.0.0.1:{judge.port}/v1"
     finally:
-        server.should_exit = True
-        thread.join(10)
+        stop()
