@@ -6,17 +6,24 @@ otherwise it answers by Bradley-Terry from the strengths in the item texts
 ``rho + (1 - rho) / 2`` (0.7 at ``rho = 0.4``). ``unparseable`` of the replies
 say nothing usable. ``faults`` maps a prompt's item pair to a list of faults
 served before the real answer.
+
+Every answer is drawn from its own generator, seeded by a hash of (``seed``, the
+query line, the ids shown first and second, and how many real answers this
+prompt had before), so what a prompt gets depends neither on the arrival order
+of concurrent requests nor on the faults served before it: a run at any
+``--concurrency`` gets the same answers, and a test built on them is reproducible.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -27,6 +34,25 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 _STRENGTH = re.compile(r"strength=(-?[0-9.]+)")
+_QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
+
+
+def answer_text(
+    first: float, second: float, *, rho: float, unparseable: float, rng: random.Random
+) -> str:
+    """The fake's reply for strengths ``first`` (shown first) and ``second``."""
+    if rng.random() < unparseable:
+        return "I cannot decide between these."
+    if rng.random() < rho:
+        return "Result A comes first.\nVerdict: A"
+    p_first = 1 / (1 + pow(2.718281828459045, second - first))
+    return "Verdict: A" if rng.random() < p_first else "Thinking.\n**Verdict: B**"
+
+
+def request_rng(seed: int, query: str, first: str, second: str, attempt: int) -> random.Random:
+    """The generator of one answer: a hash of the seed, the pair as shown and the attempt."""
+    text = "\x1f".join((str(seed), query, first, second, str(attempt)))
+    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
 
 
 @dataclass
@@ -38,9 +64,8 @@ class FakeJudge:
     requests: list[str] = field(default_factory=list)
     headers: list[str] = field(default_factory=list)
     port: int = 0
-
-    def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
+    answered: dict[str, int] = field(default_factory=dict)
+    stop: Callable[[], None] = lambda: None  # set by serving(): stop the server now
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
@@ -67,13 +92,12 @@ class FakeJudge:
             if fault == "401":
                 return PlainTextResponse("bad key", status_code=401)
         first, second = (float(s) for s in _STRENGTH.findall(prompt)[0:2])
-        if self.rng.random() < self.unparseable:
-            text = "I cannot decide between these."
-        elif self.rng.random() < self.rho:
-            text = "Result A comes first.\nVerdict: A"
-        else:
-            p_first = 1 / (1 + pow(2.718281828459045, second - first))
-            text = "Verdict: A" if self.rng.random() < p_first else "Thinking.\n**Verdict: B**"
+        found = _QUERY.search(prompt)
+        query = found.group(1) if found else ""
+        attempt = self.answered.get(f"{query}|{key}", 0)
+        self.answered[f"{query}|{key}"] = attempt + 1
+        rng = request_rng(self.seed, query, ids[0], ids[1], attempt)
+        text = answer_text(first, second, rho=self.rho, unparseable=self.unparseable, rng=rng)
         return JSONResponse(
             {
                 "choices": [{"message": {"role": "assistant", "content": text}}],
@@ -92,7 +116,7 @@ def _free_port() -> int:
 def serving(judge: FakeJudge) -> Iterator[str]:
     """Serve ``judge`` in a thread; yields its base URL; stops on exit."""
     app = Starlette(routes=[Route("/v1/chat/completions", judge.chat, methods=["POST"])])
-    judge.port = _free_port()
+    judge.port = judge.port or _free_port()  # a given port: a restarted server, same URL
     config = uvicorn.Config(app, host="127.0.0.1", port=judge.port, log_level="critical")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -100,8 +124,13 @@ def serving(judge: FakeJudge) -> Iterator[str]:
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.01)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(10)
+
+    judge.stop = stop
     try:
         yield f"http://127.0.0.1:{judge.port}/v1"
     finally:
-        server.should_exit = True
-        thread.join(10)
+        stop()

@@ -13,20 +13,45 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import httpx
 
 from orlbuild.errors import OrlbuildError
 
-__all__ = ["Answer", "ChatSettings", "JudgeRequestError", "Request", "ask_all"]
+__all__ = [
+    "Answer",
+    "ChatSettings",
+    "JudgeRequestError",
+    "JudgeUnreachableError",
+    "Request",
+    "ask_all",
+    "shown_url",
+]
 
 
 class JudgeRequestError(OrlbuildError):
     """The endpoint refused a request in a way asking again will not cure (a 4xx but 429)."""
+
+
+class JudgeUnreachableError(OrlbuildError):
+    """No connection to the endpoint: refused, or its host name does not resolve."""
+
+
+def shown_url(base_url: str) -> str:
+    """``base_url`` as an error may show it: scheme, host, port and path, without any
+    user name, password or query (where a key could hide)."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        return "the --base-url given"
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}"
 
 
 @dataclass(frozen=True)
@@ -83,6 +108,36 @@ class Answer:
     error: str | None = None
 
 
+@dataclass
+class _Contact:
+    """Whether the endpoint has answered anything in this run (one per run)."""
+
+    reached: bool = False
+
+
+def _connect_reason(error: BaseException) -> str:
+    """The operating system's words for a failed connection ("connection refused", "name or
+    service not known"), found down the exception chain; else the error's own message."""
+    reason = str(error).strip() or type(error).__name__
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno > 0:
+            reason = os.strerror(seen.errno).lower()  # asyncio's own strerror names no cause
+        elif isinstance(seen, OSError) and seen.strerror:  # a resolver error: its own words
+            reason = seen.strerror.lower()
+        seen = seen.__cause__ or seen.__context__
+    return reason
+
+
+def _unreachable(settings: ChatSettings, error: httpx.ConnectError, attempts: int) -> NoReturn:
+    reason = _connect_reason(error)
+    after = f" after {attempts} attempts" if attempts > 1 else ""
+    raise JudgeUnreachableError(
+        f"cannot reach the judge at {shown_url(settings.base_url)}: {reason}{after} "
+        "(check --base-url and that the server is running); answers so far are kept"
+    ) from None
+
+
 class _Retryable(Exception):
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
@@ -119,7 +174,9 @@ def _reply(response: httpx.Response) -> tuple[str, int]:
     return text, int(tokens) if isinstance(tokens, int | float) else 0
 
 
-async def _ask(client: httpx.AsyncClient, settings: ChatSettings, request: Request) -> Answer:
+async def _ask(
+    client: httpx.AsyncClient, settings: ChatSettings, request: Request, contact: _Contact
+) -> Answer:
     payload = {
         "model": settings.model,
         "messages": [{"role": "user", "content": request.prompt}],
@@ -131,6 +188,7 @@ async def _ask(client: httpx.AsyncClient, settings: ChatSettings, request: Reque
         wait: float | None = None
         try:
             response = await client.post("/chat/completions", json=payload)
+            contact.reached = True
             if response.status_code == 429:
                 raise _Retryable(
                     "429 too many requests", _retry_after(response.headers.get("retry-after"))
@@ -148,6 +206,10 @@ async def _ask(client: httpx.AsyncClient, settings: ChatSettings, request: Reque
             reason, wait = failure.reason, failure.wait
         except httpx.TimeoutException:
             reason = "timeout"
+        except httpx.ConnectError as error:  # refused, or the host name does not resolve
+            if not contact.reached or attempt == settings.retries:
+                _unreachable(settings, error, attempt + 1)
+            reason = f"connection failed ({type(error).__name__})"
         except httpx.TransportError as error:  # connection refused, dropped, reset
             reason = f"connection failed ({type(error).__name__})"
         if attempt < settings.retries:
@@ -170,10 +232,11 @@ async def _run(
         timeout=settings.timeout,
         limits=limits,
     ) as client:
+        contact = _Contact()
 
         async def worker() -> None:
             for request in requests:  # one shared iterator: each request taken once
-                on_answer(await _ask(client, settings, request))
+                on_answer(await _ask(client, settings, request, contact))
 
         workers = [asyncio.create_task(worker()) for _ in range(settings.concurrency)]
         try:
@@ -203,6 +266,9 @@ def ask_all(
     ------
     JudgeRequestError
         A 4xx other than 429: the run stops; answers already passed on are kept.
+    JudgeUnreachableError
+        No connection (refused, or the host does not resolve): at once when the
+        endpoint has not answered yet, else when a request's retries run out.
     KeyboardInterrupt
         Ctrl-C: the requests in flight are cancelled; answers already passed on are kept.
     """

@@ -7,6 +7,11 @@ file in the arena shape (``item_a`` is the item shown first, so ``winner_first``
 is known; ``annotator`` is ``llm:<model>``) and the raw answers in a sidecar
 JSONL. Nothing here holds more than one plan row and the requests in flight, so
 memory does not grow with the plan.
+
+Where the pairs come from is a :class:`PlanSource`: anything that yields the plan's
+rows, in the same order each time it is asked (it is read twice: to ask, then to
+write in plan order). :class:`PlanFile` reads a plan file; a round of the store
+(``orlbuild judge --round R``, once rounds exist) plugs in as another source.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from orlbuild.errors import ConfigError, InputError
 from orlbuild.judging.answer_cache import AnswerCache, cache_key
@@ -29,7 +35,9 @@ from orlbuild.vocabulary import Disagreement, JudgeOrders, Verdict
 __all__ = [
     "JudgeOptions",
     "JudgeSummary",
+    "PlanFile",
     "PlanRow",
+    "PlanSource",
     "judge_plan",
     "read_plan_rows",
     "sidecar_path",
@@ -174,8 +182,27 @@ def _api_key(name: str | None) -> str | None:
     return key
 
 
+class PlanSource(Protocol):
+    """The pairs to judge: :meth:`rows` yields them, in the same order on every call."""
+
+    def rows(self) -> Iterator[PlanRow]:
+        """The plan's rows, one at a time."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlanFile:
+    """A plan file written by ``orlbuild plan --with-text`` (:func:`read_plan_rows`)."""
+
+    path: Path
+
+    def rows(self) -> Iterator[PlanRow]:
+        """The file's rows, one at a time."""
+        return read_plan_rows(self.path)
+
+
 def judge_plan(
-    plan: Path,
+    plan: Path | PlanSource,
     output: Path,
     options: JudgeOptions,
     *,
@@ -186,7 +213,7 @@ def judge_plan(
     Parameters
     ----------
     plan
-        The plan file (``orlbuild plan --with-text``).
+        The plan file (``orlbuild plan --with-text``), or any :class:`PlanSource`.
     output
         The answered file (arena shape; TSV, CSV or JSONL by extension); the raw
         answers go to :func:`sidecar_path`.
@@ -209,6 +236,7 @@ def judge_plan(
     JudgeRequestError
         The endpoint refused a request (a 4xx but 429); what was answered is kept.
     """
+    source = PlanFile(plan) if isinstance(plan, Path) else plan
     template = DEFAULT_PROMPT
     if options.prompt is not None:
         try:
@@ -228,7 +256,7 @@ def judge_plan(
             )
 
         def requests() -> Iterator[Request]:
-            for row in read_plan_rows(plan):
+            for row in source.rows():
                 summary.pairs += 1
                 for a_first in _orders(row, options.orders, options.seed):
                     summary.questions += 1
@@ -266,12 +294,12 @@ def judge_plan(
         finally:
             cache.commit()
             summary.seconds = time.perf_counter() - started
-            _write(plan, output, options, cache, key, summary)
+            _write(source, output, options, cache, key, summary)
     return summary
 
 
 def _write(
-    plan: Path,
+    source: PlanSource,
     output: Path,
     options: JudgeOptions,
     cache: AnswerCache,
@@ -294,7 +322,7 @@ def _write(
         if kind != "jsonl":
             writer = csv.writer(out, delimiter="," if kind == "csv" else "\t", lineterminator="\n")
             writer.writerow(ANSWERED_COLUMNS)
-        for row in read_plan_rows(plan):
+        for row in source.rows():
             answered: list[tuple[str, str, str]] = []  # (first, second, winner id or "tie")
             for a_first in _orders(row, options.orders, options.seed):
                 first, _, second, _ = _shown(row, a_first)

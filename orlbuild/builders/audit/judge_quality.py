@@ -17,8 +17,13 @@ shown ``first``:
 * ``majority_agreement``: the share of its judgments on pairs with a strict
   human majority that side with it, with a Wilson interval.
 
-The Wilson intervals treat judgments (or pairs) as independent; their
-coverage (nominal 95%) is not yet measured by a seeded simulation.
+The first-position and majority intervals are Wilson's on the effective sample size of
+judgments clustered by pair (:func:`clustered_wilson_interval`): the two orders of a pair
+are not independent. Coverage of the nominal 95% intervals, seeded simulation of
+tests/judging/test_judge_coverage.py (150 pairs a seed, 400 seeds; docs/llm-judges.md):
+a position-biased judge (first-position rate 0.7): majority 0.968, kappa 0.960,
+first-position 0.973, flip 0.945; an unbiased judge with easy and hard pairs: majority
+0.948 (0.920 with plain Wilson), kappa 0.928, first-position 0.995, flip 0.950.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["JUDGE_PREFIX", "judge_figures", "wilson_interval"]
+__all__ = ["JUDGE_PREFIX", "clustered_wilson_interval", "judge_figures", "wilson_interval"]
 
 #: Annotators whose name starts with this are judges (``orlbuild judge`` writes ``llm:<model>``).
 JUDGE_PREFIX = "llm:"
@@ -42,6 +47,30 @@ def wilson_interval(successes: float, n: float) -> tuple[float, float]:
     centre = (p + _Z**2 / (2 * n)) / (1 + _Z**2 / n)
     half = _Z * np.sqrt(p * (1 - p) / n + _Z**2 / (4 * n * n)) / (1 + _Z**2 / n)
     return (float(centre - half), float(centre + half))
+
+
+def clustered_wilson_interval(hits: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """The 95% Wilson interval of a share of ``hits`` whose judgments come in ``clusters``
+    (the two orders of a pair), on the effective sample size ``n / deff``.
+
+    ``deff`` is the design effect (Kish 1965): the ratio estimator's variance over the
+    clusters (with the ``c / (c - 1)`` correction) against the binomial variance, at least
+    1, so positively correlated orders widen the interval and negatively correlated ones
+    (position bias) leave it as Wilson's. NaN, NaN with no judgments.
+    """
+    n = len(hits)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = float(np.mean(hits))
+    _, codes = np.unique(clusters, return_inverse=True)
+    k = np.bincount(codes, weights=hits.astype(float))
+    m = np.bincount(codes).astype(float)
+    c = len(m)
+    if c < 2 or p in (0.0, 1.0):
+        return wilson_interval(p * n, n)
+    variance = c / (c - 1) * float(np.sum((k - p * m) ** 2)) / n**2
+    deff = max(1.0, variance / (p * (1 - p) / n))
+    return wilson_interval(p * n / deff, n / deff)
 
 
 def _outcomes(prefs: pd.DataFrame) -> pd.DataFrame:
@@ -65,6 +94,11 @@ def _outcomes(prefs: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _pair_codes(frame: pd.DataFrame) -> np.ndarray:
+    """One code per (query, lo, hi): the cluster of a judgment."""
+    return frame.groupby(["query", "lo", "hi"], sort=False).ngroup().to_numpy()
+
+
 def _kappa(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) == 0:
         return float("nan")
@@ -80,7 +114,9 @@ def _one_judge(mine: pd.DataFrame, people: pd.DataFrame, draws: int, seed: int) 
     won = int(strict["won_first"].sum())
     row: dict[str, float | int] = {"judgments": len(mine), "strict_known_order": len(strict)}
     row["first_position_rate"] = won / len(strict) if len(strict) else float("nan")
-    row["first_position_low"], row["first_position_high"] = wilson_interval(won, len(strict))
+    row["first_position_low"], row["first_position_high"] = clustered_wilson_interval(
+        strict["won_first"].to_numpy(bool), _pair_codes(strict)
+    )
     # pairs answered in both orders: one judgment with lo shown first and one with hi first
     known = mine[mine["first_known"]]
     both = known.pivot_table(
@@ -115,7 +151,9 @@ def _one_judge(mine: pd.DataFrame, people: pd.DataFrame, draws: int, seed: int) 
     agreed = int((agree_pool["outcome"] == agree_pool["majority"]).sum())
     row["shared_with_people"] = len(shared)
     row["majority_agreement"] = agreed / len(agree_pool) if len(agree_pool) else float("nan")
-    row["majority_low"], row["majority_high"] = wilson_interval(agreed, len(agree_pool))
+    row["majority_low"], row["majority_high"] = clustered_wilson_interval(
+        (agree_pool["outcome"] == agree_pool["majority"]).to_numpy(bool), _pair_codes(agree_pool)
+    )
     a, b = shared["outcome"].to_numpy(int), shared["majority"].to_numpy(int)
     row["kappa_people"] = _kappa(a, b)
     low = high = float("nan")
