@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -139,4 +140,32 @@ def test_the_tie_column_has_one_vocabulary(migrated_db_url: str, write_file: Wri
     assert one_error_line(*cli(migrated_db_url, "ingest", "pairwise", str(bad))) == (
         f"Error: {bad}, line 2: tie must be 0 or 1 (got '0.5'); use 1 (or 1.0, true) for a tie, "
         "0 (0.0, false or empty) for none"
+    )
+
+
+def test_invisible_characters_in_every_reader(migrated_db_url: str, write_file: Write) -> None:
+    """Issue 39: listwise lists, run system names (the run ids) and text ids are checked as
+    the pairwise ids are; a list holding two items that look the same stores nothing."""
+    twins = write_file("l.tsv", "query\tannotator\titem\trank\nq1\ta\td1\t1\nq1\ta\td\u200d1\t2\n")
+    assert one_error_line(*cli(migrated_db_url, "ingest", "listwise", str(twins))) == (
+        f"Error: {twins}, line 3: one list holds two items that differ only by invisible "
+        "characters (U+200D ZERO WIDTH JOINER) (got \"'d1' vs 'd\\\\u200d1'\"); remove the "
+        "zero-width or bidi-control characters from the ids"
+    )
+    code, out, err = cli(migrated_db_url, "status", "--format", "json")
+    assert code == 0 and json.loads(out) == {"collections": {}}, out  # nothing stored
+    run = write_file("r.trec", "q1 Q0 d1 1 2.5 bm\u200b25\nq1 Q0 d2 2 1.5 bm\u200b25\n")
+    code, out, err = cli(migrated_db_url, "ingest", "run", str(run), "--system-from", "tag")
+    assert code == 0, err
+    assert (
+        f"Warning: {run}: system 'bm\\u200b25' holds an invisible character (U+200B ZERO WIDTH "
+        "SPACE); names are compared exactly, so it is not 'bm25'"
+    ) in err
+    texts = write_file("items.tsv", "id\ttext\nd1\thello\nd\u2067x\tworld\n")
+    code, out, err = cli(migrated_db_url, "ingest", "text", str(texts), "--of", "items", "--all")
+    assert code == 0, err
+    assert err == (
+        f"Warning: {texts}, line 3: id 'd\\u2067x' holds an invisible character (U+2067 "
+        "RIGHT-TO-LEFT ISOLATE); names are compared exactly, so it is not 'dx' (the first such "
+        "id of the file)\n"
     )
