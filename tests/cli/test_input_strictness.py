@@ -111,12 +111,12 @@ def test_invisible_characters_in_ids_are_warned_about_and_twins_refused(
 
 
 def test_the_tie_column_has_one_vocabulary(migrated_db_url: str, write_file: Write) -> None:
-    """Issue 39: 1, 1.0, true (any case, spaces around) are ties; 0, 0.0, false, empty are not;
-    the same in TSV, CSV and JSON Lines; anything else is refused naming the line."""
+    """Issue 39: 1, 1.0, true, yes (any case, spaces around) are ties; 0, 0.0, false, no, empty
+    are not; the same in TSV, CSV and JSON Lines; anything else is refused naming the line."""
     from orlbuild.services.databases import open_database
     from orlbuild.store import load_pairwise
 
-    words = ["1", " 1", "1.0", "TRUE", "0", "0.0", "false", ""]
+    words = ["1", " 1", "1.0", "TRUE", " Yes", "0", "0.0", "false", "NO ", ""]
     tsv = "query\twinner\tloser\ttie\n" + "".join(
         f"q\td{i}\te{i}\t{w}\n" for i, w in enumerate(words)
     )
@@ -134,12 +134,12 @@ def test_the_tie_column_has_one_vocabulary(migrated_db_url: str, write_file: Wri
     finally:
         engine.dispose()
     ties = {q: part.sort_values("winner")["tie"].tolist() for q, part in rows.groupby("query")}
-    assert ties["q"] == ties["r"] == [True] * 4 + [False] * 4
+    assert ties["q"] == ties["r"] == [True] * 5 + [False] * 5
     assert ties["s"] == [True] * 3 + [False] * 3
     bad = write_file("bad.tsv", "query\twinner\tloser\ttie\nq\td1\td2\t0.5\n")
     assert one_error_line(*cli(migrated_db_url, "ingest", "pairwise", str(bad))) == (
-        f"Error: {bad}, line 2: tie must be 0 or 1 (got '0.5'); use 1 (or 1.0, true) for a tie, "
-        "0 (0.0, false or empty) for none"
+        f"Error: {bad}, line 2: tie must be 0 or 1 (got '0.5'); use 1 (or 1.0, true, yes) for a "
+        "tie, 0 (0.0, false, no or empty) for none"
     )
 
 
