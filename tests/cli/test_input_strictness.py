@@ -50,6 +50,25 @@ def test_a_fifo_input_is_refused_saying_what_it_is(
     )
 
 
+def test_a_device_or_socket_input_is_named_as_such(
+    migrated_db_url: str, write_file: Write, tmp_path: Path
+) -> None:
+    """``/dev/null`` is a character device and a Unix socket a socket, not "no such file"."""
+    import socket
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(path))
+        for node, what in (("/dev/null", "a character device"), (str(path), "a socket")):
+            line = one_error_line(*cli(migrated_db_url, "ingest", "pairwise", node))
+            assert line.startswith(f"Error: {node}: is {what}, not a regular file; "), line
+            run = write_file("run.trec", "q1 Q0 d1 1 2.5 bm25\n")
+            assert one_error_line(*_eval(node, str(run), "-m", "AP")) == line
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize(
     ("char", "reason", "hint"),
     [
