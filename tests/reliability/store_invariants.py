@@ -64,6 +64,16 @@ def _rows(connection: Connection, sql: str) -> list[tuple[object, ...]]:
     return [tuple(row) for row in connection.execute(text(sql))]
 
 
+def _orphans(connection: Connection, table: str, key: str, parents: str, what: str) -> list[str]:
+    """Rows of ``table`` whose ``key`` names no row of ``parents``."""
+    count = _rows(
+        connection,
+        f"SELECT COUNT(*) FROM {table} t WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {parents} p WHERE p.id = t.{key})",
+    )[0][0]
+    return [f"{count} {table} rows of no {what}"] if count else []
+
+
 def _batch_problems(connection: Connection) -> list[str]:
     found = []
     for kind, (table, refs) in FACTS.items():
@@ -113,13 +123,7 @@ def _build_problems(connection: Connection) -> list[str]:
         if not batches:
             found.append(f"build {build} records no batch it read")
     for table in BUILD_ROWS:
-        orphans = _rows(
-            connection,
-            f"SELECT COUNT(*) FROM {table} t WHERE NOT EXISTS "
-            f"(SELECT 1 FROM builds b WHERE b.id = t.build_id)",
-        )[0][0]
-        if orphans:
-            found.append(f"{orphans} {table} rows of no build")
+        found.extend(_orphans(connection, table, "build_id", "builds", "build"))
     return found
 
 
@@ -140,13 +144,9 @@ def _evaluation_problems(connection: Connection) -> list[str]:
                 f"evaluation {evaluation} of {queries} queries x {len(names)} measures "
                 f"holds {values} values"
             )
-    orphans = _rows(
-        connection,
-        "SELECT COUNT(*) FROM evaluation_values v WHERE NOT EXISTS "
-        "(SELECT 1 FROM evaluations e WHERE e.id = v.evaluation_id)",
-    )[0][0]
-    if orphans:
-        found.append(f"{orphans} evaluation values of no evaluation")
+    found.extend(
+        _orphans(connection, "evaluation_values", "evaluation_id", "evaluations", "evaluation")
+    )
     return found
 
 
