@@ -58,3 +58,5 @@ def text_command(
             engine, file, of=of, collection=collection, fmt=fmt, keep_all=keep_all, replace=replace
         )
     typer.echo(result.message)
+    for note in result.notes:
+        typer.echo(f"Warning: {note}", err=True)

@@ -16,7 +16,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["CONTROL_CHARACTERS", "INVISIBLE_CHARACTERS", "describe", "visible"]
+__all__ = [
+    "CONTROL_CHARACTERS",
+    "INVISIBLE_CHARACTERS",
+    "describe",
+    "invisible_name_note",
+    "visible",
+]
 
 #: Control characters refused in ids.
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -51,3 +57,22 @@ def describe(name: str) -> str:
         return ""
     char = found.group()
     return f"U+{ord(char):04X} {unicodedata.name(char, 'FORMAT CHARACTER')}"
+
+
+def invisible_name_note(name: str, what: str, where: str) -> str | None:
+    """The warning for a name given outside the file's rows (a run's system, from
+    ``--system``, its tag or its file name) that holds an invisible character, else ``None``.
+
+    Examples
+    --------
+    >>> invisible_name_note("bm\\u200b25", "system", "r.trec").endswith("it is not 'bm25'")
+    True
+    >>> invisible_name_note("bm25", "system", "r.trec") is None
+    True
+    """
+    if INVISIBLE_CHARACTERS.search(name) is None:
+        return None
+    return (
+        f"{where}: {what} {name!r} holds an invisible character ({describe(name)}); names are "
+        f"compared exactly, so it is not {visible(name)!r}"
+    )

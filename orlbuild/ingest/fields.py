@@ -36,7 +36,7 @@ MAX_INTEGER = 2**31 - 1
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 #: The one vocabulary of a 0/1 column (``tie``), after stripping and lower-casing
 #: (docs/input-formats.md, "Ties"): 0/1, as a float column is written (``0.0``/``1.0``),
-#: ``false``/``true`` (JSON booleans too), and an empty cell for 0.
+#: ``false``/``true`` (JSON booleans too), ``no``/``yes``, and an empty cell for 0.
 FLAG_VALUES = {
     "0": False,
     "1": True,
@@ -44,6 +44,8 @@ FLAG_VALUES = {
     "1.0": True,
     "false": False,
     "true": True,
+    "no": False,
+    "yes": True,
     "": False,
 }
 
@@ -288,6 +290,6 @@ def flags(chunk: ColumnChunk, column: str, label: str) -> np.ndarray:
             raw,
             f"{column} must be 0 or 1",
             label,
-            "use 1 (or 1.0, true) for a tie, 0 (0.0, false or empty) for none",
+            "use 1 (or 1.0, true, yes) for a tie, 0 (0.0, false, no or empty) for none",
         )
     return np.asarray(meaning, dtype=bool)[local]

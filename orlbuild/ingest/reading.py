@@ -631,6 +631,8 @@ class _Invisible:
             return
         if "items" in bad and "winner_id" in facts:
             self._refuse_twins(names["items"], facts, lines)
+        if "items" in bad and {"annotator_id", "item_id", "rank"} <= facts.keys():
+            self._refuse_listed_twins(names["items"], facts, lines)
         if self.note is not None:
             return
         first: tuple[int, str, str] | None = None
@@ -659,6 +661,41 @@ class _Invisible:
             a, b = items[winner[row]], items[loser[row]]
             raise InputError(
                 f"the two items differ only by invisible characters ({describe(a) or describe(b)})",
+                file=self._label,
+                line=int(lines[row]),
+                value=f"{a!r} vs {b!r}",
+                hint="remove the zero-width or bidi-control characters from the ids",
+            )
+
+    def _refuse_listed_twins(self, items: np.ndarray, facts: Facts, lines: np.ndarray) -> None:
+        """A list (query and annotator) holding two items that look the same is refused: its
+        ranks state an order (or a tie) between them."""
+        import pandas as pd
+
+        seen = pd.factorize(np.asarray([visible(n) for n in items.tolist()], dtype=object))[0]
+        frame = pd.DataFrame(
+            {
+                "query": facts["query_id"],
+                "annotator": facts["annotator_id"],
+                "seen": seen[facts["item_id"]],
+                "item": facts["item_id"],
+            }
+        )
+        distinct = frame.groupby(["query", "annotator", "seen"])["item"].transform("nunique")
+        twins = np.flatnonzero(distinct.to_numpy() > 1)
+        if twins.size:
+            row = int(twins[-1])  # the second of the two: the line that makes the pair
+            key = frame.iloc[row]
+            first = frame[
+                (frame["query"] == key["query"])
+                & (frame["annotator"] == key["annotator"])
+                & (frame["seen"] == key["seen"])
+                & (frame["item"] != key["item"])
+            ].iloc[0]
+            a, b = items[int(first["item"])], items[int(key["item"])]
+            raise InputError(
+                "one list holds two items that differ only by invisible characters "
+                f"({describe(a) or describe(b)})",
                 file=self._label,
                 line=int(lines[row]),
                 value=f"{a!r} vs {b!r}",

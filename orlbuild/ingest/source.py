@@ -212,6 +212,15 @@ class Source:
             self.on_progress(n)
 
 
+#: What a path that is not a regular file is, in a refusal.
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
 def require_regular_file(path: Path, label: str) -> None:
     """Refuse an input path that is not a regular file, saying what it is.
 
@@ -224,7 +233,7 @@ def require_regular_file(path: Path, label: str) -> None:
     ------
     InputError
         ``no such file``, ``is a directory``, ``is a named pipe (FIFO), not a
-        regular file`` or ``is a device or socket, not a regular file``.
+        regular file``, ``is a character device``, ``a block device`` or ``a socket``.
     """
     try:
         mode = path.stat().st_mode
@@ -238,7 +247,7 @@ def require_regular_file(path: Path, label: str) -> None:
         return
     if stat.S_ISDIR(mode):
         raise InputError("is a directory, not a file", file=label, hint="name a file in it")
-    what = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
     raise InputError(
         f"is {what}, not a regular file",
         file=label,

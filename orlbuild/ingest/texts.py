@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, cast
 
 from orlbuild.errors import InputError
+from orlbuild.ingest.characters import invisible_name_note
 from orlbuild.ingest.source import (
     BLOCK_BYTES,
     MAX_LINE_CHARS,
@@ -211,6 +212,8 @@ class TextReader:
         self._header_checked = False
         # lines in the body just read, when its reader counted them anyway (else counted here)
         self._body_lines: int | None = None
+        #: The warning for the first id holding a zero-width or bidi-control character.
+        self.invisible_note: str | None = None
 
     @property
     def label(self) -> str:
@@ -539,6 +542,9 @@ class TextReader:
             raise self._error("empty id", number, _snippet(line))
         if len(name) > NAME_MAX:
             raise self._error(f"id longer than {NAME_MAX} characters", number, name[:80])
+        if self.invisible_note is None:
+            note = invisible_name_note(name, "id", f"{self.label}, line {number}")
+            self.invisible_note = note and f"{note} (the first such id of the file)"
         return name
 
     def _text(self, text: str, number: int, line: str) -> str:

@@ -350,10 +350,18 @@ def ingest_file(
         dropped=read.dropped if stored.created else 0,
         system=stored.system,
         new_queries=stored.new_queries,
-        notes=tuple(read.notes),
+        notes=tuple(read.notes) + _system_note(system, read.label),
         score_precision=ScorePrecisionName(score_precision).value if kind == "run" else None,
         shape=read.shape_read,
     )
+
+
+def _system_note(system: str | None, label: str) -> tuple[str, ...]:
+    """A run's system name holding a zero-width or bidi-control character: one warning."""
+    from orlbuild.ingest.characters import invisible_name_note
+
+    note = None if system is None else invisible_name_note(system, "system", label)
+    return () if note is None else (note,)
 
 
 def _rows_written(on_write: Callable[[int, int], None], read: InputStream) -> Callable[[int], None]:

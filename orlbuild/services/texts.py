@@ -77,6 +77,7 @@ class TextIngestResult:
     replaced: int
     unchanged: int
     filtered: bool
+    notes: tuple[str, ...] = ()
 
     @property
     def message(self) -> str:
@@ -199,6 +200,7 @@ def ingest_text(
         replaced=stored.replaced,
         unchanged=stored.unchanged,
         filtered=not keep_all,
+        notes=() if reader.invisible_note is None else (reader.invisible_note,),
     )
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -47,6 +48,25 @@ def test_a_fifo_input_is_refused_saying_what_it_is(
     assert one_error_line(*cli(migrated_db_url, "ingest", "graded", str(tmp_path))) == (
         f"Error: {tmp_path}: is a directory, not a file; name a file in it"
     )
+
+
+def test_a_device_or_socket_input_is_named_as_such(
+    migrated_db_url: str, write_file: Write, tmp_path: Path
+) -> None:
+    """``/dev/null`` is a character device and a Unix socket a socket, not "no such file"."""
+    import socket
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(path))
+        for node, what in (("/dev/null", "a character device"), (str(path), "a socket")):
+            line = one_error_line(*cli(migrated_db_url, "ingest", "pairwise", node))
+            assert line.startswith(f"Error: {node}: is {what}, not a regular file; "), line
+            run = write_file("run.trec", "q1 Q0 d1 1 2.5 bm25\n")
+            assert one_error_line(*_eval(node, str(run), "-m", "AP")) == line
+    finally:
+        server.close()
 
 
 @pytest.mark.parametrize(
@@ -110,12 +130,12 @@ def test_invisible_characters_in_ids_are_warned_about_and_twins_refused(
 
 
 def test_the_tie_column_has_one_vocabulary(migrated_db_url: str, write_file: Write) -> None:
-    """Issue 39: 1, 1.0, true (any case, spaces around) are ties; 0, 0.0, false, empty are not;
-    the same in TSV, CSV and JSON Lines; anything else is refused naming the line."""
+    """Issue 39: 1, 1.0, true, yes (any case, spaces around) are ties; 0, 0.0, false, no, empty
+    are not; the same in TSV, CSV and JSON Lines; anything else is refused naming the line."""
     from orlbuild.services.databases import open_database
     from orlbuild.store import load_pairwise
 
-    words = ["1", " 1", "1.0", "TRUE", "0", "0.0", "false", ""]
+    words = ["1", " 1", "1.0", "TRUE", " Yes", "0", "0.0", "false", "NO ", ""]
     tsv = "query\twinner\tloser\ttie\n" + "".join(
         f"q\td{i}\te{i}\t{w}\n" for i, w in enumerate(words)
     )
@@ -133,10 +153,38 @@ def test_the_tie_column_has_one_vocabulary(migrated_db_url: str, write_file: Wri
     finally:
         engine.dispose()
     ties = {q: part.sort_values("winner")["tie"].tolist() for q, part in rows.groupby("query")}
-    assert ties["q"] == ties["r"] == [True] * 4 + [False] * 4
+    assert ties["q"] == ties["r"] == [True] * 5 + [False] * 5
     assert ties["s"] == [True] * 3 + [False] * 3
     bad = write_file("bad.tsv", "query\twinner\tloser\ttie\nq\td1\td2\t0.5\n")
     assert one_error_line(*cli(migrated_db_url, "ingest", "pairwise", str(bad))) == (
-        f"Error: {bad}, line 2: tie must be 0 or 1 (got '0.5'); use 1 (or 1.0, true) for a tie, "
-        "0 (0.0, false or empty) for none"
+        f"Error: {bad}, line 2: tie must be 0 or 1 (got '0.5'); use 1 (or 1.0, true, yes) for a "
+        "tie, 0 (0.0, false, no or empty) for none"
+    )
+
+
+def test_invisible_characters_in_every_reader(migrated_db_url: str, write_file: Write) -> None:
+    """Issue 39: listwise lists, run system names (the run ids) and text ids are checked as
+    the pairwise ids are; a list holding two items that look the same stores nothing."""
+    twins = write_file("l.tsv", "query\tannotator\titem\trank\nq1\ta\td1\t1\nq1\ta\td\u200d1\t2\n")
+    assert one_error_line(*cli(migrated_db_url, "ingest", "listwise", str(twins))) == (
+        f"Error: {twins}, line 3: one list holds two items that differ only by invisible "
+        "characters (U+200D ZERO WIDTH JOINER) (got \"'d1' vs 'd\\\\u200d1'\"); remove the "
+        "zero-width or bidi-control characters from the ids"
+    )
+    code, out, err = cli(migrated_db_url, "status", "--format", "json")
+    assert code == 0 and json.loads(out) == {"collections": {}}, out  # nothing stored
+    run = write_file("r.trec", "q1 Q0 d1 1 2.5 bm\u200b25\nq1 Q0 d2 2 1.5 bm\u200b25\n")
+    code, out, err = cli(migrated_db_url, "ingest", "run", str(run), "--system-from", "tag")
+    assert code == 0, err
+    assert (
+        f"Warning: {run}: system 'bm\\u200b25' holds an invisible character (U+200B ZERO WIDTH "
+        "SPACE); names are compared exactly, so it is not 'bm25'"
+    ) in err
+    texts = write_file("items.tsv", "id\ttext\nd1\thello\nd\u2067x\tworld\n")
+    code, out, err = cli(migrated_db_url, "ingest", "text", str(texts), "--of", "items", "--all")
+    assert code == 0, err
+    assert err == (
+        f"Warning: {texts}, line 3: id 'd\\u2067x' holds an invisible character (U+2067 "
+        "RIGHT-TO-LEFT ISOLATE); names are compared exactly, so it is not 'dx' (the first such "
+        "id of the file)\n"
     )
