@@ -9,7 +9,9 @@ peak and its RSS growth (peak RSS less the RSS before the run). Prints figures;
 ``memory_pairs`` (default 20,000) is the larger length, a quarter of it the smaller, or
 ``ORLBUILD_BENCH_JUDGE_MEMORY=10000,100000`` names the lengths (the 100,000-pair run
 takes several minutes; ``ORLBUILD_BENCH_JUDGE_TRACE=0`` measures RSS alone, about three
-times faster than under tracemalloc).
+times faster than under tracemalloc). Measured on 2 shared, loaded cores: RSS growth 7.1 MiB
+at 10,000 pairs and 7.2 MiB at 100,000 (99,661 answers in 1,100 s); tracemalloc peak 0.9
+and 1.1 MiB at 2,500 and 10,000 pairs.
 """
 
 from __future__ import annotations
