@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from orlbuild.builders.comparison_graph import majority_preference_cycles
@@ -174,16 +175,15 @@ def annotator_kappa(prefs: pd.DataFrame) -> pd.DataFrame:
     [0.0, 0.0]
     """
     weight = prefs["count"].astype(float) if "count" in prefs.columns else 1.0
-    low = prefs[["winner", "loser"]].astype(str).min(axis=1)
-    high = prefs[["winner", "loser"]].astype(str).max(axis=1)
+    low, high = _pair_ends(prefs["winner"].astype(str), prefs["loser"].astype(str))
     outcome = np.where(
         prefs["tie"].to_numpy().astype(bool), "tie", np.where(prefs["winner"] == low, "low", "high")
     )
     frame = pd.DataFrame(
         {
             "query": prefs["query"].astype(str).to_numpy(),
-            "low": low.to_numpy(),
-            "high": high.to_numpy(),
+            "low": low,
+            "high": high,
             "annotator": prefs["annotator"].astype(str).to_numpy(),
             "outcome": outcome,
             "w": weight,
@@ -217,6 +217,22 @@ def annotator_kappa(prefs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {"annotator": shared.index, "kappa": kappa.to_numpy(), "shared": shared.to_numpy()}
     )
+
+
+def _pair_ends(
+    winner: pd.Series, loser: pd.Series
+) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+    """The smaller and the larger id of every preference's two items, element by element.
+
+    ``frame[["winner", "loser"]].min(axis=1)`` on string columns falls back to one
+    Python reduction per row (40 s of a 200,000-annotator ``quality``,
+    docs/performance.md, "Quality of a build"); one comparison of the two arrays gives
+    the same ids.
+    """
+    first = winner.to_numpy(dtype=object)
+    second = loser.to_numpy(dtype=object)
+    smaller = np.asarray(second < first, dtype=bool) if len(first) else np.zeros(0, dtype=bool)
+    return np.where(smaller, second, first), np.where(smaller, first, second)
 
 
 def position_bias(prefs: pd.DataFrame) -> pd.Series:
@@ -296,8 +312,7 @@ def build_quality(
     items = ends.groupby(["query", "item"], sort=True)["w"].sum().rename("comparisons")
     items = items.astype(np.int64).reset_index()
     items["flagged"] = items["comparisons"] < min_comparisons
-    low = prefs[["winner", "loser"]].min(axis=1)
-    high = prefs[["winner", "loser"]].max(axis=1)
+    low, high = _pair_ends(prefs["winner"], prefs["loser"])
     pairs = (
         pd.DataFrame({"query": prefs["query"], "item_a": low, "item_b": high, "w": weight})
         .groupby(["query", "item_a", "item_b"], sort=True)["w"]
