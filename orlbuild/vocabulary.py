@@ -10,14 +10,11 @@ scoring words live in :mod:`scoring.vocabulary`. Members are ``str`` enums:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import Enum
-from types import MappingProxyType
 
 from scoring.vocabulary import Word
 
 __all__ = [
-    "BUILD_OPTION_WORDS",
     "DEFAULT_COLLECTION",
     "AnnotatorWeighting",
     "Cluster",
@@ -358,24 +355,6 @@ class ExecutorKind(str, Enum):
 def values(vocabulary: type[Enum]) -> tuple[str, ...]:
     """The allowed words of ``vocabulary``, in declaration order."""
     return tuple(str(member.value) for member in vocabulary)
-
-
-#: Build option name -> its vocabulary (the options that take a word; ``source`` and
-#: ``method`` are chosen per route).
-BUILD_OPTION_WORDS: Mapping[str, type[Word]] = MappingProxyType(
-    {
-        "grade_agg": GradeAggregate,
-        "uncertainty": Uncertainty,
-        "cluster": Cluster,
-        "resample": Resample,
-        "solver": Solver,
-        "disconnected": Disconnected,
-        "tiering": TieringProcedure,
-        "ties": TieModel,
-        "annotators": AnnotatorWeighting,
-        "on_error": OnError,
-    }
-)
 
 
 class JudgeOrders(str, Enum):

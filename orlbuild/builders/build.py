@@ -38,7 +38,6 @@ from orlbuild.builders.pairwise_data import (
     row_counts,
 )
 from orlbuild.builders.parameters import BuildParameters, check_source, resolve_parameters
-from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.errors import BuildError, ConfigError
 from orlbuild.records import (
     BuildOutcome,
@@ -422,11 +421,8 @@ def build_orls(
                 outcome.failures.append(result)
             else:
                 outcome.orls[result.query] = result
-                outcome.warnings += [
-                    f"query {result.query!r}: {w}"
-                    for w in result.warnings
-                    if parse_unbacked_note(w) is None  # summed below, one line per build
-                ]
+                # the unbacked orders are fields, summed below into one line per build
+                outcome.warnings += [f"query {result.query!r}: {w}" for w in result.warnings]
             if advance is not None:
                 advance(1)
         # the prior's fit needs SciPy: imported here, so a coordinator that only sends chunks

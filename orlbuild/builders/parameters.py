@@ -8,12 +8,12 @@ filled in by :func:`resolve_parameters` before anything is built.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any
 
+from orlbuild.builders.parameter_specs import BUILD_OPTIONS, attributes_section, check_option
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (
     AnnotatorWeighting,
@@ -93,21 +93,14 @@ UNCERTAINTY_BY_METHOD: Mapping[Method, tuple[Uncertainty, ...]] = MappingProxyTy
         Method.graded: (_NONE,),
     }
 )
-#: The word-valued fields of :class:`BuildParameters` and their vocabularies; an option that
-#: does not apply to every method also reads ``none`` (:class:`NotApplicable`).
+#: The word-valued fields of :class:`BuildParameters` and their vocabularies (from
+#: :data:`~orlbuild.builders.parameter_specs.BUILD_OPTIONS`); an option that does not apply
+#: to every method also reads ``none`` (:class:`NotApplicable`).
 _WORD_FIELDS: Mapping[str, tuple[type[Word], ...]] = MappingProxyType(
     {
-        "source": (Source,),
-        "method": (Method,),
-        "grade_agg": (GradeAggregate, NotApplicable),
-        "uncertainty": (Uncertainty,),
-        "cluster": (Cluster,),
-        "resample": (Resample, NotApplicable),
-        "solver": (Solver, NotApplicable),
-        "disconnected": (Disconnected,),
-        "tiering": (TieringProcedure, NotApplicable),
-        "ties": (TieModel,),
-        "annotators": (AnnotatorWeighting,),
+        name: spec.choices
+        for name, spec in BUILD_OPTIONS.items()
+        if spec.choices and name != "on_error"  # on_error is the build loop's, not a field
     }
 )
 _NOT_APPLICABLE = NotApplicable.none
@@ -121,77 +114,9 @@ class BuildParameters:
     read into it); an option that does not apply to the method resolves to
     :class:`~orlbuild.vocabulary.NotApplicable` or its vocabulary's ``none``.
 
-    Attributes
-    ----------
-    source
-        ``graded``, ``listwise`` or ``pairwise``.
-    method
-        Graded: ``graded``; listwise: ``direct|bt|plackett-luce|borda``
-        (default ``direct`` when every query has one list, else ``bt``);
-        pairwise: ``bt|rank-centrality`` (default ``bt``).
-    grade_agg
-        Graded route aggregate over annotators: ``median`` (default; half-way
-        medians rounded down), ``mean``, ``max`` or ``majority`` (most frequent
-        grade; equally frequent grades resolve to the lowest).
-    sig
-        Significance level of the leader test; ``0`` disables ties.
-    uncertainty
-        ``fisher`` (BT and Plackett-Luce default) or ``bootstrap``
-        (Rank Centrality and Borda default); ``ep`` (BT only: choix's
-        expectation propagation, about 30 times slower); ``none`` for direct
-        and graded.
-    cluster
-        ``none`` or ``annotators`` (clustered sandwich, BT with Fisher only).
-    resample
-        Bootstrap unit: ``comparisons`` (pairwise rows, or whole lists for
-        Plackett-Luce and Borda) or ``annotators``.
-    bootstrap
-        Number of bootstrap resamples.
-    reg
-        Regularisation strength ``c``; choix gets ``alpha = c / n_items``.
-    solver
-        Bradley-Terry / Plackett-Luce solver: ``ilsr`` (default), ``opt`` or ``mm``.
-    seed
-        Seed of every random draw (bootstrap); default 0 so builds repeat.
-    disconnected
-        ``fail`` (default) or ``tiers`` (order each component separately).
-    tiering
-        How tiers are decided from scored items: ``posterior`` (default for
-        ``bt``: the finest tiering whose posterior expected share of wrong
-        stated orders is at most ``fdr``), ``simultaneous`` (default for the
-        other methods; max-t critical value, family-wise error per query),
-        ``model`` (BIC-best partition into equal-strength groups) or
-        ``leader`` (one test per item at ``sig``, no multiplicity control);
-        ``none`` for direct and graded.
-    fdr
-        ``posterior`` only: the bound on each query's posterior expected share
-        of wrong stated orders (default 0.05); ``None`` for the other tierings.
-    mc_draws
-        Monte Carlo draws of the ``simultaneous`` critical value from N(0, C).
-    step_down
-        ``simultaneous`` only: Romano-Wolf step-down (default) or the
-        single-step critical value for every pair.
-    backed
-        ``simultaneous`` only: place a boundary only where every pair of
-        well-measured items across it is separated (default), or, when
-        false, the max-t leader walk of builds made before that rule (it
-        states orders no test backs; kept to repeat those builds and to
-        measure what the rule costs).
-    ties
-        Pairwise ``bt`` and ``rank-centrality``: ``half`` (default: a tie is
-        half a win each way, the convention of LMArena and evalica) or
-        ``davidson`` (``bt`` only: Davidson's tie parameter, estimated per
-        query); ``none`` for the other routes.
-    annotators
-        Pairwise ``bt``: ``equal`` (default) or ``reliability`` (Crowd-BT: one
-        reliability per annotator fitted with the strengths); ``none`` for
-        the other routes.
-    margin
-        Equivalence margin ``DELTA`` (log-strength) of scored builds, or
-        ``None``: a tested pair whose simultaneous interval lies within
-        ``+-DELTA`` is recorded as ``equivalent`` (docs/planning.md, "Open
-        decisions and how pairs are chosen"). It changes no tier, only what a
-        tie is recorded as.
+    Each option's help, words and range are declared once, in
+    :data:`~orlbuild.builders.parameter_specs.BUILD_OPTIONS`; the Attributes section
+    below is made from it.
     """
 
     source: Source
@@ -247,18 +172,19 @@ class BuildParameters:
         return cls(**payload)
 
 
-#: Numeric build options: name -> (whether a value is valid, what a valid value is).
-NUMBER_RULES: dict[str, tuple[Callable[[float], bool], str]] = {
-    "sig": (lambda v: 0.0 <= v < 1.0, "must be in [0, 1) (0 disables ties)"),
-    "reg": (lambda v: math.isfinite(v) and v >= 0.0, "must be a finite number >= 0"),
-    "bootstrap": (lambda v: v >= 2, "must be >= 2"),
-    "mc_draws": (lambda v: v >= 100, "must be >= 100"),
-    "fdr": (lambda v: 0.0 <= v < 1.0, "must be in [0, 1) (0 states no order)"),
-    "margin": (
-        lambda v: math.isfinite(v) and v > 0.0,
-        "must be a number > 0 (a log-strength difference)",
-    ),
-}
+BuildParameters.__doc__ = (BuildParameters.__doc__ or "") + attributes_section(
+    {f.name for f in fields(BuildParameters)}
+)
+
+#: Numeric build options: name -> (whether a value is valid, what a valid value is), read
+#: from :data:`~orlbuild.builders.parameter_specs.BUILD_OPTIONS`.
+NUMBER_RULES: Mapping[str, tuple[Callable[[float], bool], str]] = MappingProxyType(
+    {
+        name: (lambda v, spec=spec: spec.problem(v) is None, spec.rule)
+        for name, spec in BUILD_OPTIONS.items()
+        if spec.type in (int, float) and name != "seed"
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -319,7 +245,8 @@ def check_source(source: str) -> str:
 
 
 def check_number(name: str, value: float) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is valid for the numeric option ``name``.
+    """Raise :class:`ConfigError` unless ``value`` is valid for the numeric option ``name``
+    (:func:`~orlbuild.builders.parameter_specs.check_option`).
 
     Parameters
     ----------
@@ -334,9 +261,7 @@ def check_number(name: str, value: float) -> None:
     ConfigError
         ``--name <rule>, got <value>``; NaN is never valid.
     """
-    valid, rule = NUMBER_RULES[name]
-    if math.isnan(value) or not valid(value):
-        raise ConfigError(f"--{name.replace('_', '-')} {rule}, got {value!r}")
+    check_option(name, value)
 
 
 def _member(name: str, word: str, vocabularies: tuple[type[Word], ...]) -> Word:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import pandas as pd
 import typer
 
+from orlbuild.builders.parameter_specs import check_option, option_help
 from orlbuild.builders.parameters import DEFAULT_REG, BuildParameters
 from orlbuild.cli.options import CollectionOption, FormatOption, JobsOption, SchedulerOption
 from orlbuild.cli.render import emit
 from orlbuild.cli.state import get_state, opened_store
 from orlbuild.cli.statistics_options import seed_option
 from orlbuild.executor import resolve_executor
-from orlbuild.limits import SEED_MAX
 from orlbuild.progress import progress_bar
 from orlbuild.services.builds import build_and_store
 from orlbuild.vocabulary import (
@@ -41,14 +42,23 @@ __all__ = [
 SHOWN_QUERIES = 50
 
 
+def _checked(name: str) -> Callable[[float | None], float | None]:
+    """The callback of a numeric option: its range (the build options' table), checked
+    before the store is opened."""
+
+    def check(value: float | None) -> float | None:
+        return None if value is None else check_option(name, value)
+
+    return check
+
+
 def build_command(
     ctx: typer.Context,
-    source: Annotated[Source, typer.Option("--source", help="Which judgments to read.")],
+    source: Annotated[Source, typer.Option("--source", help=option_help("source"))],
     method: Annotated[
         Method | None,
         typer.Option(
-            help="graded: graded; listwise: direct|bt|plackett-luce|borda "
-            "(default direct with one list per query, else bt); pairwise: bt|rank-centrality.",
+            help=option_help("method"),
             show_default=False,
         ),
     ] = None,
@@ -61,99 +71,89 @@ def build_command(
     ] = None,
     sig: Annotated[
         float,
-        typer.Option(
-            help="Family-wise level per query (simultaneous, model), per test (leader); "
-            "0 = no ties."
-        ),
+        typer.Option(callback=_checked("sig"), help=option_help("sig")),
     ] = BuildParameters.sig,
     tiering: Annotated[
         TieringProcedure | None,
         typer.Option(
-            help="posterior (bt default: expected share of wrong stated orders <= fdr), "
-            "simultaneous (other methods' default: max-t, false splits per query <= sig), "
-            "model (BIC partition) or leader (one test per item, no multiplicity control).",
+            help=option_help("tiering"),
             show_default=False,
         ),
     ] = None,
     fdr: Annotated[
         float | None,
         typer.Option(
-            help="posterior: bound on each query's posterior expected share of wrong "
-            "stated orders (default 0.05).",
+            callback=_checked("fdr"),
+            help=option_help("fdr"),
             show_default=False,
         ),
     ] = None,
     mc_draws: Annotated[
-        int, typer.Option(help="Monte Carlo draws of the simultaneous critical value.")
+        int, typer.Option(callback=_checked("mc_draws"), help=option_help("mc_draws"))
     ] = BuildParameters.mc_draws,
     step_down: Annotated[
         bool,
         typer.Option(
             "--step-down/--single-step",
-            help="simultaneous: Romano-Wolf step-down (default) or one critical value.",
+            help=option_help("step_down"),
         ),
     ] = True,
     ties: Annotated[
         TieModel | None,
         typer.Option(
-            help="pairwise: half (default: a tie is half a win each way, as LMArena and "
-            "evalica) or davidson (bt: Davidson's tie parameter per query).",
+            help=option_help("ties"),
             show_default=False,
         ),
     ] = None,
     annotators: Annotated[
         AnnotatorWeighting | None,
         typer.Option(
-            help="pairwise bt: equal (default) or reliability (Crowd-BT: one reliability "
-            "per annotator fitted with the strengths).",
+            help=option_help("annotators"),
             show_default=False,
         ),
     ] = None,
     margin: Annotated[
         float | None,
         typer.Option(
-            help="Equivalence margin (log-strength): a tested pair whose simultaneous interval "
-            "lies within +-MARGIN is recorded as equivalent (tiers do not change).",
+            callback=_checked("margin"),
+            help=option_help("margin"),
             show_default=False,
         ),
     ] = None,
     uncertainty: Annotated[
         Uncertainty | None,
         typer.Option(
-            help="fisher (bt default), bootstrap (rank-centrality default), ep (bt), "
-            "none (direct, graded).",
+            help=option_help("uncertainty"),
             show_default=False,
         ),
     ] = None,
     cluster: Annotated[
         Cluster | None,
-        typer.Option(help="Sandwich by annotator (bt + fisher).", show_default=False),
+        typer.Option(help=option_help("cluster"), show_default=False),
     ] = None,
     resample: Annotated[
-        Resample | None, typer.Option(help="Bootstrap unit.", show_default=False)
+        Resample | None, typer.Option(help=option_help("resample"), show_default=False)
     ] = None,
     reg: Annotated[
-        float, typer.Option(help="Regularisation c; choix gets alpha = c / n_items.")
+        float, typer.Option(callback=_checked("reg"), help=option_help("reg"))
     ] = DEFAULT_REG,
     bootstrap: Annotated[
-        int, typer.Option(help="Bootstrap resamples.")
+        int, typer.Option(callback=_checked("bootstrap"), help=option_help("bootstrap"))
     ] = BuildParameters.bootstrap,
     seed: Annotated[
         int | None,
-        typer.Option(callback=seed_option, help=f"Random seed, 0 to {SEED_MAX} (default 0)."),
+        typer.Option(callback=seed_option, help=option_help("seed")),
     ] = None,
     solver: Annotated[
-        Solver | None, typer.Option(help="Default ilsr (bt, plackett-luce).", show_default=False)
+        Solver | None, typer.Option(help=option_help("solver"), show_default=False)
     ] = None,
     grade_agg: Annotated[
-        GradeAggregate | None, typer.Option(help="Default median (graded).", show_default=False)
+        GradeAggregate | None, typer.Option(help=option_help("grade_agg"), show_default=False)
     ] = None,
     disconnected: Annotated[
-        Disconnected, typer.Option(help="fail, or tiers: order each component separately.")
+        Disconnected, typer.Option(help=option_help("disconnected"))
     ] = Disconnected.fail,
-    on_error: Annotated[
-        OnError, typer.Option(help="stop (store nothing) or skip (build the rest, list failures).")
-    ] = OnError.stop,
+    on_error: Annotated[OnError, typer.Option(help=option_help("on_error"))] = OnError.stop,
     fmt: FormatOption = OutputFormat.table,
     jobs: JobsOption = 1,
     scheduler: SchedulerOption = None,

@@ -41,19 +41,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from orlbuild.builders.parameters import (
-    METHODS,
-    NUMBER_RULES,
-    PlanSettings,
-    check_number,
-    resolve_parameters,
-)
+from orlbuild.builders.parameter_specs import BUILD_OPTIONS
+from orlbuild.builders.parameters import METHODS, PlanSettings, resolve_parameters
 from orlbuild.errors import ConfigError, OrlbuildError
 from orlbuild.executor import resolve_executor
 from orlbuild.ingest.column_names import parse_column_map
 from orlbuild.ingest.kinds import KINDS
 from orlbuild.ingest.reading import kind_formats
-from orlbuild.limits import COUNT_LIMITS, count_problem
 from orlbuild.nesting import checked_toml_text
 from orlbuild.output_files import check_output, sqlite_store_files
 from orlbuild.pipeline.specs import (
@@ -77,7 +71,6 @@ from orlbuild.pipeline.toml_tables import (
 )
 from orlbuild.services.build_evaluation import PowerSpec
 from orlbuild.vocabulary import (
-    BUILD_OPTION_WORDS,
     InputFormat,
     InputKind,
     Method,
@@ -119,19 +112,18 @@ BUILD_METHODS: Mapping[Source, tuple[Method, ...]] = METHODS
 """Allowed ``method`` values per build source (docs/tiers-and-audit.md, "Build routes"); omitted:
 its default."""
 
-#: Word-valued build parameters and their words: the builder's vocabularies. Which word
-#: applies to which method is left to :func:`resolve_parameters`, as for ``orlbuild build``.
-_CHOICE_PARAMETERS = BUILD_OPTION_WORDS
-_NUMBER_PARAMETERS = ("sig", "fdr", "reg", "margin")
-_INTEGER_PARAMETERS = ("bootstrap", "seed", "mc_draws")
-_FLAG_PARAMETERS = ("step_down",)
+#: The ``[builds.parameters]`` keys each source accepts: the user options of
+#: :data:`~orlbuild.builders.parameter_specs.BUILD_OPTIONS` that apply to it (``source``
+#: and ``method`` are keys of ``[[builds]]`` itself). Which word applies to which method
+#: is left to :func:`resolve_parameters`, as for ``orlbuild build``.
 _PARAMETERS_BY_SOURCE: Mapping[str, frozenset[str]] = MappingProxyType(
     {
-        "graded": frozenset({"grade_agg", "on_error"}),
-        "listwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
-        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS, *_FLAG_PARAMETERS},
-        "pairwise": frozenset(_CHOICE_PARAMETERS) - {"grade_agg"}
-        | {*_NUMBER_PARAMETERS, *_INTEGER_PARAMETERS, *_FLAG_PARAMETERS},
+        str(source): frozenset(
+            name
+            for name, spec in BUILD_OPTIONS.items()
+            if spec.option and source in spec.applies_to and name not in ("source", "method")
+        )
+        for source in Source
     }
 )
 
@@ -417,17 +409,15 @@ def _parameters(table: Table, source: str | None) -> dict[str, Any]:
     for name in allowed:
         if name not in table.data:
             continue
-        if name in _CHOICE_PARAMETERS:
-            vocabulary = _CHOICE_PARAMETERS[name]
+        spec = BUILD_OPTIONS[name]
+        if spec.choices:
+            vocabulary = spec.choices[0]
             word = table.get(name, str, None, choices=values(vocabulary))
             chosen[name] = None if word is None else _word(vocabulary, word)
-        elif name in _FLAG_PARAMETERS:
+        elif spec.type is bool:
             chosen[name] = table.get(name, bool, None)
-        elif name in NUMBER_RULES:
-            kind = float if name in _NUMBER_PARAMETERS else int
-            chosen[name] = table.get(name, kind, None, check=_builder_rule(name))
-        else:
-            chosen[name] = table.get(name, int, None, check=seed_rule if name == "seed" else None)
+        else:  # one check per value: its range and limit, from the table
+            chosen[name] = table.get(name, spec.type, None, check=spec.problem)
     table.finish(allowed)
     return {k: v for k, v in chosen.items() if v is not None}
 
@@ -443,19 +433,6 @@ def _check_with_builder(
         )
     except ConfigError as exc:
         table.problems.add(table.key("parameters"), str(exc))
-
-
-def _builder_rule(name: str) -> Callable[[float], str | None]:
-    """The builder's own check of a numeric option, as a TOML key check."""
-
-    def check(value: float) -> str | None:
-        try:
-            check_number(name, value)
-        except ConfigError:
-            return NUMBER_RULES[name][1]
-        return count_problem(name, int(value)) if name in COUNT_LIMITS else None
-
-    return check
 
 
 def _scoring(table: Table, builds: Sequence[BuildSpec], inputs: Sequence[InputSpec]) -> ScoringSpec:
@@ -598,7 +575,7 @@ def _report(table: Table, base: Path) -> ReportSpec:
 
 
 def _plan(table: Table, base: Path, builds: Sequence[BuildSpec], scored: str) -> PlanSpec:
-    from orlbuild.builders.planning.planner import check_plan_options
+    from orlbuild.builders.planning.plan_options import check_plan_options
     from orlbuild.builders.tiering.equivalence import check_margin
     from orlbuild.vocabulary import PlanFormat, PlanObjective
 

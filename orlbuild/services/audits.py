@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from orlbuild.builders.tiering.backed_orders import parse_unbacked_note
 from orlbuild.records import OverrideRequest
 from orlbuild.services.builds import override_build, tiering_by_query
 from orlbuild.services.texts import display_texts, shorten
@@ -25,7 +24,7 @@ from orlbuild.store.builds import (
     list_builds,
     load_annotator_reliabilities,
     load_build_entries,
-    load_build_messages,
+    load_query_orders,
     load_under_judged,
 )
 from orlbuild.store.builds import load_tie_decisions as _load_tie_decisions
@@ -173,11 +172,8 @@ def _with_backing(bind: Bind, summary: pd.DataFrame, ids: list[int]) -> pd.DataF
     notes: dict[tuple[int, str], tuple[int, int]] = {}
     flagged: dict[tuple[int, str], str] = {}
     for build_id in ids:
-        messages = load_build_messages(bind, build_id)
-        for query, message in zip(messages["query"], messages["message"], strict=True):
-            counts = parse_unbacked_note(str(message))
-            if counts is not None:
-                notes[build_id, str(query)] = counts
+        for query, counts in load_query_orders(bind, build_id).items():
+            notes[build_id, query] = counts
         for query, items in load_under_judged(bind, build_id).items():
             flagged[build_id, query] = ", ".join(sorted(items))
     keys = list(zip(summary["build"].astype(int), summary["query"].astype(str), strict=True))

@@ -20,16 +20,15 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from orlbuild.builders.audit.overrides import merge_adjacent_tiers, split_tier_at
+from orlbuild.builders.parameter_specs import check_option_ranges
 from orlbuild.builders.parameters import BuildParameters, check_source
 from orlbuild.builders.tiering.posterior_summary import one_tier_note, pooled_risk, risk_line
 from orlbuild.errors import BuildError, ConfigError, StoreError
 from orlbuild.executor import Executor, map_ordered, start_workers
 from orlbuild.limits import (
     PAIRWISE_ROUTES,
-    check_count,
     check_items_per_query,
     check_name,
-    check_seed,
 )
 from orlbuild.records import BuildOutcome, OverrideRequest, QueryORL
 from orlbuild.store.builds import (
@@ -292,10 +291,7 @@ def build_and_store(
         name = check_build_name(name)
     check_source(params.source)
     # Limits first: nothing is read or computed for a build that could not be stored.
-    if params.seed is not None:
-        check_seed(params.seed)
-    check_count("mc_draws", params.mc_draws)
-    check_count("bootstrap", params.bootstrap)
+    check_option_ranges(vars(params))
     # Imported here: the builders pull in pandas' heavier parts, and the estimators
     # choix/scipy/networkx, which the commands that only read builds should not pay for.
     from orlbuild.builders.build import ESTIMATOR_MODULES, build_orls

@@ -58,6 +58,7 @@ from orlbuild.store.models import (
     IngestBatch,
     OrlEntry,
     PosteriorBoundaryRow,
+    QueryOrdersRow,
     QueryPosteriorRow,
     TieDecisionRow,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "load_build_messages",
     "load_build_orls",
     "load_query_failures",
+    "load_query_orders",
     "load_query_orls",
     "load_query_posteriors",
     "load_tie_decisions",
@@ -174,6 +176,8 @@ ENTRY_ROW_COLUMNS = (
 )
 #: The columns of a ``query_posteriors`` row after ``build_id``.
 QUERY_POSTERIOR_COLUMNS = ("query", "expected_wrong", "stated_orders", "k_feasible", "k_posterior")
+#: The columns of a ``query_orders`` row after ``build_id``.
+QUERY_ORDER_COLUMNS = ("query", "stated_orders", "unbacked_orders")
 #: The columns of a ``posterior_boundaries`` row after ``build_id``.
 BOUNDARY_ROW_COLUMNS = (
     "query",
@@ -239,6 +243,7 @@ class BuildRows:
         self.decisions: list[tuple[Any, ...]] = []
         self.posteriors: list[tuple[Any, ...]] = []
         self.boundaries: list[tuple[Any, ...]] = []
+        self.orders: list[tuple[Any, ...]] = []
         self.queries: list[str] = []
 
     def add(self, orl: QueryORL) -> None:
@@ -249,6 +254,8 @@ class BuildRows:
         scores, intervals = orl.scores, orl.intervals
         posterior = orl.posterior
         top = posterior.top_probability if posterior is not None else {}
+        if orl.stated_orders is not None and orl.unbacked_orders is not None:
+            self.orders.append((orl.query, int(orl.stated_orders), int(orl.unbacked_orders)))
         if posterior is not None:
             self.posteriors.append(
                 (
@@ -496,6 +503,7 @@ def store_build(
         _insert_rows(
             connection, PosteriorBoundaryRow, BOUNDARY_ROW_COLUMNS, build_id, made.boundaries
         )
+        _insert_rows(connection, QueryOrdersRow, QUERY_ORDER_COLUMNS, build_id, made.orders)
         for table, dicts in (
             (BuildMessage, _message_rows(build_id, outcome)),
             (AnnotatorReliabilityRow, _reliability_rows(build_id, outcome)),
@@ -936,6 +944,7 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
     messages = load_build_messages(bind, build_id)
     flagged = load_under_judged(bind, build_id)
     posteriors = load_query_posteriors(bind, build_id)
+    orders = load_query_orders(bind, build_id)
     by_query: dict[str, list[TieDecision]] = {}
     for row in decisions.itertuples(index=False):
         by_query.setdefault(str(row.query), []).append(
@@ -987,9 +996,22 @@ def load_query_orls(bind: Bind, build_id: int) -> dict[str, QueryORL]:
             else None,
             warnings=list(warnings.get(q, [])),
             under_judged=sorted(flagged.get(q, ())),
+            stated_orders=orders[q][0] if q in orders else None,
+            unbacked_orders=orders[q][1] if q in orders else None,
             posterior=posteriors.get(q),
         )
     return out
+
+
+def load_query_orders(bind: Bind, build_id: int) -> dict[str, tuple[int, int]]:
+    """Query -> ``(stated, unbacked)`` cross-tier orders stored with a build (none for
+    queries no test tiered, nor for builds stored before migration 0019_query_facts that
+    stated no unbacked order: unknown for them)."""
+    q = QueryOrdersRow
+    stmt = select(q.query, q.stated_orders, q.unbacked_orders).where(q.build_id == build_id)
+    with connect(bind) as connection:
+        rows = connection.execute(stmt.order_by(q.query)).all()
+    return {str(r.query): (int(r.stated_orders), int(r.unbacked_orders)) for r in rows}
 
 
 def load_query_posteriors(

@@ -476,6 +476,24 @@ class QueryPosteriorRow(Base):
     k_posterior: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
+class QueryOrdersRow(Base):
+    """One query's stated cross-tier orders and those no test backs, for a build whose
+    tiering tested its boundaries (migration 0019_query_facts; docs/tiers-and-audit.md,
+    "How tiers are decided and audited"). No row: no test ran, or the build was stored
+    before the facts were columns and stated no unbacked order."""
+
+    __tablename__ = "query_orders"
+    __table_args__ = (UniqueConstraint("build_id", "query"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    build_id: Mapped[int] = mapped_column(
+        ForeignKey("builds.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(String(NAME_LENGTH), nullable=False)
+    stated_orders: Mapped[int] = mapped_column(Integer, nullable=False)
+    unbacked_orders: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
 class PosteriorBoundaryRow(Base):
     """The posterior probability of a tier boundary at one gap of a component's score order."""
 

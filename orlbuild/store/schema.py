@@ -53,7 +53,7 @@ UPGRADE_HINT = "run `orlbuild db upgrade`"
 #: database against it, so it is written here rather than read from the scripts
 #: (which needs Alembic, about 0.1 s to import); ``tests/store/test_schema.py``
 #: fails when a new migration is added without updating it.
-HEAD_REVISION = "0018_web_rounds"
+HEAD_REVISION = "0019_query_facts"
 
 #: Alembic's version table (its default name, used by ``migrations/env.py``).
 VERSION_TABLE = "alembic_version"

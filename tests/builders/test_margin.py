@@ -77,7 +77,7 @@ def test_state_changes_between_two_builds() -> None:
 
 @pytest.mark.parametrize("margin", [0.0, -1.0, float("nan"), float("inf")])
 def test_a_margin_must_be_positive(margin: float) -> None:
-    with pytest.raises(ConfigError, match="--margin must be a number > 0"):
+    with pytest.raises(ConfigError, match="--margin must be a finite number > 0"):
         resolve_parameters(BuildParameters(source="pairwise", margin=margin))
 
 

@@ -58,4 +58,4 @@ def test_margin_is_stored_and_shown_by_audit_and_diff(migrated_db_url: str) -> N
         }
     ]
     code, _, err = cli(url, "build", "--source", "pairwise", "--margin", "-1")
-    assert code != 0 and "--margin must be a number > 0" in err
+    assert code != 0 and "--margin must be a finite number > 0" in err

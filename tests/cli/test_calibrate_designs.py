@@ -62,7 +62,7 @@ def test_design_options_are_checked() -> None:
     code, _, err = _run("--design", "planned", "--max-per-query", "0")
     assert code == 1 and "--max-per-query must be >= 1" in err
     code, _, err = _run("--design", "planned", "--margin", "-1")
-    assert code == 1 and "--margin must be a number > 0" in err
+    assert code == 1 and "--margin must be a finite number > 0" in err
     # a word option like every other: Typer's usage error names the words (exit 2)
     code, _, err = _run("--design", "planned", "--scenario", "other")
     assert code == 2 and "'other' is not one of 'mixed', 'equal', 'sparse'" in err

@@ -114,7 +114,7 @@ def test_a_listwise_build_cannot_be_planned(migrated_db_url: str) -> None:
 def test_bad_margin_is_one_line(planned_db: str) -> None:
     code, _, err = cli(planned_db, "plan", "b", "--budget", "3", "--margin", "-1")
     assert code == 1 and err.strip() == (
-        "Error: --margin must be a number > 0 (a log-strength difference), got -1.0"
+        "Error: --margin must be a finite number > 0 (a log-strength difference), got -1.0"
     )
 
 

@@ -335,6 +335,7 @@ def test_uncertainty_the_method_does_not_support_is_reported_by_the_builder(
 @pytest.mark.parametrize("name", ["uncertainty", "tiering", "solver", "cluster", "on_error"])
 def test_every_word_the_builder_knows_is_a_toml_choice(name: str) -> None:
     from orlbuild import vocabulary
+    from orlbuild.builders.parameter_specs import BUILD_OPTIONS
     from orlbuild.pipeline import config
 
     enum = {
@@ -344,7 +345,9 @@ def test_every_word_the_builder_knows_is_a_toml_choice(name: str) -> None:
         "cluster": vocabulary.Cluster,
         "on_error": vocabulary.OnError,
     }[name]
-    assert config._CHOICE_PARAMETERS[name] is enum  # the TOML reads the vocabulary itself
+    # the TOML reads the vocabulary of the one table of build options
+    assert BUILD_OPTIONS[name].choices[0] is enum
+    assert name in config._PARAMETERS_BY_SOURCE["pairwise"]
 
 
 def test_on_error_words_are_the_command_line_words(workdir: Path) -> None:

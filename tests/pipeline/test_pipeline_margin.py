@@ -27,7 +27,11 @@ def test_margin_is_a_stored_build_parameter(workdir: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("0", "must be a number > 0"), ("-0.5", "must be a number > 0"), ('"wide"', "number")],
+    [
+        ("0", "must be a finite number > 0"),
+        ("-0.5", "must be a finite number > 0"),
+        ('"wide"', "number"),
+    ],
 )
 def test_a_bad_margin_is_one_problem(workdir: Path, value: str, expected: str) -> None:
     message = problems(workdir, WITH_PARAMETERS.format(value))

@@ -30,7 +30,7 @@ def test_plan_table_defaults(workdir: Path) -> None:
         ("budget = -1", "plan.budget: --budget must be >= 0"),
         ("budget = 5\nmax_per_query = 0", "plan.max_per_query: --max-per-query must be >= 1"),
         ("budget = 5\nrepeat_limit = 0", "plan.repeat_limit: --repeat-limit must be >= 1"),
-        ("budget = 5\nmargin = -0.5", "plan.margin: --margin must be a number > 0"),
+        ("budget = 5\nmargin = -0.5", "plan.margin: --margin must be a finite number > 0"),
         ("budget = 5\nobjective = 'best'", "plan.objective: must be one of tiers, top"),
         ("budget = 5\noutput = 'next.txt'", "plan.output: must end in .tsv, .csv, .jsonl, .json"),
         ("budget = 5\nbuild = 'other'", "plan.build: must be one of main"),

@@ -48,6 +48,7 @@ from orlbuild.builders.calibration.simulation import (
     tiered_strengths,
     uniform_pairs,
 )
+from orlbuild.builders.parameter_specs import check_option_ranges
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.planning.evidence import pairwise_evidence
 from orlbuild.builders.planning.planner import REPEAT_LIMIT, plan_comparisons
@@ -136,6 +137,8 @@ class DesignStudy:
             raise ConfigError("--budget-per-query, --start and --repeat-limit must be >= 1")
         if not 1 <= self.tiers[0] <= self.tiers[1] <= self.items:
             raise ConfigError("--tiers must be LOW-HIGH with 1 <= LOW <= HIGH <= items")
+        # the build's rules (docs/pipeline.md, "Build parameters")
+        check_option_ranges({"sig": self.sig, "margin": self.margin})
 
 
 def _strengths(study: DesignStudy, rng: np.random.Generator) -> tuple[FloatArray, IntArray]:

@@ -52,6 +52,7 @@ from orlbuild.builders.estimation.bradley_terry import (
 from orlbuild.builders.estimation.crowd_bt import CrowdBTModel, fit_reliabilities
 from orlbuild.builders.estimation.uncertainty import fisher_uncertainty
 from orlbuild.builders.pairwise_data import PairwiseComparisons
+from orlbuild.builders.parameter_specs import check_option_ranges
 from orlbuild.builders.parameters import DEFAULT_REG
 from orlbuild.builders.planning.posterior_pairs import UNIFORM_SHARE, posterior_pairs
 from orlbuild.builders.tiering.posterior import (
@@ -139,8 +140,7 @@ class PosteriorStudy:
             raise ConfigError("--budget-per-query must be >= 1")
         if not 1 <= self.tiers[0] <= self.tiers[1] <= self.items:
             raise ConfigError("--tiers must be LOW-HIGH with 1 <= LOW <= HIGH <= items")
-        if not 0.0 <= self.fdr < 1.0:
-            raise ConfigError(f"--fdr must be in [0, 1), got {self.fdr}")
+        check_option_ranges({"fdr": self.fdr, "reg": self.reg})  # the build's rules
         if not 0.0 <= self.careless < 1.0:
             raise ConfigError(f"careless share must be in [0, 1), got {self.careless}")
         weightings = (AnnotatorWeighting.equal.value, AnnotatorWeighting.reliability.value)
@@ -148,8 +148,8 @@ class PosteriorStudy:
             raise ConfigError(
                 f"--annotators must be {' or '.join(weightings)}, got {self.annotators!r}"
             )
-        if not self.reg > 0.0:
-            raise ConfigError(f"--reg must be > 0, got {self.reg}")
+        if self.reg == 0.0:  # the posterior tiering's prior needs some regularisation
+            raise ConfigError(f"--reg must be > 0 for the posterior tiering, got {self.reg}")
 
 
 @dataclass

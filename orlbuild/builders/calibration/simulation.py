@@ -31,6 +31,7 @@ from scipy.stats import kendalltau
 
 from orlbuild.builders.arrays import FloatArray, IntArray
 from orlbuild.builders.build import build_orls
+from orlbuild.builders.parameter_specs import check_option_ranges
 from orlbuild.builders.parameters import TIERINGS, BuildParameters
 from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import (
@@ -184,8 +185,7 @@ class CalibrationDesign:
                 raise ConfigError(f"--{name} must be a range LOW-HIGH with {least} <= LOW <= HIGH")
         if self.comparisons_per_pair < 1 or self.queries < 1:
             raise ConfigError("--comparisons-per-pair and --queries must be at least 1")
-        if not 0.0 < self.sig < 1.0:
-            raise ConfigError(f"--sig must be in (0, 1), got {self.sig!r}")
+        check_option_ranges({"sig": self.sig, "bootstrap": self.bootstrap})  # the build's rules
 
 
 def simulated_queries(

@@ -43,14 +43,14 @@ from orlbuild.builders.planning.pair_values import (
     resolve_chance,
     stack_group,
 )
+from orlbuild.builders.planning.plan_options import check_plan_options
 from orlbuild.builders.planning.plan_records import Plan, PlannedPair, QueryEvidence, QueryPlan
 from orlbuild.builders.planning.query_status import group_status
 from orlbuild.builders.tiering.equivalence import UNDECIDED
 from orlbuild.builders.tiering.posterior import PosteriorPrior
-from orlbuild.errors import ConfigError
 from orlbuild.vocabulary import PlanObjective, QueryStatus
 
-__all__ = ["REPEAT_LIMIT", "SWEEP_SHARE", "check_plan_options", "plan_comparisons"]
+__all__ = ["REPEAT_LIMIT", "SWEEP_SHARE", "plan_comparisons"]
 
 #: A sweep serves every open query whose best value is at least this share of the best.
 SWEEP_SHARE = 0.5
@@ -58,17 +58,6 @@ SWEEP_SHARE = 0.5
 REPEAT_LIMIT = PlanSettings.repeat_limit
 
 _BOUNDARY_WORD, _TIE_WORD, _ITEM_WORD = (k.value for k in KINDS)
-
-
-def check_plan_options(budget: int, max_per_query: int | None, repeat_limit: int) -> None:
-    """Raise :class:`ConfigError` for a negative budget, or a cap or repeat limit below 1
-    (``orlbuild plan`` and the pipeline's ``[plan]`` table check with this)."""
-    if budget < 0:
-        raise ConfigError(f"--budget must be >= 0, got {budget}")
-    if max_per_query is not None and max_per_query < 1:
-        raise ConfigError(f"--max-per-query must be >= 1, got {max_per_query}")
-    if repeat_limit < 1:
-        raise ConfigError(f"--repeat-limit must be >= 1, got {repeat_limit}")
 
 
 def plan_comparisons(

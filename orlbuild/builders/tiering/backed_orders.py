@@ -28,7 +28,6 @@ The notions a planner of new judgments targets are plain functions here:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,11 +45,9 @@ __all__ = [
     "Separations",
     "backed_cuts",
     "boundary_evidence",
-    "parse_unbacked_note",
     "placed_cuts",
     "separation_matrix",
     "stated_order_counts",
-    "unbacked_note",
     "undecided_pairs",
     "under_judged_items",
 ]
@@ -280,27 +277,6 @@ def stated_order_counts(
     stated = label[:, None] < label[None, :]
     backed = separations.separated & measured[:, None] & measured[None, :]
     return int(stated.sum()), int((stated & ~backed).sum())
-
-
-_NOTE = "{unbacked} of {stated} stated cross-tier orders are not backed by a test"
-_NOTE_PATTERN = re.compile(r"^(\d+) of (\d+) stated cross-tier orders are not backed by a test")
-
-
-def unbacked_note(stated: int, unbacked: int) -> str:
-    """The query warning that counts the stated orders no test backs (stored with the build)."""
-    return _NOTE.format(stated=stated, unbacked=unbacked)
-
-
-def parse_unbacked_note(message: str) -> tuple[int, int] | None:
-    """``(stated, unbacked)`` of a :func:`unbacked_note` message, ``None`` for other messages.
-
-    Examples
-    --------
-    >>> parse_unbacked_note(unbacked_note(12, 5))
-    (12, 5)
-    """
-    match = _NOTE_PATTERN.match(message)
-    return None if match is None else (int(match.group(2)), int(match.group(1)))
 
 
 def undecided_pairs(

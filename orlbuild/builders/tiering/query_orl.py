@@ -43,9 +43,7 @@ from orlbuild.builders.estimation.uncertainty import (
 from orlbuild.builders.parameters import BuildParameters
 from orlbuild.builders.tiering.backed_orders import (
     boundary_evidence,
-    parse_unbacked_note,
     stated_order_counts,
-    unbacked_note,
 )
 from orlbuild.builders.tiering.deciding import (
     TIERING_PROCEDURES,
@@ -230,9 +228,7 @@ def _with_backing(
         decisions.append(decision)
     stated, unbacked = stated_order_counts(tier_members, evidence.separations, evidence.measured)
     flagged = sorted(str(items[k]) for k in np.flatnonzero(~evidence.measured))
-    warnings = list(orl.warnings)
-    if unbacked:
-        warnings.append(unbacked_note(stated, unbacked))
+    warnings = list(orl.warnings)  # the counts are fields, rendered at the edges
     if flagged:
         warnings.append(
             f"under-judged item(s) placed by their estimates, their orders not backed: "
@@ -281,8 +277,7 @@ def _merge_components(query: str, parts: list[QueryORL], components: list[list[s
         posterior_inputs=[i for p in parts for i in p.posterior_inputs],
         stated_orders=stated if within is not None else None,
         unbacked_orders=unbacked,
-        warnings=[w for p in parts for w in p.warnings if parse_unbacked_note(w) is None]
-        + ([unbacked_note(stated, unbacked)] if unbacked else [])
+        warnings=[w for p in parts for w in p.warnings]
         + [
             f"comparison graph has {len(parts)} components ordered separately "
             f"(tier k = union of each component's tier k): {listed}"
