@@ -15,7 +15,7 @@ The posterior expected wrong orders are columns already (``query_posteriors``,
 0015_posterior_evidence).
 
 Revision ID: 0019_query_facts
-Revises: 0017_batch_ids_never_reused
+Revises: 0018_web_rounds
 Create Date: 2026-12-04 22:30:00.000000
 """
 
