@@ -31,6 +31,7 @@ from orlbuild.services.ingests import ingest_file
 from orlbuild.services.plans import plan_build
 from orlbuild.services.texts import display_texts
 from orlbuild.services.web_users import WebUserRecord
+from orlbuild.store.engine import connect
 from orlbuild.store.rounds import (  # LeaseRefused: for the front ends to catch
     JudgmentRecord,
     LeaseRecord,
@@ -164,11 +165,13 @@ class ShownPair:
 
 
 def _shown(engine: Engine, lease: LeaseRecord, user: WebUserRecord) -> ShownPair:
-    collection = round_collection(engine, lease.round_id)
     left, right = (lease.item_a, lease.item_b) if lease.a_left else (lease.item_b, lease.item_a)
-    queries = display_texts(engine, collection, "queries", [lease.query])
-    items = display_texts(engine, collection, "items", [left, right])
-    mine, judged, slots = round_progress(engine, lease.round_id, user.id)
+    # one connection for the four reads: each checkout from the pool costs a pre-ping
+    with connect(engine) as connection:
+        collection = round_collection(connection, lease.round_id)
+        queries = display_texts(connection, collection, "queries", [lease.query])
+        items = display_texts(connection, collection, "items", [left, right])
+        mine, judged, slots = round_progress(connection, lease.round_id, user.id)
     return ShownPair(
         lease.key,
         lease.round_id,

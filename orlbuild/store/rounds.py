@@ -354,7 +354,7 @@ def lease_next(
         tried: list[int] = []
         while True:
             candidate = (
-                select(WebAssignment.id)
+                select(WebAssignment.id, WebAssignment.slots)
                 .join(WebRound, WebRound.id == WebAssignment.round_id)
                 .where(WebRound.status == "open", *in_round, ~exists(taken))
                 .where(holders < WebAssignment.slots)
@@ -365,13 +365,14 @@ def lease_next(
                 candidate = candidate.where(WebAssignment.id.not_in(tried))
             if not is_sqlite(connection):
                 candidate = candidate.with_for_update(of=WebAssignment, skip_locked=True)
-            assignment_id = connection.execute(candidate).scalar()
-            if assignment_id is None:
+            found = connection.execute(candidate).first()
+            if found is None:
                 return None
-            # locked now: count again (another transaction may have taken the last slot)
-            if _holders(connection, assignment_id, now, None) < _lock_assignment(
-                connection, assignment_id
-            ):
+            # The row is locked now (FOR UPDATE on PostgreSQL; SQLite's BEGIN IMMEDIATE
+            # holds the write lock): count again, as another transaction may have taken
+            # the last slot after this statement's snapshot.
+            assignment_id, slots = int(found[0]), int(found[1])
+            if _holders(connection, assignment_id, now, None) < slots:
                 break
             tried.append(assignment_id)
         mine = connection.execute(
